@@ -1,0 +1,1 @@
+"""Interactive layout views and their deterministic SVG renderer."""

@@ -1,0 +1,1 @@
+"""Overhead measurement for the CLI, notebooks and benchmarks/."""

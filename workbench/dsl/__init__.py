@@ -1,0 +1,2 @@
+"""Kernel DSL (issue 5)."""
+__all__: list[str] = []

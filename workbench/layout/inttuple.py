@@ -1,0 +1,184 @@
+"""Pure functions over CuTe integer tuples.
+
+An IntTuple is an integer (static ``int`` or dynamic :class:`~workbench.layout.values.Dyn`)
+or a tuple of IntTuples.  Each function states the math it implements.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from .values import Dyn
+
+__all__ = [
+    "is_int", "is_tuple", "flatten", "product", "rank", "depth", "prefix_product",
+    "crd2idx", "idx2crd", "congruent", "inner_product", "shape_div", "ceil_div",
+    "format_inttuple", "unflatten", "compact_col_major", "compact_row_major",
+]
+
+
+def is_int(x) -> bool:
+    """An integer leaf: a Python int (not bool) or a Dyn."""
+    t = type(x)
+    return t is int or t is Dyn
+
+
+def is_tuple(x) -> bool:
+    return type(x) is tuple
+
+
+def flatten(t) -> tuple:
+    """The leaves of t in order: flatten((1,(2,3))) == (1,2,3); flatten(4) == (4,)."""
+    if type(t) is not tuple:
+        return (t,)
+    out = []
+    for e in t:
+        out.extend(flatten(e)) if type(e) is tuple else out.append(e)
+    return tuple(out)
+
+
+def unflatten(flat, profile):
+    """Inverse of flatten: regroup the sequence ``flat`` into the nesting of ``profile``."""
+    it = iter(flat)
+
+    def build(p):
+        return tuple(build(e) for e in p) if type(p) is tuple else next(it)
+
+    return build(profile)
+
+
+def product(t):
+    """Product of all leaves; product(()) == 1."""
+    if type(t) is tuple:
+        return reduce(lambda a, b: a * b, (product(e) for e in t), 1)
+    return t
+
+
+def rank(t) -> int:
+    """Number of top-level modes: 1 for an integer."""
+    return len(t) if type(t) is tuple else 1
+
+
+def depth(t) -> int:
+    """Nesting depth: 0 for an integer, 1 + max depth of the modes for a tuple."""
+    if type(t) is tuple:
+        return 1 + max((depth(e) for e in t), default=0)
+    return 0
+
+
+def congruent(a, b) -> bool:
+    """Same nesting structure (profile)."""
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+    return type(a) is not tuple and type(b) is not tuple
+
+
+def prefix_product(t, init=1):
+    """Exclusive prefix product, hierarchical: prefix_product((2,(3,4))) == (1,(2,6))."""
+    if type(t) is tuple:
+        out = []
+        for e in t:
+            out.append(prefix_product(e, init))
+            init = init * product(e)
+        return tuple(out)
+    return init
+
+
+compact_col_major = prefix_product
+
+
+def compact_row_major(shape, init=1):
+    """Row-major compact strides: the last mode is fastest, (2,3,4) -> (12,4,1)."""
+    if type(shape) is tuple:
+        out = []
+        for e in reversed(shape):
+            out.append(compact_row_major(e, init))
+            init = init * product(e)
+        return tuple(reversed(out))
+    return init
+
+
+def inner_product(a, b):
+    """Sum of products of corresponding leaves of congruent a, b."""
+    if type(a) is tuple:
+        return sum((inner_product(x, y) for x, y in zip(a, b)), 0)
+    return a * b
+
+
+def idx2crd(idx, shape):
+    """Colexicographic coordinate of a 1-D index in shape: idx2crd(5,(2,3)) == (1,2).
+
+    When idx is already a tuple it must be congruent with shape (each mode converted).
+    """
+    if type(idx) is tuple:
+        if type(shape) is not tuple or len(idx) != len(shape):
+            raise ValueError(f"Expected a coordinate congruent with shape {format_inttuple(shape)}, but got {format_inttuple(idx)}.")
+        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+    if type(shape) is tuple:
+        out = []
+        for s in shape:
+            n = product(s)
+            out.append(idx2crd(idx % n, s))
+            idx = idx // n
+        return tuple(out)
+    return idx
+
+
+def crd2idx(crd, shape, stride):
+    """Offset of a coordinate: inner product of the (natural) coordinate with stride.
+
+    crd may be an integer index into any mode (it is split colexicographically over the mode's
+    shape) or a tuple congruent with shape down to that level.
+    """
+    if type(crd) is tuple:
+        if type(shape) is not tuple or len(crd) != len(shape):
+            raise ValueError(f"Expected a coordinate of rank {rank(shape)} for shape {format_inttuple(shape)}, but got {format_inttuple(crd)}.")
+        return sum((crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
+    if type(shape) is tuple:
+        total = 0
+        for s, d in zip(shape, stride):
+            n = product(s)
+            total = total + crd2idx(crd % n, s, d)
+            crd = crd // n
+        return total
+    return crd * stride
+
+
+def shape_div(a, b):
+    """CuTe's shape_div: divide shape a by b from the left, mode by mode.
+
+    For integers: a // b when b divides a, else 1 when a divides b (the mode is consumed),
+    else an error.  For a tuple a: each mode is divided in turn by what is left of b.
+    """
+    if type(a) is tuple:
+        out = []
+        for e in a:
+            out.append(shape_div(e, b))
+            b = shape_div(b, product(e))
+        return tuple(out)
+    if type(b) is tuple:
+        return shape_div(a, product(b))
+    if type(a) is int and type(b) is int:
+        if a % b == 0:
+            return a // b
+        if b % a == 0:
+            return 1
+        raise ValueError(f"shape_div: expected one of {a} and {b} to divide the other.")
+    if type(b) is int and b == 1:
+        return a
+    return Dyn(None if (type(a) is Dyn and a.value is None) or (type(b) is Dyn and b.value is None)
+               else max(int(a) // int(b), 1), 32, 1)
+
+
+def ceil_div(a, b):
+    """ceil(a / b) for integers; elementwise for tuples."""
+    if type(a) is tuple:
+        return tuple(ceil_div(x, y) for x, y in zip(a, b)) if type(b) is tuple else tuple(ceil_div(x, b) for x in a)
+    return (a + b - 1) // b
+
+
+def format_inttuple(t) -> str:
+    """CuTe notation without spaces: (4,(2,?{div=2})); an integer prints bare."""
+    if type(t) is tuple:
+        return "(" + ",".join(format_inttuple(e) for e in t) + ")"
+    return str(t)

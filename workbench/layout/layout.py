@@ -1,0 +1,291 @@
+"""The CuTe layout: a function from coordinates to offsets, ``shape:stride``.
+
+``Layout(shape, stride)(c) = sum_i c_i * stride_i`` where the coordinate ``c`` is the
+natural (colexicographic) coordinate of an index or a (nested) coordinate congruent with
+``shape``.  Shapes and strides are IntTuples whose leaves are static ints or dynamic
+:class:`Dyn` values; a layout is printed exactly as CuTe DSL prints it: ``(4,(2,3)):(1,(4,8))``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import inttuple as it
+from .values import Dyn, is_static, value_of
+
+__all__ = [
+    "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
+    "shape", "stride", "crd2idx", "idx2crd",
+]
+
+
+def _check_leaves(t, what, allow_negative):
+    if type(t) is tuple:
+        for e in t:
+            _check_leaves(e, what, allow_negative)
+        return
+    if type(t) is Dyn:
+        return
+    if type(t) is not int:
+        raise TypeError(f"Expected {what} entries to be ints or dynamic values, but got {type(t).__name__} ({t!r}).")
+    if not allow_negative and t < 0:
+        raise ValueError(f"Expected non-negative {what} entries, but got {t}.")
+
+
+class Layout:
+    """A CuTe layout ``shape:stride``.  Immutable; hashable; callable on coordinates."""
+
+    __slots__ = ("shape", "stride", "_offsets")
+
+    def __init__(self, shape, stride=None):
+        if isinstance(shape, list):
+            shape = _to_tuple(shape)
+        if isinstance(stride, list):
+            stride = _to_tuple(stride)
+        _check_leaves(shape, "shape", allow_negative=False)
+        if stride is None:
+            stride = it.compact_col_major(shape)
+        else:
+            _check_leaves(stride, "stride", allow_negative=True)
+            if not it.congruent(shape, stride):
+                raise ValueError(
+                    f"Expected a stride congruent with shape {it.format_inttuple(shape)}, "
+                    f"but got {it.format_inttuple(stride)}."
+                )
+        self.shape = shape
+        self.stride = stride
+        self._offsets = None
+
+    # -- printing and identity ---------------------------------------------------------
+    def __str__(self) -> str:
+        return f"{it.format_inttuple(self.shape)}:{it.format_inttuple(self.stride)}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Layout and self.shape == other.shape and self.stride == other.stride
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.stride))
+
+    # -- structure ---------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return it.rank(self.shape)
+
+    @property
+    def depth(self) -> int:
+        return it.depth(self.shape)
+
+    @property
+    def size(self):
+        return it.product(self.shape)
+
+    @property
+    def cosize(self):
+        """One past the largest offset: L(size-1)+1 taken over each mode's extreme, i.e.
+        ``sum((s_i - 1) * |d_i|) + 1``; 0 for an empty layout."""
+        return cosize(self)
+
+    @property
+    def is_static(self) -> bool:
+        return is_static(self.shape) and is_static(self.stride)
+
+    def __getitem__(self, i) -> "Layout":
+        """The i-th top-level mode as a layout (CuTe's ``layout[i]`` / ``get<i>``)."""
+        if type(self.shape) is not tuple:
+            if i in (0, -1):
+                return self
+            raise IndexError(f"Expected mode index 0 for a rank-1 layout {self}, but got {i}.")
+        return Layout(self.shape[i], self.stride[i])
+
+    def __iter__(self):
+        for i in range(self.rank):
+            yield self[i]
+
+    # -- evaluation --------------------------------------------------------------------
+    def __call__(self, *crd):
+        """Offset of an index or coordinate: L(5), L((1,(0,2))), L(1, 2)."""
+        c = crd[0] if len(crd) == 1 else tuple(crd)
+        if c is None or (type(c) is tuple and _has_none(c)):
+            raise ValueError(f"Slicing with None needs the layout algebra: use wb.slice_({self}, {c!r}).")
+        shp, std = self.shape, self.stride
+        if not self.is_static:
+            try:  # a layout read off a live tensor knows its runtime values: answer with ints
+                shp, std = value_of(shp), value_of(std)
+            except ValueError:
+                pass
+        return it.crd2idx(c, shp, std)
+
+    def crd2idx(self, crd):
+        return it.crd2idx(crd, self.shape, self.stride)
+
+    def idx2crd(self, idx):
+        return it.idx2crd(idx, self.shape)
+
+    def offsets(self) -> np.ndarray:
+        """Offsets of all indices 0..size-1 as one int64 array (vectorized, cached).
+
+        Dynamic modes use their runtime values; a symbolic ``?`` raises.
+        """
+        if self._offsets is None:
+            shp = it.flatten(value_of(self.shape))
+            std = it.flatten(value_of(self.stride))
+            n = it.product(shp)
+            idx = np.arange(n, dtype=np.int64)
+            out = np.zeros(n, dtype=np.int64)
+            for s, d in zip(shp, std):
+                if s > 1 and d:
+                    out += (idx % s) * d
+                idx //= max(s, 1)
+            out.setflags(write=False)
+            self._offsets = out
+        return self._offsets
+
+
+def _has_none(t) -> bool:
+    return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
+
+
+def _to_tuple(x):
+    return tuple(_to_tuple(e) for e in x) if isinstance(x, (list, tuple)) else x
+
+
+def make_layout(*args, stride=None) -> Layout:
+    """CuTe's make_layout: ``make_layout(shape, stride=None)`` (column-major compact by
+    default), or ``make_layout(L0, L1, ...)`` concatenating layouts into top-level modes."""
+    if args and all(type(a) is Layout for a in args):
+        if stride is not None:
+            raise TypeError("Expected either layouts to concatenate or a shape with a stride, but got both.")
+        if len(args) == 1:
+            return args[0]
+        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
+    if len(args) != 1:
+        raise TypeError(f"Expected make_layout(shape, stride=None), but got {len(args)} positional arguments.")
+    return Layout(args[0], stride)
+
+
+def _dispatch(x, attr):
+    if type(x) is Layout:
+        return x
+    lay = getattr(x, "layout", None)
+    if type(lay) is Layout:
+        return lay
+    if type(x) is tuple or type(x) is int or type(x) is Dyn:
+        return None
+    raise TypeError(f"Expected a Layout, a tensor or an IntTuple for {attr}(), but got {type(x).__name__}.")
+
+
+def size(x, mode=None):
+    """Number of elements (product of the shape); size(x, mode) for one top-level mode."""
+    lay = _dispatch(x, "size")
+    shp = lay.shape if lay is not None else x
+    if mode is not None:
+        shp = shp[mode] if type(shp) is tuple else shp
+    return it.product(shp)
+
+
+def cosize(x):
+    """Codomain size: max offset + 1 = sum((s-1)*|d|) + 1 over the leaves (0 if empty)."""
+    lay = _dispatch(x, "cosize")
+    shp, std = it.flatten(lay.shape), it.flatten(lay.stride)
+    if any(type(s) is int and s == 0 for s in shp):
+        return 0
+    total = 1
+    for s, d in zip(shp, std):
+        total = total + (s - 1) * (abs(d) if type(d) is int else d)
+    return total
+
+
+def rank(x, mode=None) -> int:
+    lay = _dispatch(x, "rank")
+    shp = lay.shape if lay is not None else x
+    if mode is not None:
+        shp = shp[mode]
+    return it.rank(shp)
+
+
+def depth(x) -> int:
+    lay = _dispatch(x, "depth")
+    return it.depth(lay.shape if lay is not None else x)
+
+
+def shape(x):
+    lay = _dispatch(x, "shape")
+    return lay.shape if lay is not None else x
+
+
+def stride(x):
+    return _dispatch(x, "stride").stride
+
+
+def crd2idx(crd, shape_, stride_=None):
+    """Offset of crd in shape:stride (compact column-major stride when omitted)."""
+    if type(shape_) is Layout:
+        return shape_(crd)
+    return it.crd2idx(crd, shape_, it.compact_col_major(shape_) if stride_ is None else stride_)
+
+
+def idx2crd(idx, shape_):
+    if type(shape_) is Layout:
+        shape_ = shape_.shape
+    return it.idx2crd(idx, shape_)
+
+
+# -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------
+_TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+)|(\?(?:\{[^}]*\})?))")
+
+
+def _parse_inttuple(text: str, pos: int):
+    m = _TOKEN.match(text, pos)
+    if not m:
+        raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}, but got {text[pos:pos+8]!r}.")
+    if m.group(1):
+        items, pos = [], m.end()
+        m2 = _TOKEN.match(text, pos)
+        if m2 and m2.group(2):
+            return (), m2.end()
+        while True:
+            item, pos = _parse_inttuple(text, pos)
+            items.append(item)
+            m2 = _TOKEN.match(text, pos)
+            if m2 and m2.group(3):
+                pos = m2.end()
+                continue
+            if m2 and m2.group(2):
+                return tuple(items), m2.end()
+            raise ValueError(f"Expected ',' or ')' at position {pos} of {text!r}.")
+    if m.group(4):
+        return int(m.group(4)), m.end()
+    if m.group(5):
+        spec = m.group(5)[2:-1] if "{" in m.group(5) else ""
+        width, div = 32, 1
+        for part in spec.split():
+            if part == "i64":
+                width = 64
+            elif part.startswith("div="):
+                div = int(part[4:])
+            else:
+                raise ValueError(f"Expected 'i64' or 'div=N' inside ?{{...}}, but got {part!r} in {text!r}.")
+        return Dyn(None, width, div), m.end()
+    raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}.")
+
+
+def parse_layout(text: str) -> Layout:
+    """Parse CuTe notation: ``"(4,2):(1,4)"``, ``"8:1"``, ``"(?,4):(1,?{i64})"``; a bare shape
+    (no ``:``) gets the compact column-major stride."""
+    if not isinstance(text, str):
+        raise TypeError(f"Expected a layout string such as '(4,2):(1,4)', but got {type(text).__name__}.")
+    shp, pos = _parse_inttuple(text, 0)
+    rest = text[pos:].strip()
+    if not rest:
+        return Layout(shp)
+    if not rest.startswith(":"):
+        raise ValueError(f"Expected ':' after the shape in {text!r}, but got {rest[:8]!r}.")
+    pos = text.index(":", pos) + 1
+    std, pos = _parse_inttuple(text, pos)
+    if text[pos:].strip():
+        raise ValueError(f"Expected the end of the layout string {text!r}, but got {text[pos:]!r}.")
+    return Layout(shp, std)
