@@ -1,0 +1,182 @@
+"""Import (consume) side of DLPack, per the DLPack Python specification.
+
+Rules, each traceable to the spec or dlpack.h 1.3:
+- ask ``__dlpack__(max_version=(1, 3))``; a producer that predates versioning raises TypeError
+  on the keyword, so fall back to ``__dlpack__()``;
+- branch on the capsule *name* (``dltensor_versioned`` / ``dltensor``), never on what was asked;
+- consuming renames the capsule to ``used_...``; the deleter is then called exactly once when the
+  last workbench view dies (the C ``Owner`` does it);
+- a versioned capsule with a different major version: call the deleter, read nothing, BufferError;
+- types exposing ``__dlpack_c_exchange_api__`` (torch >= 2.10) are read through the exchange
+  API's ``dltensor_from_py_object_no_sync`` into a stack DLTensor: no capsule, no allocation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import NamedTuple
+
+from . import _native
+from .abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataType, DLDevice, DLPackExchangeAPI, DLTensor
+
+__all__ = ["Fields", "dlpack_fields", "consume", "Imported", "exchange_api_of"]
+
+MAX_VERSION = (1, 3)
+
+
+class Fields(NamedTuple):
+    """The decoded fields of one imported DLTensor (raw: ``data`` excludes ``byte_offset``)."""
+
+    owner: object             # keeps the memory alive (C Owner calling the deleter, or the producer)
+    version: tuple | None     # (major, minor); None for a legacy capsule
+    flags: int
+    data: int
+    device_type: int
+    device_id: int
+    ndim: int
+    code: int
+    bits: int
+    lanes: int
+    shape: tuple | None       # None: the producer sent shape == NULL with ndim > 0
+    strides: tuple | None     # None: strides == NULL
+    byte_offset: int
+
+
+_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_GetPointer.restype = ctypes.c_void_p
+_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+_NO_API = object()
+_EXCHANGE: dict[type, tuple | None] = {}  # per type: (fnptr, version, precheck) or None
+
+
+def _torch_precheck(x):
+    # The exchange API skips the checks torch's __dlpack__ makes, and __dlpack__ itself exports
+    # neg-bit tensors with silently negated data: refuse all three with the fix in the message.
+    if x.requires_grad:
+        raise BufferError("Expected a tensor that does not require grad, but got one that does: pass x.detach().")
+    if x.is_conj():
+        raise BufferError("Expected a tensor without the conjugate bit, but got one with it: pass x.resolve_conj().")
+    if x.is_neg():
+        raise BufferError("Expected a tensor without the negative bit, but got one with it: pass x.resolve_neg().")
+
+
+def exchange_api_of(tp: type):
+    """(fnptr, version, precheck) for a type exposing ``__dlpack_c_exchange_api__``, else None."""
+    cached = _EXCHANGE.get(tp, _NO_API)
+    if cached is not _NO_API:
+        return cached
+    result = None
+    caps = getattr(tp, "__dlpack_c_exchange_api__", None)
+    if caps is not None:
+        try:
+            addr = _GetPointer(caps, b"dlpack_exchange_api")
+        except ValueError:
+            addr = None
+        if addr:
+            api = DLPackExchangeAPI.from_address(addr)
+            version = (api.header.version.major, api.header.version.minor)
+            fn = api.dltensor_from_py_object_no_sync
+            if version[0] == MAX_VERSION[0] and fn:
+                pre = _torch_precheck if tp.__module__.startswith("torch") else None
+                result = (fn, version, pre)
+    _EXCHANGE[tp] = result
+    return result
+
+
+_CPU_ONLY_TYPES: set[type] = set()
+try:
+    import numpy as _np
+
+    _CPU_ONLY_TYPES.add(_np.ndarray)
+except ImportError:  # numpy is a dependency, but the bridge itself does not need it
+    pass
+
+
+def dlpack_fields(x, stream=-1) -> tuple:
+    """Decode any DLPack producer (or a raw capsule) into the tuple layout of :class:`Fields`.
+
+    ``stream`` is passed to CUDA producers: -1 (the default) asks for no synchronization,
+    None/1/2/handle per the spec.  Hot path of ``wb.from_dlpack``: returns a plain tuple.
+    """
+    tp = type(x)
+    ex = _EXCHANGE.get(tp, _NO_API)
+    if ex is _NO_API:
+        ex = exchange_api_of(tp)
+    if ex is not None:
+        if ex[2] is not None:
+            ex[2](x)
+        return _native.exchange(ex[0], x, ex[1])
+    if tp.__name__ == "PyCapsule":
+        return _native.consume(x)
+    method = getattr(x, "__dlpack__", None)
+    if method is None:
+        raise TypeError(f"Expected an object implementing __dlpack__ (a torch/numpy/cupy/jax array), but got {tp.__name__}.")
+    if tp in _CPU_ONLY_TYPES:
+        capsule = method(max_version=MAX_VERSION)
+    else:
+        dev = x.__dlpack_device__()
+        kw = {"max_version": MAX_VERSION}
+        if dev[0] != 1:  # only non-CPU producers take a stream
+            kw["stream"] = stream
+        try:
+            capsule = method(**kw)
+        except TypeError:
+            # pre-1.0 producers know neither max_version nor, sometimes, stream
+            kw.pop("max_version")
+            capsule = method(**kw)
+    return _native.consume(capsule)
+
+
+class Imported:
+    """A consumed DLPack tensor with its raw fields, for inspection and the mdspan views.
+
+    ``fields`` are exactly what the producer wrote; ``dltensor`` is a ctypes DLTensor with the same
+    values whose shape/strides arrays are owned by this object (NULL where the producer sent NULL).
+    The producer's deleter runs once, when this object and every view made from it are gone.
+    """
+
+    def __init__(self, fields: tuple):
+        self.fields = Fields(*fields)
+        f = self.fields
+        n = f.ndim
+        self._shape = (ctypes.c_int64 * n)(*f.shape) if f.shape is not None else None
+        self._strides = (ctypes.c_int64 * n)(*f.strides) if f.strides is not None else None
+        t = DLTensor()
+        t.data = f.data or None
+        t.device = DLDevice(f.device_type, f.device_id)
+        t.ndim = n
+        t.dtype = DLDataType(f.code, f.bits, f.lanes)
+        if self._shape is not None and n:
+            t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        if self._strides is not None and n:
+            t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = f.byte_offset
+        self.dltensor = t
+
+    @property
+    def version(self):
+        return self.fields.version
+
+    @property
+    def flags(self) -> int:
+        return self.fields.flags
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.fields.flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+
+    @property
+    def owner(self):
+        return self.fields.owner
+
+    def __repr__(self) -> str:
+        f = self.fields
+        v = "legacy" if f.version is None else f"{f.version[0]}.{f.version[1]}"
+        return (f"Imported(version={v}, flags={f.flags:#x}, device=({f.device_type},{f.device_id}), "
+                f"dtype=({f.code},{f.bits},{f.lanes}), shape={f.shape}, strides={f.strides}, byte_offset={f.byte_offset})")
+
+
+def consume(obj, stream=-1) -> Imported:
+    """Consume any DLPack producer or capsule and keep its raw fields (see :class:`Imported`)."""
+    return Imported(dlpack_fields(obj, stream))
