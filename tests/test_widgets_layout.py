@@ -1,0 +1,162 @@
+"""LayoutView without a browser: folding, model state, observers, SVG golden files."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from widgets.grid import PALETTE, fold, layout_grid
+from widgets.layout_view import LayoutView
+from widgets.svg import grid_svg
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("WB_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, svg: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(svg, encoding="utf-8", newline="\n")
+    assert path.exists(), f"missing golden file {path}: run with WB_UPDATE_GOLDEN=1 once and review it"
+    assert svg == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+def dyn_layout():
+    return wb.Layout((wb.Dyn(4, 32, 4), 3), (1, wb.Dyn(8, 64, 8)))
+
+
+GOLDEN_CASES = {
+    "layout_nested.svg": lambda: LayoutView(wb.make_layout((4, (2, 3)), stride=(1, (4, 8)))),
+    "layout_broadcast_selected.svg": lambda: LayoutView(wb.parse_layout("(4,(2,2)):(2,(1,0))"), selected_offset=3),
+    "layout_dynamic.svg": lambda: LayoutView(dyn_layout()),
+    "layout_rank3_by_row.svg": lambda: LayoutView(wb.parse_layout("(2,2,3):(1,6,2)"), color_by="row"),
+    "layout_rank1.svg": lambda: LayoutView(wb.parse_layout("8:2")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
+def test_svg_golden(name):
+    check_golden(name, GOLDEN_CASES[name]().to_svg())
+
+
+def test_svg_is_byte_identical_across_processes():
+    # a fresh interpreter (new hash seed, new object addresses) writes the same bytes
+    code = ("import workbench as wb; from widgets.layout_view import LayoutView; import sys; "
+            "sys.stdout.write(LayoutView(wb.parse_layout('(4,(2,2)):(2,(1,0))'), selected_offset=3).to_svg())")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout for seed in (1, 2)}
+    assert len(outs) == 1
+    assert outs.pop() == GOLDEN_CASES["layout_broadcast_selected.svg"]().to_svg()
+
+
+def test_svg_is_one_document_without_ids_or_addresses():
+    svg = LayoutView(wb.make_layout((64, 64), stride=(64, 1))).to_svg()
+    assert svg.count("<svg") == 1 and svg.rstrip().endswith("</svg>")
+    assert " id=" not in svg and not re.search(r"0x[0-9a-f]{6,}", svg)
+    assert svg.count("<rect") == 64 * 64 + 2  # cells, background, frame
+
+
+def test_fold_follows_cute_printing():
+    # rank 2: rows = mode 0, columns = mode 1, cell (m,n) = L(m,n)
+    L = wb.make_layout((4, (2, 3)), stride=(1, (4, 8)))
+    g = layout_grid(L)
+    assert g.shape == (4, 6)
+    off = g.keys.reshape(4, 6)
+    for m in range(4):
+        for n in range(6):
+            assert off[m, n] == L((m, n))
+    assert g.cols.labels == ["(0,0)", "(1,0)", "(0,1)", "(1,1)", "(0,2)", "(1,2)"]
+    assert g.cols.groups == [2] and g.rows.groups == []
+    # rank 1: one column (print_latex appends 1:0)
+    g1 = layout_grid(wb.parse_layout("8:2"))
+    assert g1.shape == (8, 1) and g1.keys.tolist() == [0, 2, 4, 6, 8, 10, 12, 14]
+    # rank 3: modes 1..2 fold into one nested column mode, colexicographically
+    L3 = wb.parse_layout("(2,2,3):(1,6,2)")
+    r, c = fold(L3)
+    assert str(r) == "2:1" and str(c) == "(2,3):(6,2)"
+    g3 = layout_grid(L3)
+    assert g3.shape == (2, 6) and g3.notes
+    assert g3.keys.reshape(2, 6)[1, 3] == L3((1, 1, 1))
+    # three-level nesting shows two rule periods
+    g4 = layout_grid(wb.parse_layout("(2,(2,2,2)):(8,(1,2,4))"))
+    assert g4.cols.groups == [2, 4]
+
+
+def test_color_modes_and_colour_layout():
+    L = wb.parse_layout("(4,3):(3,1)")
+    v = LayoutView(L)
+    assert v.grid.colors.tolist() == [o % len(PALETTE) for o in v.grid.keys.astype(int)]
+    v.color_by = "row"
+    assert v.grid.colors.reshape(4, 3)[:, 0].tolist() == [0, 1, 2, 3]
+    assert np.frombuffer(v.canvas.cell_colors, np.uint8).tolist() == v.grid.colors.tolist()  # observer synced it
+    v.color_by = "column"
+    assert v.grid.colors.reshape(4, 3)[0].tolist() == [0, 1, 2]
+    C = wb.parse_layout("(4,3):(0,5)")
+    vc = LayoutView(L, color_by="layout", color_layout=C)
+    assert vc.grid.colors.reshape(4, 3)[2].tolist() == [0, 5, 10]
+    with pytest.raises(ValueError, match="color_by"):
+        v.color_by = "layout"  # no colour layout given
+    with pytest.raises(ValueError, match="size 12"):
+        LayoutView(L, color_by="layout", color_layout=wb.parse_layout("4:1"))
+    with pytest.raises(TypeError, match="wb.Layout"):
+        LayoutView(3.5)
+
+
+def test_model_state_is_compact_and_hover_select_work():
+    L = wb.parse_layout("(4,(2,2)):(2,(1,0))")
+    v = LayoutView(L)
+    c = v.canvas
+    assert (c.rows, c.cols) == (4, 4)
+    assert np.frombuffer(c.cell_keys, "<f8").reshape(4, 4).tolist() == v.grid.keys.reshape(4, 4).tolist()
+    assert len(c.cell_colors) == 16 and c.cell_texts == []
+    # what the browser writes back
+    assert v.hover is None and v.hover_text == ""
+    c.hover = [1, 2]
+    assert v.hover == (1, 2) and v.hover_text == "(1,(0,1)) -> 2"
+    c.selected = 3.0
+    assert v.selected_offset == 3
+    assert v.selected_cells == [(1, 1), (1, 3)]  # stride 0: two coordinates, one offset
+    assert v.grid.selected == 3.0
+    assert 'stroke="#d7191c"' in v.to_svg()
+    v.selected_offset = None
+    assert v.selected_cells == [] and "#d7191c" not in v.to_svg()
+    with pytest.raises(TypeError, match="int offset"):
+        v.selected_offset = 1.5
+
+
+def test_dynamic_modes_are_marked_and_symbolic_ones_refused():
+    v = LayoutView(dyn_layout())
+    assert v.grid.rows.dynamic and v.grid.cols.dynamic
+    assert v.grid.rows.title == "?{div=4}:1 = 4:1"
+    assert v.grid.cols.title == "3:?{i64 div=8} = 3:8"
+    assert v.grid.keys.reshape(4, 3)[3, 2].item() == 3 + 16
+    svg = v.to_svg()
+    assert "(dynamic)" in svg and "?{i64 div=8}" in svg
+    static = LayoutView(wb.parse_layout("(4,3):(1,8)")).to_svg()
+    assert "(dynamic)" not in static
+    with pytest.raises(ValueError, match="symbolic"):
+        LayoutView(wb.parse_layout("(?,4):(1,?)"))
+
+
+def test_repr_and_mimebundle():
+    v = LayoutView(wb.parse_layout("(4,2):(1,4)"))
+    assert repr(v) == "LayoutView((4,2):(1,4), color_by='offset')"
+    assert "0x" not in repr(v)
+    data = v._repr_mimebundle_()
+    assert data["text/plain"] == repr(v)
+    assert data["image/svg+xml"] == v.to_svg()
+    assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_layout_string_and_grid_svg_direct():
+    assert LayoutView("(2,2):(2,1)").layout == wb.parse_layout("(2,2):(2,1)")
+    g = layout_grid(wb.parse_layout("(2,2):(2,1)"))
+    assert grid_svg(g) == grid_svg(layout_grid(wb.parse_layout("(2,2):(2,1)")))

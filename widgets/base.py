@@ -1,0 +1,53 @@
+"""What every view shares: the input conversion, and the static SVG fallback in the mimebundle.
+
+A view is an ipywidgets box; in a live notebook JupyterLab renders the widget, while a saved
+notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written next to it.
+"""
+
+from __future__ import annotations
+
+from workbench.layout import Layout, parse_layout
+
+
+def as_layout(obj) -> tuple[Layout, object]:
+    """(layout, tensor or None) for a wb.Layout, a layout string, a wb.Tensor or any __dlpack__ object."""
+    if type(obj) is Layout:
+        return obj, None
+    if isinstance(obj, str):
+        return parse_layout(obj), None
+    lay = getattr(obj, "layout", None)
+    if type(lay) is Layout:
+        return lay, obj
+    if hasattr(obj, "__dlpack__"):
+        import workbench as wb
+
+        if not hasattr(wb, "from_dlpack"):
+            raise TypeError("Expected a wb.Layout or a wb.Tensor: this workbench has no from_dlpack yet.")
+        t = wb.from_dlpack(obj)
+        return t.layout, t
+    raise TypeError(
+        f"Expected a wb.Layout, a layout string such as '(4,2):(1,4)', a wb.Tensor or a __dlpack__ object, "
+        f"but got {type(obj).__name__}."
+    )
+
+
+class SvgFallback:
+    """Mixin: ``_repr_mimebundle_`` = the widget view plus ``image/svg+xml`` from ``to_svg()``."""
+
+    def to_svg(self) -> str:  # pragma: no cover - every view defines it
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        if isinstance(data, tuple):  # (data, metadata) form
+            data, meta = data
+        else:
+            meta = None
+        data = dict(data or {})
+        data["image/svg+xml"] = self.to_svg()
+        data["text/plain"] = repr(self)
+        return (data, meta) if meta is not None else data
+
+    def save_svg(self, path) -> None:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(self.to_svg())
