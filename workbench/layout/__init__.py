@@ -1,9 +1,55 @@
 """Layouts: integer tuples, static/dynamic values, Layout and its algebra."""
 
-from .inttuple import ceil_div, flatten, format_inttuple, prefix_product, product
-from .layout import (
-    Layout, cosize, crd2idx, depth, idx2crd, make_layout, parse_layout, rank, shape, size, stride,
+from .algebra import (
+    LayoutAlgebraError,
+    append,
+    coalesce,
+    complement,
+    composition,
+    filter,
+    filter_zeros,
+    flatten,
+    group_modes,
+    left_inverse,
+    make_ordered_layout,
+    max_common_layout,
+    max_common_vector,
+    prepend,
+    product_each,
+    right_inverse,
+    select,
 )
+from .inttuple import ceil_div, format_inttuple, prefix_product, product
+from .layout import (
+    Layout,
+    cosize,
+    crd2idx,
+    depth,
+    idx2crd,
+    make_layout,
+    parse_layout,
+    rank,
+    shape,
+    size,
+    stride,
+)
+from .slicing import dice, slice_, slice_and_offset
+from .swizzle import ComposedLayout, Swizzle, make_composed_layout, make_swizzle
+from .tiling import (
+    blocked_product,
+    flat_divide,
+    flat_product,
+    local_partition,
+    local_tile,
+    logical_divide,
+    logical_product,
+    raked_product,
+    tiled_divide,
+    tiled_product,
+    zipped_divide,
+    zipped_product,
+)
+from .tv import make_layout_tv
 from .values import Dyn, divisibility_of, is_dynamic, is_static, value_of
 
 __all__ = [
@@ -11,4 +57,13 @@ __all__ = [
     "flatten", "product", "prefix_product", "ceil_div", "format_inttuple",
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride",
     "crd2idx", "idx2crd",
+    # the layout algebra
+    "LayoutAlgebraError", "coalesce", "filter", "filter_zeros", "composition", "complement",
+    "right_inverse", "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes",
+    "append", "prepend", "make_ordered_layout", "product_each",
+    "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
+    "local_tile", "local_partition", "make_layout_tv",
+    "slice_", "dice", "slice_and_offset",
+    "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
 ]

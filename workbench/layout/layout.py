@@ -93,7 +93,7 @@ class Layout:
     def is_static(self) -> bool:
         return is_static(self.shape) and is_static(self.stride)
 
-    def __getitem__(self, i) -> "Layout":
+    def __getitem__(self, i) -> Layout:
         """The i-th top-level mode as a layout (CuTe's ``layout[i]`` / ``get<i>``)."""
         if type(self.shape) is not tuple:
             if i in (0, -1):
@@ -110,7 +110,8 @@ class Layout:
         """Offset of an index or coordinate: L(5), L((1,(0,2))), L(1, 2)."""
         c = crd[0] if len(crd) == 1 else tuple(crd)
         if c is None or (type(c) is tuple and _has_none(c)):
-            raise ValueError(f"Slicing with None needs the layout algebra: use wb.slice_({self}, {c!r}).")
+            from .slicing import slice_  # None is CuTe's underscore: L(None, 2) is the sub-layout
+            return slice_(self, c)
         shp, std = self.shape, self.stride
         if not self.is_static:
             try:  # a layout read off a live tensor knows its runtime values: answer with ints
@@ -145,6 +146,18 @@ class Layout:
         return self._offsets
 
 
+def _raw(shape, stride) -> Layout:
+    """A Layout from an already-checked shape and stride (the algebra's fast path)."""
+    lay = _new(Layout)
+    lay.shape = shape
+    lay.stride = stride
+    lay._offsets = None
+    return lay
+
+
+_new = object.__new__
+
+
 def _has_none(t) -> bool:
     return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
 
@@ -168,7 +181,7 @@ def make_layout(*args, stride=None) -> Layout:
 
 
 def _dispatch(x, attr):
-    if type(x) is Layout:
+    if type(x) is Layout or getattr(x, "_is_composed", False):
         return x
     lay = getattr(x, "layout", None)
     if type(lay) is Layout:
@@ -190,6 +203,8 @@ def size(x, mode=None):
 def cosize(x):
     """Codomain size: max offset + 1 = sum((s-1)*|d|) + 1 over the leaves (0 if empty)."""
     lay = _dispatch(x, "cosize")
+    if type(lay) is not Layout:  # a composed (swizzled) layout knows its own codomain
+        return lay.cosize
     shp, std = it.flatten(lay.shape), it.flatten(lay.stride)
     if any(type(s) is int and s == 0 for s in shp):
         return 0

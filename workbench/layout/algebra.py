@@ -1,0 +1,532 @@
+"""CuTe's layout algebra on one layout at a time: coalesce, composition, complement, inverses.
+
+Layouts are functions from integers to integers; every operation here states the property
+it guarantees.  Static values are plain ints and take a lean path; a dynamic value (``Dyn``)
+keeps the mode CuTe cannot simplify at compile time and carries the divisibility CuTe
+derives.  Where runtime values are known they are checked, so a bad layout is never
+returned: it raises ``ValueError`` naming the operation, the layout and the reason.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from . import inttuple as it
+from .layout import Layout, _raw
+from .values import Dyn
+
+__all__ = [
+    "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
+    "max_common_vector", "max_common_layout", "select", "group_modes", "flatten", "append", "prepend",
+    "make_ordered_layout", "product_each", "LayoutAlgebraError",
+]
+
+
+class LayoutAlgebraError(ValueError):
+    """A layout operation has no correct answer for these operands."""
+
+
+def _fail(op, what, reason):
+    raise LayoutAlgebraError(f"{op}({what}): {reason}")
+
+
+# -- integer helpers that work on static ints and Dyn ----------------------------------------
+def _known(x):
+    """The integer value of x, or None for a symbolic dynamic value."""
+    return x if type(x) is int else x.value
+
+
+def _div_of(x):
+    return abs(x) if type(x) is int else x.divisibility
+
+
+def _width(*xs):
+    return max((x.width for x in xs if type(x) is Dyn), default=32)
+
+
+def _is1(x):
+    return type(x) is int and x == 1
+
+
+def _shape_div(a, b, op, what):
+    """CuTe's shape_div on leaves: a/b when b divides a, 1 when a divides b, else an error."""
+    if type(a) is int and type(b) is int:
+        if b and a % b == 0:
+            return a // b
+        if a and b % a == 0:
+            return 1
+        _fail(op, what, f"{a} and {b} do not divide one another (divisibility condition).")
+    if _is1(b):
+        return a
+    va, vb = _known(a), _known(b)
+    v = None
+    if va is not None and vb is not None:
+        if vb and va % vb == 0:
+            v = va // vb
+        elif va and vb % va == 0:
+            v = 1
+        else:
+            _fail(op, what, f"runtime values {va} and {vb} do not divide one another (divisibility condition).")
+    d = 1
+    if type(b) is int and _div_of(a) % b == 0:
+        d = _div_of(a) // b
+    return Dyn(v, _width(a, b), d if v is None or v % d == 0 else 1)
+
+
+def _ceil_div(a, b):
+    """ceil(a/b); exact (keeping divisibility) when b is static and divides a's divisibility."""
+    if type(a) is int and type(b) is int:
+        return -(-a // b)
+    if _is1(b):
+        return a
+    va, vb = _known(a), _known(b)
+    v = None if va is None or vb is None else -(-va // vb)
+    d = _div_of(a) // b if type(b) is int and _div_of(a) % b == 0 else 1
+    return Dyn(v, _width(a, b), d if v is None or v % d == 0 else 1)
+
+
+def _min(a, b):
+    if type(a) is int and type(b) is int:
+        return a if a < b else b
+    va, vb = _known(a), _known(b)
+    v = None if va is None or vb is None else min(va, vb)
+    return Dyn(v, _width(a, b), gcd(_div_of(a), _div_of(b)) or 1)
+
+
+def _wrap(shp, std):
+    """A flat list of modes as a layout: integral for one mode, 1:0 for none."""
+    if not shp:
+        return 1, 0
+    if len(shp) == 1:
+        return shp[0], std[0]
+    return tuple(shp), tuple(std)
+
+
+def _layout(x, op):
+    if type(x) is Layout:
+        return x
+    if type(x) is int or type(x) is Dyn:
+        return _raw(x, 1)
+    raise TypeError(f"{op}: expected a Layout, but got {type(x).__name__}.")
+
+
+def _cat(*layouts):
+    """Concatenate layouts into the top-level modes of a new layout (always a tuple)."""
+    return _raw(tuple(x.shape for x in layouts), tuple(x.stride for x in layouts))
+
+
+def _modes(L):
+    return [L] if type(L.shape) is not tuple else [_raw(s, d) for s, d in zip(L.shape, L.stride)]
+
+
+# -- coalesce / filter -----------------------------------------------------------------------
+def _coalesce_flat(shp, std):
+    """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 (decided statically only) and drop
+    static size-1 leaves; returns (shape, stride) lists."""
+    out_s, out_d = [], []
+    for s, d in zip(shp, std):
+        if type(s) is int and s == 1:
+            continue
+        if out_s:
+            ps, pd = out_s[-1], out_d[-1]
+            if type(ps) is int and type(pd) is int and type(d) is int and ps * pd == d:
+                out_s[-1] = ps * s
+                continue
+        out_s.append(s)
+        out_d.append(d)
+    return out_s, out_d
+
+
+def coalesce(layout, profile=None):
+    """Simplify without changing the function: ``coalesce(L)(i) == L(i)`` for all
+    ``0 <= i < size(L)``, ``size`` is kept and the result has depth <= 1.
+
+    With a target ``profile`` (a tuple), each mode ``i < len(profile)`` is coalesced on its
+    own, recursively, so the result keeps ``profile``'s top-level structure.
+    """
+    layout = _layout(layout, "coalesce")
+    if type(profile) is tuple:
+        if type(layout.shape) is not tuple or len(profile) > len(layout.shape):
+            _fail("coalesce", f"{layout}, {it.format_inttuple(profile)}",
+                  f"the target profile has rank {len(profile)} but the layout has rank {layout.rank}.")
+        modes = _modes(layout)
+        return _cat(*[coalesce(m, p) for m, p in zip(modes, profile)], *modes[len(profile):])
+    shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
+    return _raw(*_wrap(shp, std))
+
+
+def filter_zeros(layout):
+    """Replace the shape of every stride-0 mode by 1: the result agrees with L on the
+    coordinates it keeps and has the same profile; its image equals L's image."""
+    layout = _layout(layout, "filter_zeros")
+
+    def go(s, d):
+        if type(s) is tuple:
+            return tuple(go(a, b) for a, b in zip(s, d))
+        return 1 if type(d) is int and d == 0 else s
+
+    return _raw(go(layout.shape, layout.stride), layout.stride)
+
+
+def filter(layout):  # noqa: A001 - CuTe's name
+    """coalesce(filter_zeros(L)): drops stride-0 and size-1 modes.  The image of the result
+    equals the image of L, and the result visits each of its offsets exactly once when L
+    is injective on its non-zero-stride modes."""
+    return coalesce(filter_zeros(layout))
+
+
+# -- composition -----------------------------------------------------------------------------
+def _compose_leaf(ashp, astr, s, d, what):
+    """(A o s:d) for a coalesced flat A given as lists; returns (shape, stride) of the result."""
+    if type(d) is int:
+        if d == 0:
+            return s, 0
+        if d < 0:
+            _fail("composition", what, f"the right operand has a negative stride {d}; composition needs strides >= 0.")
+    if _is1(s):
+        return 1, 0
+    n = len(ashp)
+    if n == 1:
+        return s, d * astr[0]
+    rs, rd = s, d
+    out_s, out_d = [], []
+    for i in range(n - 1):
+        if _is1(rs):
+            break
+        si, di = ashp[i], astr[i]
+        if type(si) is int and type(rd) is int and type(rs) is int:
+            # divide out the stride: skip whole modes, then start inside this one
+            if rd % si == 0:
+                rd //= si
+                continue
+            if si % rd:
+                _fail("composition", what, f"stride {rd} and mode size {si} do not divide one another (stride divisibility condition).")
+            m = si // rd
+            nd = rd * di
+            rd = 1
+            # mod out the shape: keep at most rs elements of this mode
+            if m >= rs:
+                out_s.append(rs)
+                out_d.append(nd)
+                rs = 1
+                break
+            if rs % m:
+                _fail("composition", what, f"{rs} elements do not fit whole modes: mode of {m} does not divide {rs} (shape divisibility condition).")
+            out_s.append(m)
+            out_d.append(nd)
+            rs //= m
+            continue
+        # dynamic: CuTe cannot decide which modes vanish, so every mode is kept with ? extents
+        m = _shape_div(si, rd, "composition", what)
+        nd = rd * di
+        rd = _shape_div(rd, si, "composition", what)
+        if type(rs) is int and type(m) is Dyn and m.divisibility % rs == 0:
+            k = rs  # a multiple of rs: the whole rest fits in this mode
+        else:
+            k = _min(m, rs)
+            vk, vr, vm = _known(k), _known(rs), _known(m)
+            if vk is not None and vr is not None and vm is not None and vm < vr and vr % vm:
+                _fail("composition", what, f"runtime extents: mode of {vm} does not divide {vr} (shape divisibility condition).")
+        out_s.append(k)
+        out_d.append(nd)
+        rs = _shape_div(rs, k, "composition", what)
+    if not (_is1(rs) and out_s):
+        out_s.append(rs)
+        out_d.append(rd * astr[-1])
+    return _wrap(out_s, out_d)
+
+
+def _compose_tree(ashp, astr, bs, bd, what):
+    if type(bs) is tuple:
+        parts = [_compose_tree(ashp, astr, s, d, what) for s, d in zip(bs, bd)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    return _compose_leaf(ashp, astr, bs, bd, what)
+
+
+def composition(A, B):
+    """Functional composition ``R = A o B``: ``R(i) == A(B(i))`` for ``0 <= i < size(B)`` and
+    R is compatible with B (same profile).  A's last mode extends past ``size(A)``.
+
+    B may be a Layout, an int (``n:1``), a Swizzle, or a tiler: a tuple of tilers / ints /
+    None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).
+    """
+    if type(A) is not Layout:
+        if getattr(A, "_is_composed", False) or hasattr(A, "_compose"):
+            return A._compose(B)
+        raise TypeError(f"composition: expected a Layout or a composed layout on the left, but got {type(A).__name__}.")
+    tb = type(B)
+    if tb is Layout:
+        what = f"{A}, {B}"
+        ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
+        if not ashp:
+            ashp, astr = [1], [0]
+        return _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+    if tb is int or tb is Dyn:
+        return composition(A, _raw(B, 1))
+    if B is None:
+        return A
+    if tb is tuple:
+        modes = _modes(A)
+        if len(B) > len(modes):
+            _fail("composition", f"{A}, {_fmt_tiler(B)}", f"the tiler has rank {len(B)} but the layout has rank {len(modes)}.")
+        return _cat(*[composition(m, b) for m, b in zip(modes, B)], *modes[len(B):])
+    if hasattr(B, "_compose_right"):
+        return B._compose_right(A)
+    raise TypeError(f"composition: expected a Layout, an int, a tuple tiler or None on the right, but got {tb.__name__}.")
+
+
+def _fmt_tiler(t):
+    if type(t) is tuple:
+        return "<" + ",".join(_fmt_tiler(e) for e in t) + ">"
+    return "_" if t is None else str(t)
+
+
+# -- complement ------------------------------------------------------------------------------
+def _static_strides(op, layout, modes):
+    for i, (s, d) in enumerate(modes):
+        if type(d) is not int:
+            _fail(op, layout, f"needs static strides, but flat mode {i} ({s}:{d}) has a dynamic stride.")
+        if d < 0:
+            _fail(op, layout, f"needs non-negative strides, but flat mode {i} has stride {d}.")
+
+
+def complement(layout, cotarget=None):
+    """The layout R of the elements A does not touch, up to ``size(cotarget)``:
+    R is ordered (strides positive and increasing), A(i) != R(j) for j >= 1 (disjoint images),
+    and ``cosize(make_layout(A, R)) >= size(cotarget)``; ``make_layout(A, R)`` is injective.
+
+    ``cotarget`` defaults to ``cosize(A)``; it may be an int, a Dyn or a shape (its size is
+    used).  Raises when no such layout exists (A overlaps itself, or leaves a gap that is not
+    a whole multiple of what precedes it).
+    """
+    layout = _layout(layout, "complement")
+    if cotarget is None:
+        cotarget = layout.cosize
+    M = it.product(cotarget)
+    what = f"{layout}, {it.format_inttuple(cotarget)}"
+    flat = [(s, d) for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride))
+            if not (type(s) is int and s == 1) and not (type(d) is int and d == 0)]
+    _static_strides("complement", what, flat)
+    flat.sort(key=lambda m: m[1])
+    cur = 1
+    out_s, out_d = [], []
+    for s, d in flat:
+        if type(cur) is int:
+            if d % cur:
+                reason = ("the layout is not injective" if d < cur else
+                          f"the gap before stride {d} is not a multiple of {cur}")
+                _fail("complement", what, f"no complement exists: {reason}.")
+            n = d // cur
+        else:
+            vc = cur.value
+            if vc is not None and (d % vc or d < vc):
+                _fail("complement", what, f"no complement exists for the runtime extents: stride {d} vs {vc}.")
+            n = Dyn(None if vc is None else d // vc, cur.width)
+        if not _is1(n):
+            out_s.append(n)
+            out_d.append(cur)
+        cur = s * d
+    rest = _ceil_div(M, cur)
+    if not _is1(rest):
+        out_s.append(rest)
+        out_d.append(cur)
+    shp, std = _coalesce_flat(out_s, out_d)
+    if not shp:
+        return _raw(1, 0)
+    return _raw(*_wrap(shp, std))
+
+
+# -- inverses --------------------------------------------------------------------------------
+def right_inverse(layout):
+    """R with ``L(R(i)) == i`` for ``0 <= i < size(R)``: the longest contiguous run of offsets
+    0, 1, 2, ... that L reaches, mapped back to L's indices.  ``1:0`` when L never reaches 1.
+    Needs static strides."""
+    layout = _layout(layout, "right_inverse")
+    shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
+    modes = list(zip(shp, std))
+    for i, (s, d) in enumerate(modes):
+        if type(d) is not int:
+            _fail("right_inverse", layout, f"needs static strides, but mode {i} ({s}:{d}) has a dynamic stride.")
+    rstride = it.prefix_product(tuple(shp)) if shp else ()
+    by_stride = {}
+    for i, (_s, d) in enumerate(modes):
+        if d > 0:
+            by_stride.setdefault(d, i)
+    out_s, out_d = [], []
+    cur = 1
+    while type(cur) is int and cur in by_stride:
+        i = by_stride.pop(cur)
+        s = shp[i]
+        out_s.append(s)
+        out_d.append(rstride[i])
+        cur = s * cur
+    rs, rd = _coalesce_flat(out_s, out_d)
+    return _raw(*_wrap(rs, rd))
+
+
+def left_inverse(layout):
+    """L' with ``L'(L(i)) == i`` for ``0 <= i < size(L)``; L must be injective and its sorted
+    strides must each divide the next (otherwise no layout can invert it: ValueError).
+
+    Built as a mixed-radix decoder: digit k of an offset, in the radix of consecutive stride
+    ratios, is the coordinate of the mode with the k-th smallest stride.  (pycute 4.2 returns
+    a wrong inverse for (4,6):(1,6); this returns (6,6):(1,4).)
+    """
+    layout = _layout(layout, "left_inverse")
+    shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
+    if not shp:
+        return _raw(1, 0)
+    rstride = it.prefix_product(tuple(shp))
+    modes = list(zip(std, shp, rstride))
+    _static_strides("left_inverse", layout, [(s, d) for d, s, _ in modes])
+    modes.sort(key=lambda m: m[0])
+    out_s, out_d = [], []
+    if modes[0][0] == 0:
+        _fail("left_inverse", layout, f"the layout is not injective: a mode of size {modes[0][1]} has stride 0.")
+    if modes[0][0] > 1:
+        out_s.append(modes[0][0])
+        out_d.append(0)
+    for k, (d, s, r) in enumerate(modes):
+        if k + 1 < len(modes):
+            nd = modes[k + 1][0]
+            vs = _known(s)
+            if vs is None:
+                _fail("left_inverse", layout, f"needs a static (or known) extent for the mode of stride {d}, but got {s}.")
+            if nd < vs * d:
+                _fail("left_inverse", layout, f"the layout is not injective: the mode {s}:{d} overlaps the mode of stride {nd}.")
+            if nd % d:
+                _fail("left_inverse", layout, f"no layout inverts it: stride {nd} is not a multiple of stride {d}.")
+            out_s.append(nd // d)
+        else:
+            out_s.append(s)
+        out_d.append(r)
+    rs, rd = _coalesce_flat(out_s, out_d)
+    return _raw(*_wrap(rs, rd))
+
+
+# -- vectorization ---------------------------------------------------------------------------
+def max_common_layout(a, b):
+    """The largest layout R with ``a(R(i)) == i`` and ``b(R(i)) == i`` (both map R's indices
+    to the same contiguous offsets); ``1:0`` for dynamic layouts, as CuTe."""
+    a, b = _layout(a, "max_common_layout"), _layout(b, "max_common_layout")
+    if not (a.is_static and b.is_static):
+        return _raw(1, 0)
+    inv_b = right_inverse(b)
+    try:
+        common = coalesce(composition(a, inv_b))
+    except ValueError:
+        return _raw(1, 0)
+    c0 = _modes(common)[0]
+    if c0.stride != 1:
+        return _raw(1, 0)
+    return composition(inv_b, c0)
+
+
+def max_common_vector(a, b):
+    """The number of leading elements that a and b both map to 0, 1, 2, ...: for
+    ``0 <= i < n`` the offsets ``a(R(i)) == b(R(i)) == i`` with R = max_common_layout.
+    1 when a layout is dynamic (as CuTe)."""
+    a, b = _layout(a, "max_common_vector"), _layout(b, "max_common_vector")
+    if not (a.is_static and b.is_static):
+        return 1
+    inv_b = right_inverse(b)
+    try:
+        common = coalesce(composition(a, inv_b))
+    except ValueError:
+        return 1
+    c0 = _modes(common)[0]
+    return c0.shape if c0.stride == 1 else 1
+
+
+# -- mode manipulation -----------------------------------------------------------------------
+def select(layout, *modes):
+    """The layout of the chosen top-level modes, in that order: ``select(L, 2, 0)`` or
+    ``select(L, [2, 0])``; ``select(L, i)[k] == L[modes[k]]``."""
+    layout = _layout(layout, "select")
+    if len(modes) == 1 and isinstance(modes[0], (list, tuple)):
+        modes = tuple(modes[0])
+    ms = _modes(layout)
+    for m in modes:
+        if type(m) is not int or not -len(ms) <= m < len(ms):
+            _fail("select", layout, f"mode {m!r} is out of range for rank {len(ms)}.")
+    return _cat(*[ms[m] for m in modes])
+
+
+def group_modes(layout, begin, end=None):
+    """Modes begin..end-1 become one mode: same function, rank reduced by end-begin-1."""
+    layout = _layout(layout, "group_modes")
+    ms = _modes(layout)
+    end = len(ms) if end is None else end
+    if begin < 0:
+        begin += len(ms)
+    if end < 0:
+        end += len(ms)
+    if not 0 <= begin <= end <= len(ms):
+        _fail("group_modes", layout, f"expected 0 <= begin <= end <= {len(ms)}, but got begin={begin}, end={end}.")
+    return _cat(*ms[:begin], _cat(*ms[begin:end]), *ms[end:])
+
+
+def flatten(x):
+    """A layout with the leaves of L as its modes (same function); for an IntTuple, its
+    leaves: flatten((1,(2,3))) == (1,2,3)."""
+    if type(x) is Layout:
+        if type(x.shape) is not tuple:
+            return x
+        return _raw(it.flatten(x.shape), it.flatten(x.stride))
+    return it.flatten(x)
+
+
+def append(layout, elem=None, up_to_rank=None):
+    """Add ``elem`` (default ``1:0``) as the last mode; with ``up_to_rank`` pad to that rank.
+    The function on the old modes is unchanged."""
+    layout = _layout(layout, "append")
+    ms = _modes(layout)
+    e = _raw(1, 0) if elem is None else _layout(elem, "append")
+    if up_to_rank is None:
+        return _cat(*ms, e)
+    if len(ms) >= up_to_rank:
+        return layout
+    return _cat(*ms, *([e] * (up_to_rank - len(ms))))
+
+
+def prepend(layout, elem=None, up_to_rank=None):
+    """Add ``elem`` (default ``1:0``) as the first mode (or pad in front to ``up_to_rank``)."""
+    layout = _layout(layout, "prepend")
+    ms = _modes(layout)
+    e = _raw(1, 0) if elem is None else _layout(elem, "prepend")
+    if up_to_rank is None:
+        return _cat(e, *ms)
+    if len(ms) >= up_to_rank:
+        return layout
+    return _cat(*([e] * (up_to_rank - len(ms))), *ms)
+
+
+def make_ordered_layout(shape, order):
+    """A compact layout of ``shape`` whose strides grow in the order given by ``order`` (a
+    permutation congruent with shape, or flat): the leaf with the smallest order gets
+    stride 1.  Guarantee: a bijection onto [0, size(shape))."""
+    if isinstance(shape, list):
+        shape = tuple(shape)
+    if isinstance(order, list):
+        order = tuple(order)
+    fs, fo = it.flatten(shape), it.flatten(order)
+    if len(fs) != len(fo):
+        _fail("make_ordered_layout", f"{it.format_inttuple(shape)}, {it.format_inttuple(order)}",
+              f"the order has {len(fo)} leaves but the shape has {len(fs)}.")
+    if sorted(fo) != sorted(set(fo)):
+        _fail("make_ordered_layout", f"{it.format_inttuple(shape)}, {it.format_inttuple(order)}", "the order repeats a value.")
+    strides = [None] * len(fs)
+    cur = 1
+    for i in sorted(range(len(fs)), key=lambda k: fo[k]):
+        strides[i] = cur
+        cur = cur * fs[i]
+    return Layout(shape, it.unflatten(strides, shape))
+
+
+def product_each(shape):
+    """The size of each top-level mode: product_each((2,(3,4))) == (2, 12)."""
+    if type(shape) is Layout:
+        shape = shape.shape
+    if type(shape) is tuple:
+        return tuple(it.product(s) for s in shape)
+    return shape

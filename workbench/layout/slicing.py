@@ -1,0 +1,103 @@
+"""Slicing a layout with CuTe's underscore (``None`` here): ``L(None, 2)``.
+
+``slice_(L, crd)`` keeps the modes where ``crd`` is ``None`` and drops the modes fixed by an
+integer; ``dice(L, crd)`` keeps the opposite set.  For every coordinate ``c`` of the sliced
+layout, ``L(crd with its Nones filled by c) == slice_(L, crd)(c) + offset`` where
+``offset = L(crd with Nones set to 0)`` (:func:`slice_and_offset`).
+"""
+
+from __future__ import annotations
+
+from . import inttuple as it
+from .layout import Layout, _raw
+from .values import value_of
+
+__all__ = ["slice_", "dice", "slice_and_offset"]
+
+
+def _lift(crd, t, keep_none, where):
+    """The parts of IntTuple ``t`` selected by ``crd`` as a flat-at-this-level tuple.
+
+    keep_none=True is CuTe's slice (keep the underscore modes), False its dice (keep the
+    integer modes).  A tuple coordinate recurses and its parts are concatenated.
+    """
+    if crd is None:
+        return (t,) if keep_none else ()
+    if type(crd) is tuple:
+        if type(t) is not tuple:
+            if len(crd) != 1:
+                raise ValueError(f"{where}: expected a coordinate of rank 1 for mode {it.format_inttuple(t)}, but got {crd!r}.")
+            t = (t,)
+        if len(crd) != len(t):
+            raise ValueError(f"{where}: expected a coordinate of rank {len(t)} for {it.format_inttuple(t)}, but got {crd!r}.")
+        out = ()
+        for c, s in zip(crd, t):
+            out += _lift(c, s, keep_none, where)
+        return out
+    if type(crd) is not int:
+        raise TypeError(f"{where}: expected None, an int or a tuple in the coordinate, but got {type(crd).__name__}.")
+    return () if keep_none else (t,)
+
+
+def _fill(crd):
+    if crd is None:
+        return 0
+    if type(crd) is tuple:
+        return tuple(_fill(c) for c in crd)
+    return crd
+
+
+def _as_layout(layout, where):
+    if type(layout) is not Layout and not getattr(layout, "_is_composed", False):
+        raise TypeError(f"{where}: expected a Layout, but got {type(layout).__name__}.")
+    return layout
+
+
+def slice_(layout, crd):
+    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``layout(_, 2)``).
+
+    Guarantee: ``slice_(L, crd)(c) == L(crd filled with c) - L(crd filled with 0)``.
+    A composed (swizzled) layout keeps its swizzle and moves the offset inside it.
+    """
+    _as_layout(layout, "slice_")
+    if getattr(layout, "_is_composed", False):
+        return layout._slice(crd)
+    if crd is None:
+        return layout
+    shp = _lift(crd, layout.shape, True, f"slice_({layout})")
+    std = _lift(crd, layout.stride, True, f"slice_({layout})")
+    return _raw(shp, std)
+
+
+def dice(layout, crd):
+    """The sub-layout of the modes fixed by integers in ``crd`` (CuTe's ``dice``):
+    the complement of :func:`slice_`'s selection."""
+    _as_layout(layout, "dice")
+    if type(crd) is not tuple:
+        return layout
+    shp = _lift(crd, layout.shape, False, f"dice({layout})")
+    std = _lift(crd, layout.stride, False, f"dice({layout})")
+    return _raw(shp, std)
+
+
+def slice_and_offset(crd, layout):
+    """``(slice_(layout, crd), layout(crd with None -> 0))``.
+
+    Guarantee: ``layout(crd filled with c) == sliced(c) + offset``.  Either argument order is
+    accepted (CuTe's is ``(crd, layout)``).
+    """
+    if type(crd) is Layout or getattr(crd, "_is_composed", False):
+        crd, layout = layout, crd
+    _as_layout(layout, "slice_and_offset")
+    if getattr(layout, "_is_composed", False):
+        return layout._slice_and_offset(crd)
+    sub = slice_(layout, crd)
+    return sub, offset_of(layout, _fill(crd))
+
+
+def offset_of(layout, crd):
+    """layout(crd), symbolic (a Dyn) when the layout holds symbolic dynamic values."""
+    try:
+        return it.crd2idx(crd, value_of(layout.shape), value_of(layout.stride))
+    except ValueError:
+        return it.crd2idx(crd, layout.shape, layout.stride)

@@ -1,0 +1,172 @@
+"""Swizzles and composed (swizzled) layouts: ``S<B,M,S> o offset o layout``.
+
+``Swizzle(b, m, s)(x) = x ^ ((x & yyy) >> s)`` with ``yyy = ((1<<b)-1) << (m + max(0,s))``:
+the b bits above bit m+s are xor-ed into the b bits above bit m (a negative s shifts the
+other way).  It is a bijection on [0, 2**(b+m+|s|)) and on every aligned block of that size.
+``ComposedLayout(sw, offset, layout)(c) == sw(offset + layout(c))``; printed as CuTe does,
+``S<3,4,3> o 0 o (8,64):(64,1)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .layout import Layout
+from .slicing import offset_of, slice_
+
+__all__ = ["Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout"]
+
+
+class Swizzle:
+    """CuTe's ``Swizzle<BBits, MBase, SShift>`` as a function on integers (and numpy arrays)."""
+
+    __slots__ = ("bits", "base", "shift", "yyy_mask", "zzz_mask")
+
+    def __init__(self, bits: int, base: int, shift: int):
+        for name, v in (("bits", bits), ("base", base), ("shift", shift)):
+            if type(v) is not int:
+                raise TypeError(f"Swizzle: expected a static int for {name}, but got {type(v).__name__} ({v!r}).")
+        if bits < 0 or base < 0:
+            raise ValueError(f"Swizzle: expected bits >= 0 and base >= 0, but got bits={bits}, base={base}.")
+        if abs(shift) < bits:
+            raise ValueError(f"Swizzle: expected |shift| >= bits so the two bit fields do not overlap, but got bits={bits}, shift={shift}.")
+        self.bits, self.base, self.shift = bits, base, shift
+        mask = (1 << bits) - 1
+        self.yyy_mask = mask << (base + max(0, shift))
+        self.zzz_mask = mask << (base - min(0, shift))
+
+    def __call__(self, x):
+        """x ^ shiftr(x & yyy_mask, shift); works on ints and integer numpy arrays."""
+        y = x & self.yyy_mask
+        return x ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
+
+    @property
+    def size(self) -> int:
+        """The period of the swizzle: 2**(bits + base + |shift|)."""
+        return 1 << (self.bits + self.base + abs(self.shift))
+
+    cosize = size
+
+    def __str__(self) -> str:
+        return f"S<{self.bits},{self.base},{self.shift}>"
+
+    def __repr__(self) -> str:
+        return f"Swizzle({self.bits},{self.base},{self.shift})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Swizzle and (self.bits, self.base, self.shift) == (other.bits, other.base, other.shift)
+
+    def __hash__(self) -> int:
+        return hash((Swizzle, self.bits, self.base, self.shift))
+
+    def _compose(self, B):
+        """composition(swizzle, B) == ComposedLayout(swizzle, 0, B)."""
+        if type(B) is int:
+            B = Layout(B)
+        if type(B) is not Layout:
+            raise TypeError(f"composition: expected a Layout after {self}, but got {type(B).__name__}.")
+        return ComposedLayout(self, 0, B)
+
+
+def make_swizzle(bits, base, shift) -> Swizzle:
+    return Swizzle(bits, base, shift)
+
+
+class ComposedLayout:
+    """``inner o offset o outer``: ``CL(c) == inner(offset + outer(c))`` (CuTe DSL's
+    make_composed_layout(inner, offset, outer)); the domain, shape and rank are outer's."""
+
+    __slots__ = ("inner", "offset", "outer", "_offsets")
+    _is_composed = True
+
+    def __init__(self, inner, offset, outer):
+        if type(inner) is not Swizzle and type(inner) is not Layout:
+            raise TypeError(f"ComposedLayout: expected a Swizzle or Layout as the inner function, but got {type(inner).__name__}.")
+        if type(outer) is not Layout:
+            raise TypeError(f"ComposedLayout: expected a Layout as the outer layout, but got {type(outer).__name__}.")
+        self.inner, self.offset, self.outer = inner, offset, outer
+        self._offsets = None
+
+    # -- identity ------------------------------------------------------------------------
+    def __str__(self) -> str:
+        return f"{self.inner} o {self.offset} o {self.outer}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other) -> bool:
+        return (type(other) is ComposedLayout and self.inner == other.inner and self.offset == other.offset
+                and self.outer == other.outer)
+
+    def __hash__(self) -> int:
+        return hash((self.inner, self.offset, self.outer))
+
+    # -- structure (the outer layout's) ----------------------------------------------------
+    @property
+    def layout(self) -> Layout:
+        """The outer (shape:stride) layout, before the offset and the swizzle."""
+        return self.outer
+
+    shape = property(lambda self: self.outer.shape)
+    stride = property(lambda self: self.outer.stride)
+    rank = property(lambda self: self.outer.rank)
+    depth = property(lambda self: self.outer.depth)
+    size = property(lambda self: self.outer.size)
+    is_static = property(lambda self: self.outer.is_static)
+
+    @property
+    def cosize(self) -> int:
+        """One past the largest offset the composed function reaches over its domain."""
+        offs = self.offsets()
+        return int(offs.max()) + 1 if offs.size else 0
+
+    def __getitem__(self, i) -> ComposedLayout:
+        return ComposedLayout(self.inner, self.offset, self.outer[i])
+
+    # -- evaluation ------------------------------------------------------------------------
+    def __call__(self, *crd):
+        c = crd[0] if len(crd) == 1 else tuple(crd)
+        if c is None or (type(c) is tuple and _has_none(c)):
+            return self._slice(c)
+        return self.inner(self.offset + self.outer(c))
+
+    def offsets(self) -> np.ndarray:
+        """All offsets 0..size-1, vectorized: inner(offset + outer.offsets())."""
+        if self._offsets is None:
+            base = self.outer.offsets() + int(self.offset)
+            out = self.inner(base) if type(self.inner) is Swizzle else self.inner.offsets()[base]
+            out = np.asarray(out, dtype=np.int64)
+            out.setflags(write=False)
+            self._offsets = out
+        return self._offsets
+
+    # -- algebra hooks ---------------------------------------------------------------------
+    def _compose(self, B):
+        """composition(inner o off o outer, B) == inner o off o composition(outer, B)."""
+        from .algebra import composition
+
+        return ComposedLayout(self.inner, self.offset, composition(self.outer, B))
+
+    def _apply(self, fn):
+        return ComposedLayout(self.inner, self.offset, fn(self.outer))
+
+    def _slice(self, crd):
+        sub, off = self._slice_and_offset(crd)
+        return sub
+
+    def _slice_and_offset(self, crd):
+        """The sliced composed layout keeps the swizzle; the slice's offset moves inside it."""
+        from .slicing import _fill
+
+        sub = slice_(self.outer, crd)
+        off = offset_of(self.outer, _fill(crd))
+        return ComposedLayout(self.inner, self.offset + off, sub), 0
+
+
+def _has_none(t) -> bool:
+    return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
+
+
+def make_composed_layout(inner, offset, outer) -> ComposedLayout:
+    """CuTe DSL's make_composed_layout: ``R(c) = inner(offset + outer(c))``."""
+    return ComposedLayout(inner, offset, outer)
+

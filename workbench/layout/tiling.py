@@ -1,0 +1,249 @@
+"""Divides and products: tiling one layout by another (CuTe's logical_divide family and
+logical_product family), and the tile/partition helpers built on them.
+
+``logical_divide(A, B) = A o (B, complement(B, size(A)))``: mode 0 is the tile B picks out of
+A, mode 1 iterates over the tiles.  ``logical_product(A, B) = (A, complement(A, size(A)*cosize(B)) o B)``:
+mode 0 is A, mode 1 places copies of A as B says.  The zipped/tiled/flat flavours only
+rearrange modes; blocked/raked products reassociate like modes.
+"""
+
+from __future__ import annotations
+
+from . import inttuple as it
+from .algebra import (
+    LayoutAlgebraError,
+    _cat,
+    _fmt_tiler,
+    _known,
+    _layout,
+    _modes,
+    _raw,
+    append,
+    coalesce,
+    complement,
+    composition,
+)
+from .layout import Layout
+from .slicing import slice_and_offset
+from .values import Dyn
+
+__all__ = [
+    "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
+    "local_tile", "local_partition",
+]
+
+
+def _is_layoutish(x):
+    return type(x) is Layout or getattr(x, "_is_composed", False)
+
+
+def _size(x):
+    return x.size
+
+
+def _tiler_layout(t, op):
+    if type(t) is Layout:
+        return t
+    if type(t) is int or type(t) is Dyn:
+        return _raw(t, 1)
+    raise TypeError(f"{op}: expected a tiler (Layout, int, None or a tuple of them), but got {type(t).__name__}.")
+
+
+def _by_mode(op, fn, A, T):
+    """Apply fn mode by mode for a tuple tiler; remaining modes of A are kept."""
+    modes = _modes(A) if type(A) is Layout else [A[i] for i in range(A.rank)]
+    if len(T) > len(modes):
+        raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(T)}): the tiler has rank {len(T)} but the layout has rank {len(modes)}.")
+    parts = [m if t is None else fn(m, t) for m, t in zip(modes, T)]
+    return _cat_any(*parts, *modes[len(T):])
+
+
+def _cat_any(*ls):
+    if any(getattr(x, "_is_composed", False) for x in ls):
+        raise LayoutAlgebraError("a by-mode tiler over a swizzled layout is not supported: tile its inner layout.")
+    return _cat(*ls)
+
+
+# -- divides ---------------------------------------------------------------------------------
+def logical_divide(A, T):
+    """``A o (T, T*)`` with ``T* = complement(T, size(A))``.  Guarantees:
+    ``R(i, j) == A((T, T*)(i, j))``, ``layout<0>(R) == composition(A, T)`` and
+    ``size(R) == size(A)``; raises when T does not tile A exactly (the tiles would run past A).
+    A tuple tiler divides mode by mode (None keeps a mode)."""
+    if T is None:
+        return A
+    if type(T) is tuple:
+        return _by_mode("logical_divide", logical_divide, A, T)
+    if not _is_layoutish(A):
+        raise TypeError(f"logical_divide: expected a Layout, but got {type(A).__name__}.")
+    T = _tiler_layout(T, "logical_divide")
+    n = _size(A)
+    try:
+        rest = complement(T, n)
+    except LayoutAlgebraError as e:
+        raise LayoutAlgebraError(f"logical_divide({A}, {T}): the tiler has no complement in {n}: {e}") from None
+    vn, vt, vr = _known(n), _known_size(T), _known_size(rest)
+    if vn is not None and vt is not None and vr is not None and vt * vr != vn:
+        raise LayoutAlgebraError(
+            f"logical_divide({A}, {T}): the tiler does not divide the layout: {vr} tiles of {vt} "
+            f"cover {vt * vr} elements, but the layout has {vn}.")
+    try:
+        return composition(A, _cat(T, rest))
+    except LayoutAlgebraError as e:
+        raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
+
+
+def _known_size(L):
+    v = 1
+    for s in it.flatten(L.shape):
+        k = _known(s)
+        if k is None:
+            return None
+        v *= k
+    return v
+
+
+def _unzip(op, splitter, A, T):
+    """((tiles...), (rests..., remaining modes of A)) for a tuple tiler; splitter for a layout."""
+    if T is None:
+        return _cat(_raw(1, 0), A)
+    if type(T) is tuple:
+        modes = _modes(A)
+        if len(T) > len(modes):
+            raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(T)}): the tiler has rank {len(T)} but the layout has rank {len(modes)}.")
+        split = [_unzip(op, splitter, m, t) for m, t in zip(modes, T)]
+        tiles = [_modes(s)[0] for s in split]
+        rests = [_modes(s)[1] for s in split]
+        return _cat(_cat(*tiles), _cat(*rests, *modes[len(T):]))
+    return splitter(A, T)
+
+
+def zipped_divide(A, T):
+    """((TileM,TileN,...), (RestM,RestN,...,L,...)): the logical divide with the tile modes
+    gathered in mode 0 and the rest in mode 1.  ``layout<0>(R) == composition(A, T)``."""
+    if type(T) is tuple and getattr(A, "_is_composed", False):
+        return A._apply(lambda inner: zipped_divide(inner, T))
+    return _unzip("zipped_divide", logical_divide, A, T)
+
+
+def _expand(R, tile_flat):
+    """Slice R with (_,(_,..)) or ((_,..),(_,..)): one level of mode 1 (and mode 0) unpacked."""
+    m0, m1 = _modes(R)
+    c0 = tuple(None for _ in range(m0.rank)) if tile_flat else None
+    c1 = tuple(None for _ in range(m1.rank))
+    return slice_and_offset((c0, c1), R)[0]
+
+
+def tiled_divide(A, T):
+    """((TileM,TileN,...), RestM, RestN, ..., L, ...): zipped_divide with mode 1 unpacked."""
+    return _expand(zipped_divide(A, T), False)
+
+
+def flat_divide(A, T):
+    """(TileM, TileN, ..., RestM, RestN, ..., L, ...): zipped_divide with both modes unpacked."""
+    return _expand(zipped_divide(A, T), True)
+
+
+# -- products --------------------------------------------------------------------------------
+def logical_product(A, B):
+    """``(A, complement(A, size(A)*cosize(B)) o B)``.  Guarantees: mode 0 is A, mode 1 is
+    compatible with B, ``size(R) == size(A)*size(B)`` and R is injective when A and B are.
+    A tuple B multiplies mode by mode."""
+    if B is None:
+        return A
+    if type(B) is tuple:
+        return _by_mode("logical_product", logical_product, _layout(A, "logical_product"), B)
+    A = _layout(A, "logical_product")
+    B = _tiler_layout(B, "logical_product")
+    try:
+        rest = complement(A, A.size * B.cosize)
+        return _cat(A, composition(rest, B))
+    except LayoutAlgebraError as e:
+        raise LayoutAlgebraError(f"logical_product({A}, {B}): {e}") from None
+
+
+def zipped_product(A, B):
+    """((M,N,...), (TileM,TileN,...,L,...)): logical_product with like parts gathered."""
+    return _unzip("zipped_product", logical_product, _layout(A, "zipped_product"), B)
+
+
+def tiled_product(A, B):
+    """((M,N,...), TileM, TileN, ..., L, ...)."""
+    return _expand(zipped_product(A, B), False)
+
+
+def flat_product(A, B):
+    """(M, N, ..., TileM, TileN, ..., L, ...)."""
+    return _expand(zipped_product(A, B), True)
+
+
+def _rank_product(op, A, B, raked):
+    A, B = _layout(A, op), _tiler_layout(B, op)
+    R = max(A.rank, B.rank)
+    Ap, Bp = append(A, up_to_rank=R), append(B, up_to_rank=R)
+    if R == 1 and type(A.shape) is not tuple:
+        Ap = _cat(A)
+    if R == 1 and type(B.shape) is not tuple:
+        Bp = _cat(B)
+    try:
+        prod = logical_product(Ap, Bp)
+    except LayoutAlgebraError as e:
+        raise LayoutAlgebraError(f"{op}({A}, {B}): {e}") from None
+    a, b = _modes(prod)
+    am, bm = _modes(a), _modes(b)
+    zipped = _cat(*[_cat(y, x) if raked else _cat(x, y) for x, y in zip(am, bm)])
+    out = coalesce(zipped, (1,) * R)
+    return out if R > 1 else _modes(out)[0]
+
+
+def blocked_product(A, B):
+    """Rank-sensitive product: mode i is (A_i, B_i), A's blocks laid out as B says.
+    Guarantee: ``R((a_i, b_i)...) == logical_product(A, B)(a, b)`` with like modes zipped;
+    size(R) == size(A)*size(B)."""
+    return _rank_product("blocked_product", A, B, raked=False)
+
+
+def raked_product(A, B):
+    """Rank-sensitive product: mode i is (B_i, A_i), A's elements interleaved (raked) across
+    the copies B lays out (a cyclic distribution).  size(R) == size(A)*size(B)."""
+    return _rank_product("raked_product", A, B, raked=True)
+
+
+# -- tiles and partitions --------------------------------------------------------------------
+def local_tile(A, tiler, coord):
+    """The tile of A at tile-coordinate ``coord`` (CuTe's local_tile / inner_partition):
+    returns ``(tile_layout, offset)`` with ``A(tile element) == offset + tile_layout(c)``.
+    ``coord`` indexes the rest mode of zipped_divide(A, tiler); a None keeps that rest mode."""
+    z = zipped_divide(A, tiler)
+    m0 = _modes(z)[0] if type(z) is Layout else z[0]
+    crd = (tuple(None for _ in range(m0.rank)), coord)
+    return slice_and_offset(crd, z)
+
+
+def local_partition(A, thr_layout, thr_idx):
+    """The elements of A that thread ``thr_idx`` owns when ``thr_layout`` threads tile A
+    (CuTe's local_partition / outer_partition): returns ``(layout, offset)``.  The thread's
+    coordinate c satisfies ``thr_layout(c) == thr_idx``; it picks element c of every tile."""
+    thr_layout = _layout(thr_layout, "local_partition")
+    shp, std = thr_layout.shape, thr_layout.stride
+    tiler = tuple(it.product(s) for s in shp) if type(shp) is tuple else it.product(shp)
+    if not 0 <= thr_idx < _known(thr_layout.cosize):
+        raise LayoutAlgebraError(f"local_partition({A}, {thr_layout}, {thr_idx}): thread index out of range.")
+
+    def coord(s, d):  # the per-leaf coordinate (idx / d) % s, then colex index in each top mode
+        if type(s) is tuple:
+            fs, fd = it.flatten(s), it.flatten(d)
+            c = [(thr_idx // x) % y if x else 0 for y, x in zip(fs, fd)]
+            return it.crd2idx(tuple(c), fs, it.prefix_product(fs))
+        return (thr_idx // d) % s if d else 0
+
+    if type(shp) is tuple:
+        crd = tuple(coord(s, d) for s, d in zip(shp, std))
+    else:
+        crd = coord(shp, std)
+    if thr_layout(crd if type(shp) is tuple else crd) != thr_idx:
+        raise LayoutAlgebraError(f"local_partition({A}, {thr_layout}, {thr_idx}): no thread coordinate maps to {thr_idx}.")
+    z = zipped_divide(A, tiler)
+    m1 = _modes(z)[1] if type(z) is Layout else z[1]
+    return slice_and_offset((crd, tuple(None for _ in range(m1.rank))), z)
