@@ -1,2 +1,542 @@
-"""Tensors and pointers: from_dlpack, make_ptr, make_tensor, dynamic marking."""
-__all__: list[str] = []
+"""Tensors and pointers, CuTe DSL style: ``from_dlpack``, ``make_ptr``, ``make_tensor`` and
+dynamic marking (``mark_layout_dynamic``, ``mark_compact_shape_dynamic``).
+
+A :class:`Tensor` is a zero-copy view: it keeps the producer's memory alive and exports itself
+back through DLPack.  Its layout starts fully static (as CuTe DSL's ``from_dlpack``); marking
+turns modes into dynamic ``?`` values that still carry their runtime values.
+
+Where CuTe DSL 4.8 returns a wrong answer we raise instead (each is tested):
+``mark_compact_shape_dynamic`` on a non-compact tensor, ``divisibility <= 0``, a data pointer
+that ``assumed_align`` does not divide, complex dtypes, ``.layout``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import element_types as et
+from .dlpack import _native
+from .dlpack.abi import (
+    DLPACK_FLAG_BITMASK_IS_COPIED,
+    DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+    DLPACK_FLAG_BITMASK_READ_ONLY,
+    DLDeviceType,
+)
+from .dlpack.dtypes import PACKED as _PACKED
+from .dlpack.dtypes import dldtype_of, element_type_of_packed
+from .dlpack.importer import _EXCHANGE, _NO_API, _torch_precheck, dlpack_fields
+from .layout import Dyn, Layout, make_layout
+from .layout.inttuple import compact_row_major, flatten, format_inttuple
+from .layout.values import value_of
+
+_exchange = _native.exchange
+
+__all__ = ["Tensor", "Pointer", "AddressSpace", "from_dlpack", "make_ptr", "make_tensor"]
+
+_CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
+_MEMSPACE = {_CPU: "generic", _CUDA_HOST: "generic", _CUDA: "gmem", _CUDA_MANAGED: "gmem"}
+_INT32_MAX = 2**31 - 1
+
+
+class AddressSpace:
+    """CuTe's address spaces, as the strings the workbench uses."""
+
+    generic = "generic"
+    gmem = "gmem"
+    smem = "smem"
+    rmem = "rmem"
+
+
+_ADDRESS_SPACES = ("generic", "gmem", "smem", "rmem")
+
+
+def _natural_align(t: et.ElementType) -> int:
+    return max(1, t.bits // 8)
+
+
+def _check_align(align, what):
+    if type(align) is not int:
+        raise TypeError(f"Expected assumed_align to be an int number of bytes, but got {type(align).__name__}.")
+    if align <= 0 or align & (align - 1):
+        raise ValueError(f"Expected assumed_align to be a positive power of two, but got {align}.")
+
+
+# --------------------------------------------------------------------------------------------
+class Pointer:
+    """A typed address: ``wb.make_ptr(wb.Float16, addr, 'gmem', assumed_align=32)``."""
+
+    __slots__ = ("element_type", "address", "memspace", "assumed_align")
+
+    def __init__(self, element_type, address, memspace="generic", assumed_align=None):
+        if type(element_type) is not et.ElementType:
+            raise TypeError(f"Expected an element type such as wb.Float16, but got {element_type!r}.")
+        if type(address) is not int:
+            address = _as_address(address)
+        if address < 0:
+            raise ValueError(f"Expected a non-negative address, but got {address}.")
+        if memspace not in _ADDRESS_SPACES:
+            raise ValueError(f"Expected memspace in {_ADDRESS_SPACES}, but got {memspace!r}.")
+        if assumed_align is None:
+            assumed_align = _natural_align(element_type)
+        else:
+            _check_align(assumed_align, "make_ptr")
+        if address % assumed_align:
+            raise ValueError(
+                f"Expected an address aligned to assumed_align={assumed_align} bytes, but got {address:#x} "
+                f"(aligned to {address & -address} bytes)."
+            )
+        self.element_type = element_type
+        self.address = address
+        self.memspace = memspace
+        self.assumed_align = assumed_align
+
+    def __str__(self) -> str:
+        return f"Ptr<{self.address:#018x}@{self.memspace}>"
+
+    def __repr__(self) -> str:
+        return f"Ptr<{self.address:#018x}@{self.memspace}, {self.element_type.name}, align={self.assumed_align}>"
+
+    def __int__(self) -> int:
+        return self.address
+
+    def toint(self) -> int:
+        return self.address
+
+    @property
+    def dtype(self):
+        return self.element_type
+
+    def __add__(self, n: int) -> Pointer:
+        """Pointer arithmetic in elements, as in C++; the alignment becomes what is still provable."""
+        if type(n) is not int:
+            raise TypeError(f"Expected an int element offset, but got {type(n).__name__}.")
+        nbytes = n * self.element_type.bits // 8
+        addr = self.address + nbytes
+        align = self.assumed_align if nbytes % self.assumed_align == 0 else (addr & -addr or self.assumed_align)
+        return Pointer(self.element_type, addr, self.memspace, min(align, self.assumed_align))
+
+
+def _as_address(x) -> int:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"Expected an integer address, but got {type(x).__name__}.") from None
+
+
+def make_ptr(dtype, value, mem_space="generic", assumed_align=None) -> Pointer:
+    """CuTe DSL's ``make_ptr(dtype, value, mem_space, assumed_align)``; the address must honour
+    ``assumed_align`` (CuTe DSL does not check)."""
+    return Pointer(dtype, value, mem_space, assumed_align)
+
+
+# --------------------------------------------------------------------------------------------
+class Tensor:
+    """A zero-copy tensor view with a CuTe layout.  See the module docstring."""
+
+    # _f is the importer's raw field tuple (owner, version, flags, data, device_type, device_id,
+    # ndim, code, bits, lanes, shape, strides, byte_offset, packed_dtype): keeping it whole makes
+    # from_dlpack a handful of stores; everything else derives from it on demand.
+    __slots__ = ("_f", "_data", "_etype", "_stride", "_align", "_marks", "_order", "_layout", "__weakref__")
+
+    # -- identity / printing ----------------------------------------------------------------
+    def __str__(self) -> str:
+        return f"Tensor<{self._data:#018x}@{self.memspace} o {self.layout}>"
+
+    __repr__ = __str__
+
+    # -- CuTe DSL attributes -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._f[10]
+
+    @property
+    def stride(self):
+        return self._stride
+
+    @property
+    def element_type(self) -> et.ElementType:
+        return self._etype
+
+    dtype = element_type
+
+    @property
+    def memspace(self) -> str:
+        return _MEMSPACE.get(self._f[4], "generic")
+
+    @property
+    def device(self) -> tuple:
+        """(DLDeviceType, device_id) of the memory."""
+        return (self._f[4], self._f[5])
+
+    @property
+    def data_ptr(self) -> int:
+        return self._data
+
+    @property
+    def iterator(self) -> Pointer:
+        return Pointer(self._etype, self._data, self.memspace, self._align)
+
+    @property
+    def assumed_align(self) -> int:
+        return self._align
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self._f[2] & DLPACK_FLAG_BITMASK_READ_ONLY)
+
+    @property
+    def is_copied(self) -> bool:
+        return bool(self._f[2] & DLPACK_FLAG_BITMASK_IS_COPIED)
+
+    @property
+    def subbyte_padded(self) -> bool:
+        """True when each fp4/fp6 element sits in its own byte (IS_SUBBYTE_TYPE_PADDED)."""
+        return bool(self._f[2] & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)
+
+    @property
+    def dlpack_version(self):
+        """(major, minor) of the capsule or exchange API it came through; None if legacy."""
+        return self._f[1]
+
+    @property
+    def ndim(self) -> int:
+        return len(self._f[10])
+
+    @property
+    def leading_dim(self):
+        """The first mode with stride 1 and extent > 1, or None (CuTe DSL's attribute)."""
+        if self._marks is not None and self._marks[0] == "layout" and self._marks[1] is not None:
+            return self._marks[1]
+        for i, (s, d) in enumerate(zip(self._f[10], self._stride)):
+            if d == 1 and s > 1:
+                return i
+        return None
+
+    @property
+    def dynamic_shapes_mask(self) -> tuple:
+        m = self._marks
+        if m is None:
+            return (0,) * len(self._f[10])
+        if m[0] == "layout":
+            return (1,) * len(self._f[10])
+        return tuple(int(type(s) is Dyn) for s in flatten(self.layout.shape))
+
+    @property
+    def dynamic_strides_mask(self) -> tuple:
+        m = self._marks
+        if m is None:
+            return (0,) * len(self._f[10])
+        if m[0] == "layout":
+            return tuple(int(i != m[1] and d > 0) for i, d in enumerate(self._stride))
+        return tuple(int(type(d) is Dyn) for d in flatten(self.layout.stride))
+
+    @property
+    def layout(self) -> Layout:
+        """The layout with its static and dynamic modes (CuTe DSL raises here)."""
+        lay = self._layout
+        if lay is None:
+            m = self._marks
+            if m is None:
+                lay = Layout(self._f[10], self._stride)
+            elif m[0] == "layout":
+                ld = m[1]
+                shp = tuple(Dyn(s, 64 if s > _INT32_MAX else 32) for s in self._f[10])
+                std = tuple(d if (i == ld or d <= 0) else Dyn(d, 64) for i, d in enumerate(self._stride))
+                lay = Layout(shp, std)
+            else:
+                lay = Layout(m[1], m[2])
+            self._layout = lay
+        return lay
+
+    # -- dynamic marking -------------------------------------------------------------------
+    def mark_layout_dynamic(self, leading_dim=None) -> Tensor:
+        """All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or
+        negative strides, which stay static.  Marks in place and returns self (as CuTe DSL)."""
+        shape, stride = self._f[10], self._stride
+        n = len(shape)
+        if self._marks is not None and self._marks[0] == "given":
+            raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}.")
+        if leading_dim is None:
+            count = stride.count(1)
+            if count == 1:
+                leading_dim = stride.index(1)
+            elif count > 1:
+                ones = [i for i in range(n) if stride[i] == 1]
+                big = [i for i in ones if shape[i] > 1]
+                if len(big) == 1:
+                    leading_dim = big[0]
+                elif big:
+                    raise ValueError(
+                        "Can't deduce the leading dimension from layout (multiple dimensions have stride 1 and "
+                        f"size > 1: modes {big} of {self._static_str()}), please specify leading_dim explicitly."
+                    )
+                else:
+                    raise ValueError(
+                        "Can't deduce the leading dimension from layout (multiple dimensions have stride 1 but "
+                        f"none has size > 1: {self._static_str()}), please specify leading_dim explicitly."
+                    )
+        else:
+            if type(leading_dim) is not int:
+                raise TypeError(f"Expected leading_dim to be an int or None, but got {type(leading_dim).__name__}.")
+            if not -n <= leading_dim < n:
+                raise ValueError(f"Expected leading_dim in range [{-n}, {n}), but got {leading_dim}.")
+            leading_dim %= n
+            if stride[leading_dim] != 1:
+                raise ValueError(f"Expected strides[leading_dim] == 1, but got {stride[leading_dim]}.")
+        self._marks = ("layout", leading_dim)
+        self._order = None
+        self._layout = None
+        return self
+
+    def mark_compact_shape_dynamic(self, mode, stride_order=None, divisibility=1) -> Tensor:
+        """Make shape ``mode`` dynamic (with ``divisibility``) in a compact tensor and recompute
+        the strides that depend on it, innermost first along ``stride_order`` (outermost to
+        innermost, as ``torch.Tensor.dim_order()``); modes of extent 1 get stride 0.
+        Raises for a tensor that is not compact (CuTe DSL returns a wrong layout)."""
+        shape, stride = self._f[10], self._stride
+        n = len(shape)
+        if self._marks is not None and self._marks[0] == "given":
+            raise ValueError(f"Expected a tensor from from_dlpack for mark_compact_shape_dynamic, but got one made by make_tensor with layout {self.layout}.")
+        if type(mode) is not int:
+            raise TypeError(f"Expected mode to be an int, but got {type(mode).__name__}.")
+        if not 0 <= mode < n:
+            raise ValueError(f"Expected mode value to be in range [0, {n}), but got {mode}.")
+        if type(divisibility) is not int:
+            raise TypeError(f"Expected divisibility to be an int, but got {type(divisibility).__name__}.")
+        if divisibility <= 0:
+            raise ValueError(f"Expected divisibility >= 1, but got {divisibility}.")
+        if stride_order is not None:
+            try:
+                stride_order = tuple(int(i) for i in stride_order)
+            except TypeError:
+                raise TypeError(f"Expected stride_order to be a sequence of ints, but got {type(stride_order).__name__}.") from None
+            if len(stride_order) != n:
+                raise ValueError(f"Expected stride_order to have {n} elements, but got {len(stride_order)}.")
+            for i in range(n):
+                if i not in stride_order:
+                    raise ValueError(
+                        f"Expected stride_order to contain all the dimensions of the tensor, but it doesn't contain {i}."
+                    )
+            if self._order is not None and stride_order != self._order:
+                raise ValueError("The stride_order is not consistent with the last stride_order.")
+            deduced = self._order or _deduce_stride_order(stride)
+            if deduced is not None and stride_order != deduced:
+                if not _compact_along(shape, stride, stride_order):
+                    raise ValueError("The stride_order is not consistent with the deduced stride_order.")
+        else:
+            stride_order = self._order or _deduce_stride_order(stride)
+            if stride_order is None:
+                raise ValueError("The layout could not be deduced, please specify the stride_order explicitly.")
+        if shape[mode] % divisibility:
+            raise ValueError(
+                f"The shape({shape[mode]}) of mode({mode}) is not divisible by the divisibility({divisibility})."
+            )
+        bad = _first_non_compact(shape, stride, stride_order)
+        if bad is not None:
+            i, want = bad
+            raise ValueError(
+                f"Expected a compact tensor for mark_compact_shape_dynamic (stride_order {stride_order}), but got "
+                f"{self._static_str()}: strides[{i}] is {stride[i]} where a compact layout has {want}. "
+                "The stride_order is not consistent with the layout; use mark_layout_dynamic for strided, "
+                "broadcast or negative-stride tensors."
+            )
+        # Start from the current marks so that calls chain.
+        if self._marks is not None and self._marks[0] == "compact":
+            lshape = list(self._marks[1])
+        else:
+            lshape = list(shape)
+        s = shape[mode]
+        lshape[mode] = Dyn(s, 64 if s > _INT32_MAX else 32, divisibility)
+        lstride = [0] * n
+        running = 1
+        for i in reversed(stride_order):
+            e = lshape[i]
+            if type(e) is int and e == 1:
+                lstride[i] = 0
+                continue
+            lstride[i] = Dyn(running.value, 64, running.divisibility) if type(running) is Dyn else running
+            running = running * e
+        self._marks = ("compact", tuple(lshape), tuple(lstride))
+        self._order = stride_order
+        self._layout = None
+        return self
+
+    def _static_str(self) -> str:
+        return f"{format_inttuple(self._f[10])}:{format_inttuple(self._stride)}"
+
+    # -- DLPack export ---------------------------------------------------------------------
+    def __dlpack_device__(self) -> tuple:
+        return self.device
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export zero copy.  A versioned capsule when the consumer allows (1, x), else legacy;
+        READ_ONLY is set for read-only tensors (a legacy request for one is a BufferError)."""
+        if dl_device is not None and tuple(dl_device) != self.device:
+            raise BufferError(f"Expected dl_device {self.device} (the tensor's own), but got {tuple(dl_device)}.")
+        if copy:
+            raise BufferError("Expected copy=None or False: the workbench exports zero-copy views only.")
+        versioned = max_version is not None and max_version[0] >= 1
+        if self.read_only and not versioned:
+            raise BufferError(
+                "Expected a consumer that accepts versioned DLPack (max_version >= (1, 0)): this tensor is "
+                "read-only and a legacy capsule cannot say so."
+            )
+        if self._marks is None:
+            shape, stride = self._f[10], self._stride
+        else:
+            shape, stride = value_of(flatten(self.layout.shape)), value_of(flatten(self.layout.stride))
+        if any(d < 0 for d in stride):
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if caller.startswith("torch"):
+                # torch 2.13's from_dlpack aborts the whole process on negative strides.
+                raise BufferError(
+                    f"Expected non-negative strides for torch.from_dlpack, but got {stride}: torch 2.13 aborts the "
+                    "process on them. Export a copy instead (e.g. torch.from_numpy(t.numpy().copy()))."
+                )
+        code, bits, lanes = dldtype_of(self._etype)
+        dev = self.device
+        return _native.export(self, versioned, self._f[2] & (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED),
+                              self._data, dev[0], dev[1], code, bits, lanes, shape, stride, 0)
+
+    def numpy(self):
+        """A zero-copy numpy view of host memory (read-only tensors give read-only arrays)."""
+        import numpy as np
+
+        if self.memspace != "generic":
+            raise BufferError(f"Expected host memory for .numpy(), but the tensor is in {self.memspace}.")
+        if self._etype.numpy is None:
+            raise TypeError(f"Expected an element type numpy can hold, but got {self._etype.name}.")
+        return np.from_dlpack(self)
+
+
+def _deduce_stride_order(stride):
+    """Strides sorted descending (outermost first); None when ties make it ambiguous."""
+    if len(set(stride)) != len(stride):
+        return None
+    return tuple(sorted(range(len(stride)), key=lambda i: -stride[i]))
+
+
+def _first_non_compact(shape, stride, order):
+    """(mode, expected stride) of the first mode that breaks compactness along order, or None.
+    Modes of extent 1 may have any stride."""
+    want = 1
+    for i in reversed(order):
+        if shape[i] == 1:
+            continue
+        if stride[i] != want:
+            return i, want
+        want *= shape[i]
+    return None
+
+
+def _compact_along(shape, stride, order) -> bool:
+    return _first_non_compact(shape, stride, order) is None
+
+
+# --------------------------------------------------------------------------------------------
+_new = object.__new__
+
+
+def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
+    """Zero-copy view of any ``__dlpack__`` object with a fully static layout (CuTe DSL semantics).
+
+    ``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data
+    pointer.  ``stream`` goes to CUDA producers (-1: no synchronization).
+    """
+    ex = _EXCHANGE.get(type(tensor), _NO_API)
+    if ex is not None and ex is not _NO_API:
+        # hot path (torch): the producer's checks inline, then one C call
+        if ex[2] is _torch_precheck and (tensor.requires_grad or tensor.is_conj() or tensor.is_neg()):
+            _torch_precheck(tensor)
+        f = _exchange(ex[0], tensor, ex[1])
+    else:
+        f = dlpack_fields(tensor, stream)
+    etype = _PACKED.get(f[13]) or element_type_of_packed(f[13])
+    shape = f[10]
+    strides = f[11]
+    if strides is None or shape is None:
+        strides = _null_strides(f)
+    if f[4] not in _MEMSPACE:
+        raise BufferError(
+            f"Expected a tensor in CPU, CUDA, CUDA host or CUDA managed memory, but got device {_device_name(f[4])}."
+        )
+    if shape and min(shape) < 0:
+        raise BufferError(f"Expected non-negative DLTensor.shape entries, but got {shape}.")
+    data = f[3] + f[12]
+    if assumed_align is None:
+        align = etype.bits >> 3 or 1
+    else:
+        _check_align(assumed_align, "from_dlpack")
+        align = assumed_align
+    if data % align or not f[3]:
+        _check_data(f, data, align)
+    t = _new(Tensor)
+    t._f = f
+    t._data = data
+    t._etype = etype
+    t._stride = strides
+    t._align = align
+    t._marks = t._order = t._layout = None
+    return t
+
+
+def _null_strides(f):
+    ndim, version = f[6], f[1]
+    if f[10] is None:
+        raise BufferError(f"Expected DLTensor.shape for a tensor of rank {ndim}, but got NULL.")
+    if ndim and version is not None and version >= (1, 2):
+        raise BufferError(f"Expected DLTensor.strides (DLPack {version[0]}.{version[1]} forbids NULL), but got NULL.")
+    return compact_row_major(f[10])  # pre-1.2 producers may send NULL for row-major
+
+
+def _check_data(f, data, align):
+    size = 1
+    for s in f[10]:
+        size *= s
+    if not size:
+        return  # an empty tensor may have any data pointer, NULL included
+    if not f[3]:
+        raise BufferError(f"Expected a data pointer for a tensor of {size} elements, but got NULL.")
+    raise ValueError(
+        f"Expected the data pointer to be aligned to assumed_align={align} bytes, but got {data:#x} "
+        f"(aligned to {data & -data} bytes)."
+    )
+
+
+def _device_name(code: int) -> str:
+    try:
+        return DLDeviceType(code).name
+    except ValueError:
+        return f"unknown device type {code}"
+
+
+def make_tensor(iterator, layout) -> Tensor:
+    """A tensor over a pointer (or another tensor's memory) with any layout, static or dynamic:
+    ``wb.make_tensor(wb.make_ptr(wb.Float32, addr, 'gmem'), wb.make_layout((m, k), stride=(k, 1)))``."""
+    if type(layout) is not Layout:
+        layout = make_layout(layout)
+    if type(iterator) is Tensor:
+        src = iterator
+        owner, dev, etype, flags, align, data = src, src.device, src._etype, src._f[2], src._align, src._data
+        version = src._f[1]
+    elif type(iterator) is Pointer:
+        owner, etype, flags, align, data, version = None, iterator.element_type, 0, iterator.assumed_align, iterator.address, None
+        dev = (_CUDA, 0) if iterator.memspace == "gmem" else (_CPU, 0)
+    else:
+        raise TypeError(f"Expected a wb.Pointer or wb.Tensor as the iterator, but got {type(iterator).__name__}.")
+    try:
+        shape, stride = value_of(layout.shape), value_of(layout.stride)
+    except ValueError:  # symbolic modes: the layout is all there is
+        shape, stride = layout.shape, layout.stride
+    code, bits, lanes = dldtype_of(etype)
+    t = _new(Tensor)
+    t._f = (owner, version, flags, data, dev[0], dev[1], len(shape) if type(shape) is tuple else 1,
+            code, bits, lanes, shape, stride, 0, code | bits << 8 | lanes << 16)
+    t._data = data
+    t._etype = etype
+    t._stride = stride
+    t._align = align
+    t._order = None
+    t._marks = None if layout.is_static else ("given",)
+    t._layout = layout
+    return t

@@ -82,7 +82,7 @@ static PyObject *int64_tuple(const int64_t *p, int n) {
   return t;
 }
 
-/* (owner, version, flags, data, device_type, device_id, ndim, code, bits, lanes, shape, strides, byte_offset)
+/* (owner, version, flags, data, device_type, device_id, ndim, code, bits, lanes, shape, strides, byte_offset, packed_dtype)
  * version is (major, minor) or None (legacy); strides is None when the producer sent NULL;
  * shape is None when ndim > 0 and the producer sent NULL (the Python side rejects it). */
 static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t) {
@@ -104,10 +104,12 @@ static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, cons
   } else {
     strides = Py_NewRef(Py_None);
   }
-  return Py_BuildValue("(OOKKiiiiiiNNK)", owner, version, (unsigned long long)flags,
+  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type */
+  return Py_BuildValue("(OOKKiiiiiiNNKk)", owner, version, (unsigned long long)flags,
                        (unsigned long long)(uintptr_t)t->data, t->device.device_type, t->device.device_id,
                        n, (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes, shape, strides,
-                       (unsigned long long)t->byte_offset);
+                       (unsigned long long)t->byte_offset,
+                       (unsigned long)t->dtype.code | ((unsigned long)t->dtype.bits << 8) | ((unsigned long)t->dtype.lanes << 16));
 }
 
 static PyObject *consume(PyObject *mod, PyObject *capsule) {

@@ -31,6 +31,18 @@ _REVERSE = {t: (int(code), bits) for (code, bits), t in SCALAR_TABLE.items()}
 _CACHE: dict[tuple[int, int, int], et.ElementType] = {}
 
 
+PACKED: dict[int, et.ElementType] = {int(c) | b << 8 | 1 << 16: t for (c, b), t in SCALAR_TABLE.items()}
+
+
+def element_type_of_packed(packed: int) -> et.ElementType:
+    """element_type_of for ``code | bits << 8 | lanes << 16`` (what the C importer returns)."""
+    t = PACKED.get(packed)
+    if t is None:
+        t = element_type_of(packed & 0xFF, (packed >> 8) & 0xFF, packed >> 16)
+        PACKED[packed] = t
+    return t
+
+
 def element_type_of(code: int, bits: int, lanes: int = 1) -> et.ElementType:
     """The element type of a DLDataType; an unknown combination is a BufferError naming it."""
     key = (code, bits, lanes)

@@ -40,6 +40,7 @@ class Fields(NamedTuple):
     shape: tuple | None       # None: the producer sent shape == NULL with ndim > 0
     strides: tuple | None     # None: strides == NULL
     byte_offset: int
+    packed_dtype: int         # code | bits << 8 | lanes << 16
 
 
 _GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
