@@ -23,7 +23,9 @@ The checks, in order (``*`` marks a check CCCL does not make):
     layout_left of rank > 1
 11. per mode: layout_right / layout_left compatible strides ("shape overflow" when the compact
     stride overflows int64), layout_stride strictly positive strides
-12. *layout_stride_relaxed: the offset must cover the negative strides (a debug-only assertion
+12. *the size and required_span_size() fit int64_t (index_type; CCCL asserts it only in debug
+    builds, release builds wrap around and report e.g. required_span_size() == 0)
+13. *layout_stride_relaxed: the offset must cover the negative strides (a debug-only assertion
     in CCCL, silent out-of-bounds access in release builds)
 
 Improvements over CCCL, each tested in tests/test_mdspan.py:
@@ -57,6 +59,7 @@ refuse element access.  Vector types (``vector_type(Float32, 4)``) access as a t
 from __future__ import annotations
 
 import ctypes
+import math
 import operator
 
 import numpy as np
@@ -183,16 +186,24 @@ def _compact_strides(extents, layout):
     return tuple(strides)
 
 
+_ENUMERATE_LIMIT = 1 << 22
+
+
 def _is_unique(extents, strides):
     """Whether distinct indices map to distinct offsets; exact.
 
-    Negating a stride re-indexes its mode, so only |stride| matters.  Sorted by |stride|, if
-    each stride exceeds the span of all smaller modes the mapping is unique (mixed radix);
-    otherwise the offsets are enumerated (O(size log size)).
+    Negating a stride re-indexes its mode, so only |stride| matters, and modes of extent 1 do
+    not matter.  Decided by, in turn: a zero stride (not unique); sorted by |stride|, each
+    stride beyond the reach of the smaller modes (unique, mixed radix); more elements than
+    offsets in the span (not unique, pigeonhole); two modes (unique iff no d1*s1 == d2*s2 with
+    0 < |d_k| < e_k, via the gcd); else enumerating the offsets (up to 2**22 elements; beyond
+    that a ValueError says the question is too costly to answer exactly).
     """
     if any(e == 0 for e in extents):
         return True
     modes = sorted((abs(s), e) for e, s in zip(extents, strides) if e > 1)
+    if any(s == 0 for s, _ in modes):
+        return False
     reach = 0
     for s, e in modes:
         if s <= reach:
@@ -200,8 +211,20 @@ def _is_unique(extents, strides):
         reach += s * (e - 1)
     else:
         return True
-    if any(s == 0 for s, _ in modes):
+    size = 1
+    for _, e in modes:
+        size *= e
+    if size > 1 + sum(s * (e - 1) for s, e in modes):
         return False
+    if len(modes) == 2:
+        (s1, e1), (s2, e2) = modes
+        g = math.gcd(s1, s2)
+        return not (s2 // g <= e1 - 1 and s1 // g <= e2 - 1)
+    if size > _ENUMERATE_LIMIT:
+        raise ValueError(
+            f"Expected at most {_ENUMERATE_LIMIT} elements to decide is_unique() exactly for interleaved strides, "
+            f"but got {size} (extents {tuple(extents)}, strides {tuple(strides)})."
+        )
     offsets = np.zeros(1, dtype=np.int64)
     for s, e in modes:
         offsets = (offsets[:, None] + np.arange(e, dtype=np.int64) * s).ravel()
@@ -667,8 +690,8 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
     data = tensor.data or 0
     shape_ptr = tensor.shape
     if data == 0:
-        empty = rank > 0 and bool(shape_ptr) and any(shape_ptr[i] == 0 for i in range(rank)) \
-            and all(shape_ptr[i] >= 0 for i in range(rank))
+        # The later checks (shape, strides) still apply, exactly as with a real pointer.
+        empty = rank > 0 and bool(shape_ptr) and any(shape_ptr[i] == 0 for i in range(rank))
         if not empty:
             raise ValueError("DLTensor data must be non-null, but got NULL for a tensor that is not empty.")
     # 5. relaxed: byte_offset in whole elements
@@ -682,7 +705,8 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
             )
         handle = data
     else:
-        handle = data + byte_offset
+        # An empty tensor with data NULL keeps a NULL handle: there is nothing to offset into.
+        handle = data + byte_offset if data else 0
     # 6. alignment (CCCL: "not exact, size != alignment, but works for the supported types")
     if datatype_size > 0 and handle % datatype_size != 0:
         raise ValueError(
@@ -740,7 +764,14 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
     else:
         strides = given
     mapping = MdspanMapping(layout, shape, strides, offset)
-    # 12. improvement: negative strides must not reach below the data pointer
+    # 12. improvement: CCCL only asserts this in debug builds; release builds wrap around
+    span = max(mapping.size(), mapping.required_span_size())
+    if span > _INT64_MAX:
+        raise ValueError(
+            f"layout_{layout}::mapping: required span size is not representable as index_type: expected at most "
+            f"{_INT64_MAX} (int64_t), but got {span} (shape {shape}, strides {strides})."
+        )
+    # 13. improvement: negative strides must not reach below the data pointer
     if relaxed and mapping.size() > 0 and mapping.min_offset() < 0:
         need = offset - mapping.min_offset()
         raise ValueError(
