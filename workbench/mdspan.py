@@ -25,8 +25,10 @@ The checks, in order (``*`` marks a check CCCL does not make):
     stride overflows int64), layout_stride strictly positive strides
 12. *the size and required_span_size() fit int64_t (index_type; CCCL asserts it only in debug
     builds, release builds wrap around and report e.g. required_span_size() == 0)
-13. *layout_stride_relaxed: the offset must cover the negative strides (a debug-only assertion
-    in CCCL, silent out-of-bounds access in release builds)
+13. *layout_stride_relaxed: where the negative strides reach below the data pointer (numpy's
+    ``a[:, ::-1]``), the view is rebased: ``data_handle()`` moves down and ``offset()`` up by
+    the same number of elements, so each element keeps its address and every mapped offset is
+    >= 0 (CCCL keeps the pointer and breaks its mapping's precondition, asserted in debug only)
 
 Improvements over CCCL, each tested in tests/test_mdspan.py:
 
@@ -771,13 +773,14 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
             f"layout_{layout}::mapping: required span size is not representable as index_type: expected at most "
             f"{_INT64_MAX} (int64_t), but got {span} (shape {shape}, strides {strides})."
         )
-    # 13. improvement: negative strides must not reach below the data pointer
+    # 13. improvement: negative strides reaching below the data pointer (numpy's a[:, ::-1]
+    # exports data at element 0 with byte_offset 0) rebase: the handle moves down and the offset
+    # up by the same number of elements, so every element keeps its address and all mapped
+    # offsets are >= 0, the mapping's precondition (CCCL asserts it in debug builds only).
     if relaxed and mapping.size() > 0 and mapping.min_offset() < 0:
-        need = offset - mapping.min_offset()
-        raise ValueError(
-            f"layout_stride_relaxed::mapping: offset is insufficient for negative strides: expected an element "
-            f"offset (byte_offset / {sizeof}) >= {need}, but got {offset}."
-        )
+        shift = -mapping.min_offset()
+        mapping = MdspanMapping(layout, shape, strides, offset + shift)
+        handle -= shift * sizeof
     return Mdspan(kind, const(t) if (is_const or ro) else t, mapping, handle, device=device, owner=owner)
 
 
@@ -795,7 +798,8 @@ _DOC = """Convert a DLTensor to a ``{view}`` as CCCL's ``cuda::{fn}<T, Rank, Lay
     whose message starts with CCCL's text.  Guarantees, for the returned ``md``:
     ``md.extent(i) == shape[i]``; ``md.stride(i) == strides[i]`` (computed for right/left, and
     row-major where strides may be NULL); ``md.data_handle() == data + byte_offset``
-    (stride_relaxed: ``== data`` and ``md.offset() == byte_offset // sizeof(T)``).
+    (stride_relaxed: ``== data`` and ``md.offset() == byte_offset // sizeof(T)``, unless rebased
+    for negative strides; the address of element 0, ``data + byte_offset``, is kept in every case).
     """
 
 
