@@ -382,17 +382,11 @@ class Tensor:
                 "read-only and a legacy capsule cannot say so."
             )
         if self._marks is None:
-            shape, stride = self._f[10], self._stride
+            shape, stride = flatten(self._f[10]), flatten(self._stride)
         else:
             shape, stride = value_of(flatten(self.layout.shape)), value_of(flatten(self.layout.stride))
-        if any(d < 0 for d in stride):
-            caller = sys._getframe(1).f_globals.get("__name__", "")
-            if caller.startswith("torch"):
-                # torch 2.13's from_dlpack aborts the whole process on negative strides.
-                raise BufferError(
-                    f"Expected non-negative strides for torch.from_dlpack, but got {stride}: torch 2.13 aborts the "
-                    "process on them. Export a copy instead (e.g. torch.from_numpy(t.numpy().copy()))."
-                )
+        if self.read_only or (stride and min(stride) < 0):
+            _refuse_torch_hazards(self, stride, sys._getframe(1).f_globals.get("__name__", ""))
         code, bits, lanes = dldtype_of(self._etype)
         dev = self.device
         return _native.export(self, versioned, self._f[2] & (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED),
@@ -407,6 +401,22 @@ class Tensor:
         if self._etype.numpy is None:
             raise TypeError(f"Expected an element type numpy can hold, but got {self._etype.name}.")
         return np.from_dlpack(self)
+
+
+def _refuse_torch_hazards(t, stride, caller: str):
+    """torch 2.13 as a consumer aborts the process on negative strides and hands out writable
+    tensors over READ_ONLY capsules; refuse both when the caller is torch."""
+    if not caller.startswith("torch"):
+        return
+    if stride and min(stride) < 0:
+        raise BufferError(
+            f"Expected non-negative strides for torch.from_dlpack, but got {stride}: torch 2.13 aborts the "
+            "process on them. Export a copy instead (e.g. torch.from_numpy(t.numpy().copy()))."
+        )
+    raise BufferError(
+        "Expected a writable tensor for torch.from_dlpack, but got a read-only one: torch 2.13 ignores "
+        "READ_ONLY and would hand out a writable tensor. Export a copy instead."
+    )
 
 
 def _deduce_stride_order(stride):

@@ -1,0 +1,282 @@
+"""The DLPack bridge: import rules (spec sentences quoted), ownership, export, round trips."""
+
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench.dlpack import DLPACK_FLAG_BITMASK_IS_COPIED as IS_COPIED
+from workbench.dlpack import DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED as PADDED
+from workbench.dlpack import DLPACK_FLAG_BITMASK_READ_ONLY as READ_ONLY
+from workbench.dlpack import DLDataTypeCode, DLDeviceType, element_type_of
+from workbench.dlpack.dtypes import SCALAR_TABLE, dldtype_of
+from workbench.dlpack.importer import consume
+
+from producers import Producer
+
+
+# -- ownership: "the consumer calls the deleter exactly once when its own object dies" -----------
+def test_deleter_runs_exactly_once_when_last_view_dies():
+    p = Producer()
+    t = wb.from_dlpack(p)
+    view = wb.make_tensor(t, wb.make_layout((2, 2), stride=(4, 1)))
+    exported = np.from_dlpack(t)
+    del t
+    gc.collect()
+    assert p.deleter_calls == 0, "a view still lives"
+    assert exported[2, 3] == 11.0 and view.numpy()[1, 1] == 5.0
+    del view
+    gc.collect()
+    assert p.deleter_calls == 0, "the numpy array exported from the tensor still lives"
+    del exported
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_consuming_renames_the_capsule():
+    cap = Producer().capsule()
+    t = wb.from_dlpack(cap)
+    assert "used_dltensor_versioned" in repr(cap)
+    with pytest.raises(BufferError, match="already consumed"):
+        wb.from_dlpack(cap)
+    del t
+
+
+def test_unconsumed_capsule_is_released_by_its_destructor():
+    p = Producer()
+    cap = p.capsule()
+    del cap
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_future_major_version_is_a_buffer_error_and_still_deleted_once():
+    # dlpack.h: "If an obtained DLPack tensor has a major version that disagrees ... the consumer
+    # must call the deleter (and it is safe to do so). It is not safe to access any other fields."
+    p = Producer(version=(2, 0))
+    with pytest.raises(BufferError, match="major version 1, but got version 2.0"):
+        wb.from_dlpack(p)
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_minor_version_above_ours_is_read():
+    t = wb.from_dlpack(Producer(version=(1, 7)))
+    assert t.dlpack_version == (1, 7) and t.shape == (3, 4)
+
+
+def test_legacy_producer_fallback_and_capsule_name_branching():
+    # A producer that predates max_version raises TypeError on the keyword; we call it again.
+    p = Producer(versioned=False, accepts_max_version=False)
+    t = wb.from_dlpack(p)
+    assert t.dlpack_version is None and t.shape == (3, 4) and p.capsules_made == 1
+    # Branch on the capsule name, not on what was asked: a legacy capsule for a versioned request.
+    t2 = wb.from_dlpack(Producer(versioned=False))
+    assert t2.dlpack_version is None
+    del t, t2
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+@pytest.mark.parametrize("versioned,version,ok", [(False, None, True), (True, (1, 1), True), (True, (1, 2), False), (True, (1, 3), False)])
+def test_null_strides_are_row_major_only_before_1_2(versioned, version, ok):
+    # dlpack.h 1.2: "strides ... can not be NULL if ndim != 0" (older: NULL means compact row-major)
+    p = Producer(versioned=versioned, version=version or (1, 0), strides=None)
+    if ok:
+        assert wb.from_dlpack(p).stride == (4, 1)
+    else:
+        with pytest.raises(BufferError, match="forbids NULL"):
+            wb.from_dlpack(p)
+
+
+def test_null_data_only_for_empty_tensors():
+    empty = Producer(np.zeros((0, 3), np.float32), data=0)
+    t = wb.from_dlpack(empty)
+    assert t.shape == (0, 3) and t.data_ptr == 0 and wb.size(t.layout) == 0
+    with pytest.raises(BufferError, match="data pointer for a tensor of 12 elements, but got NULL"):
+        wb.from_dlpack(Producer(data=0))
+
+
+def test_unknown_dtype_and_device_are_clear_errors():
+    with pytest.raises(BufferError, match=r"\(unknown code 99, 32\)"):
+        wb.from_dlpack(Producer(dtype=(99, 32, 1)))
+    with pytest.raises(BufferError, match=r"\(kDLFloat, 8\)"):
+        wb.from_dlpack(Producer(dtype=(2, 8, 1)))
+    with pytest.raises(BufferError, match="kDLMetal"):
+        wb.from_dlpack(Producer(device=(8, 0)))
+    with pytest.raises(BufferError, match="non-negative DLTensor.shape"):
+        wb.from_dlpack(Producer(shape=(3, -4)))
+
+
+def test_flags_are_surfaced():
+    t = wb.from_dlpack(Producer(flags=READ_ONLY | IS_COPIED))
+    assert t.read_only and t.is_copied
+    fp4 = wb.from_dlpack(Producer(np.zeros(8, np.uint8), dtype=(17, 4, 1), flags=PADDED))
+    assert fp4.element_type is wb.Float4E2M1FN and fp4.subbyte_padded
+    assert not wb.from_dlpack(Producer(np.zeros(4, np.uint8), dtype=(17, 4, 1))).subbyte_padded
+
+
+def test_byte_offset_is_applied():
+    a = np.arange(12, dtype=np.float32)
+    t = wb.from_dlpack(Producer(a, shape=(4,), strides=(1,), byte_offset=8))
+    assert t.data_ptr == a.ctypes.data + 8 and list(t.numpy()) == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_consume_keeps_raw_fields_for_inspection():
+    imp = consume(Producer(byte_offset=4, flags=IS_COPIED, shape=(2, 2), strides=(4, 1)))
+    f = imp.fields
+    assert (f.version, f.flags, f.byte_offset, f.shape, f.strides) == ((1, 3), IS_COPIED, 4, (2, 2), (4, 1))
+    assert imp.dltensor.ndim == 2 and imp.dltensor.shape[1] == 2 and imp.dltensor.byte_offset == 4
+
+
+# -- dtype table ----------------------------------------------------------------------------
+def test_every_dlpack_code_maps_both_ways():
+    codes = {c for c, _ in SCALAR_TABLE}
+    assert codes == set(DLDataTypeCode) - {DLDataTypeCode.kDLOpaqueHandle}
+    for (code, bits), t in SCALAR_TABLE.items():
+        assert dldtype_of(t) == (code, bits, 1)
+        v = element_type_of(code, bits, 4)
+        assert v.lanes == 4 and v.scalar is t and dldtype_of(v) == (code, bits, 4)
+    assert element_type_of(2, 32, 4).ctype == "float4"
+    assert element_type_of(2, 16, 2).ctype == "__half2"
+    assert set(DLDeviceType) >= {DLDeviceType.kDLCUDAManaged, DLDeviceType.kDLTrn}
+
+
+# -- torch and numpy, both directions ------------------------------------------------------
+TORCH_DTYPES = [torch.bool, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16,
+                torch.uint32, torch.uint64, torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                torch.complex64, torch.complex128, torch.float8_e4m3fn, torch.float8_e5m2,
+                torch.float8_e4m3fnuz, torch.float8_e5m2fnuz, torch.float8_e8m0fnu]
+TORCH_NAMES = {torch.bool: "Boolean", torch.bfloat16: "BFloat16", torch.float8_e4m3fn: "Float8E4M3FN",
+               torch.float8_e5m2: "Float8E5M2", torch.float8_e4m3fnuz: "Float8E4M3FNUZ",
+               torch.float8_e5m2fnuz: "Float8E5M2FNUZ", torch.float8_e8m0fnu: "Float8E8M0FNU",
+               torch.complex64: "Complex64", torch.complex128: "Complex128", torch.float16: "Float16",
+               torch.float32: "Float32", torch.float64: "Float64"}
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_torch_round_trip_every_dtype(dtype):
+    x = torch.arange(24).reshape(2, 3, 4).to(torch.float32).to(dtype)
+    t = wb.from_dlpack(x)
+    name = TORCH_NAMES.get(dtype) or str(dtype).split(".")[1].capitalize()
+    assert t.element_type.name == name
+    assert t.shape == (2, 3, 4) and t.stride == (12, 4, 1) and t.data_ptr == x.data_ptr()
+    y = torch.from_dlpack(t)
+    assert y.dtype == dtype and y.data_ptr() == x.data_ptr() and y.stride() == x.stride()
+    assert torch.equal(y.view(torch.uint8), x.view(torch.uint8))
+
+
+NUMPY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_numpy_round_trip_every_dtype(dtype):
+    a = (np.arange(24) % 7).reshape(4, 6).astype(dtype)[:, ::2]
+    t = wb.from_dlpack(a)
+    assert t.element_type.numpy == dtype and t.shape == (4, 3) and t.stride == (6, 2)
+    b = np.from_dlpack(t)
+    assert b.ctypes.data == a.ctypes.data and np.array_equal(a, b)
+    c = torch.from_dlpack(t)
+    assert c.data_ptr() == a.ctypes.data and c.stride() == (6, 2)
+
+
+def test_writes_are_shared_memory():
+    x = torch.zeros(3, 4)
+    t = wb.from_dlpack(x)
+    np.from_dlpack(t)[1, 2] = 7.0
+    assert x[1, 2] == 7.0
+    torch.from_dlpack(t)[0, 0] = 5.0
+    assert x[0, 0] == 5.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(()),                                   # 0-d
+    lambda: torch.zeros(0, 5),                                 # size 0
+    lambda: torch.zeros(4, 6)[1:3, ::2],                       # sliced
+    lambda: torch.zeros(2, 3, 4).permute(2, 0, 1),             # permuted
+    lambda: torch.zeros(3, 1, 5),                              # size-1 dim
+    lambda: torch.zeros(3, 1).expand(3, 4),                    # broadcast (stride 0)
+    lambda: np.zeros((4, 6))[::-1, ::2],                       # negative stride
+    lambda: np.zeros(()),
+    lambda: np.broadcast_to(np.arange(3.0), (4, 3)),           # read-only broadcast
+], ids=["0d", "size0", "sliced", "permuted", "size1", "broadcast", "negative", "np0d", "np-broadcast"])
+def test_strided_forms_survive_the_round_trip(make):
+    x = make()
+    t = wb.from_dlpack(x)
+    itemsize = x.element_size() if isinstance(x, torch.Tensor) else x.itemsize
+    want = tuple(x.stride()) if isinstance(x, torch.Tensor) else tuple(s // itemsize for s in x.strides)
+    assert t.stride == want and t.shape == tuple(x.shape)
+    back = np.from_dlpack(t)
+    assert back.shape == tuple(x.shape)
+    if back.size:
+        src = x.numpy() if isinstance(x, torch.Tensor) else x
+        assert back.ctypes.data == src.ctypes.data and back.strides == src.strides
+
+
+def test_read_only_numpy_is_read_only_and_exports_so():
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    t = wb.from_dlpack(a)
+    assert t.read_only
+    b = np.from_dlpack(t)
+    assert not b.flags.writeable
+    with pytest.raises(BufferError, match="read-only and a legacy capsule cannot say so"):
+        t.__dlpack__()  # a legacy request
+    with pytest.raises(BufferError, match="torch 2.13 ignores READ_ONLY"):
+        torch.from_dlpack(t)  # torch would hand out a writable tensor over read-only memory
+
+
+def test_torch_neg_conj_and_grad_are_refused_with_the_fix():
+    z = torch.randn(3, dtype=torch.complex64)
+    with pytest.raises(BufferError, match="resolve_conj"):
+        wb.from_dlpack(z.conj())
+    with pytest.raises(BufferError, match="resolve_neg"):
+        wb.from_dlpack(z.conj().imag)  # a real tensor with the neg bit
+    with pytest.raises(BufferError, match="detach"):
+        wb.from_dlpack(torch.randn(3, requires_grad=True))
+    assert wb.from_dlpack(z.conj().resolve_conj()).element_type is wb.Complex64
+
+
+def test_negative_strides_never_reach_torch():
+    # torch 2.13's from_dlpack aborts the process on a negative-stride capsule.
+    t = wb.from_dlpack(np.arange(6.0)[::-1])
+    with pytest.raises(BufferError, match="aborts the process"):
+        torch.from_dlpack(t)
+    assert list(np.from_dlpack(t)) == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+
+
+def test_export_refuses_copy_and_foreign_device():
+    t = wb.from_dlpack(np.zeros(3))
+    with pytest.raises(BufferError, match="zero-copy"):
+        t.__dlpack__(max_version=(1, 3), copy=True)
+    with pytest.raises(BufferError, match="dl_device"):
+        t.__dlpack__(max_version=(1, 3), dl_device=(2, 0))
+    assert t.__dlpack_device__() == (1, 0)
+
+
+def test_not_a_dlpack_object():
+    with pytest.raises(TypeError, match="implementing __dlpack__.*got list"):
+        wb.from_dlpack([1, 2, 3])
+
+
+@pytest.mark.gpu
+def test_cuda_tensors_are_gmem_and_round_trip():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("no CUDA device")
+    except Exception:
+        pytest.skip("no CUDA device")
+    x = torch.arange(12.0, device="cuda").reshape(3, 4)
+    t = wb.from_dlpack(x)
+    assert t.memspace == "gmem" and t.device == (2, 0) and t.data_ptr == x.data_ptr()
+    assert str(t).endswith("@gmem o (3,4):(4,1)>")
+    y = torch.from_dlpack(t)
+    assert y.device.type == "cuda" and y.data_ptr() == x.data_ptr()
+    c = cupy.arange(6, dtype=cupy.float32)
+    tc = wb.from_dlpack(c)
+    assert tc.memspace == "gmem" and tc.data_ptr == c.data.ptr
+    assert cupy.from_dlpack(tc).data.ptr == c.data.ptr
