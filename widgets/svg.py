@@ -9,6 +9,7 @@ shared attributes are written once.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 import numpy as np
@@ -129,3 +130,63 @@ def _rules(grid: Grid, left: int, top: int, cw: int, ch: int) -> str:
     out.append(f'<rect x="{left}" y="{top}" width="{nc * cw}" height="{nr * ch}" fill="none" stroke-width="1.5"/>')
     out.append("</g>")
     return "\n".join(out)
+
+
+_SIZE = re.compile(r'<svg [^>]*width="(\d+)" height="(\d+)"')
+
+
+def hstack_svg(parts: list[str], captions: list[str] | None = None, gap: int = 16) -> str:
+    """Several grid SVGs side by side in one document (nested ``<svg>`` elements), captions above."""
+    sizes = [tuple(int(x) for x in _SIZE.search(p).groups()) for p in parts]
+    cap_h = 18 if captions else 0
+    width = sum(w for w, _ in sizes) + gap * (len(parts) - 1)
+    height = max(h for _, h in sizes) + cap_h
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">']
+    x = 0
+    for k, (p, (w, h)) in enumerate(zip(parts, sizes)):
+        if captions:
+            out.append(f'<text x="{x + 4}" y="13" font-weight="bold">{_esc(captions[k])}</text>')
+        body = p.split(">", 1)[1].rsplit("</svg>", 1)[0]   # drop the outer tag, keep the content
+        out.append(f'<svg x="{x}" y="{cap_h}" width="{w}" height="{h}" viewBox="0 0 {w} {h}">{body}</svg>')
+        x += w + gap
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def table_svg(title: str, rows: list[tuple[str, str]], error: str = "") -> str:
+    """A two-column key/value table as one SVG (the static form of the text views)."""
+    kw = max((len(k) for k, _ in rows), default=4) * CHAR_W + 16
+    vw = max([len(v) for _, v in rows] + [0]) * CHAR_W + 16
+    width, line = max(kw + vw, CHAR_W * max(len(title), len(error)) + 16), 18
+    height = line * (len(rows) + 1 + bool(error)) + 12
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
+           f"<title>{_esc(title)}</title>",
+           f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="4" y="14" font-weight="bold">{_esc(title)}</text>']
+    for i, (k, v) in enumerate(rows):
+        y = line * (i + 1) + 14
+        if i % 2 == 0:
+            out.append(f'<rect x="0" y="{y - 13}" width="{width}" height="{line}" fill="#f2f2f2"/>')
+        out.append(f'<text x="4" y="{y}" fill="#555555">{_esc(k)}</text><text x="{kw}" y="{y}">{_esc(v)}</text>')
+    if error:
+        out.append(f'<text x="4" y="{line * (len(rows) + 1) + 14}" fill="{SEL_COLOR}">{_esc(error)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def vstack_svg(parts: list[str], gap: int = 8) -> str:
+    """Several SVGs one under the other in one document."""
+    sizes = [tuple(int(x) for x in _SIZE.search(p).groups()) for p in parts]
+    width = max(w for w, _ in sizes)
+    height = sum(h for _, h in sizes) + gap * (len(parts) - 1)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">']
+    y = 0
+    for p, (w, h) in zip(parts, sizes):
+        body = p.split(">", 1)[1].rsplit("</svg>", 1)[0]
+        out.append(f'<svg x="0" y="{y}" width="{w}" height="{h}" viewBox="0 0 {w} {h}">{body}</svg>')
+        y += h + gap
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

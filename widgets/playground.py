@@ -1,0 +1,150 @@
+"""AlgebraPlayground: type two layouts, pick an operation, see A, B and the result side by side.
+
+Colouring is shared: every cell is coloured by the offset of A's codomain it finally denotes, so
+equal colours across the three grids are the same memory element.  A's cells show A(i); the
+result's cells show R(i); B's cells, when B's values index A's domain (composition, the divides),
+are coloured by A(B(i)), otherwise by their own offset.  Parse and algebra errors are shown in
+place with their message.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import numpy as np
+
+import workbench as wb
+from workbench.layout import Layout, parse_layout
+
+from .base import SvgFallback
+from .canvas import GridCanvas
+from .grid import PALETTE, layout_grid
+from .svg import grid_svg, hstack_svg, table_svg, vstack_svg
+
+# name -> (function, how B is read: 'layout' or 'int-or-empty', whether B indexes A's domain)
+OPERATIONS = {
+    "composition": (wb.composition, "layout", True),
+    "complement": (wb.complement, "int-or-empty", False),
+    "logical_divide": (wb.logical_divide, "layout", True),
+    "zipped_divide": (wb.zipped_divide, "layout", True),
+    "tiled_divide": (wb.tiled_divide, "layout", True),
+    "logical_product": (wb.logical_product, "layout", False),
+    "zipped_product": (wb.zipped_product, "layout", False),
+    "blocked_product": (wb.blocked_product, "layout", False),
+    "raked_product": (wb.raked_product, "layout", False),
+    "coalesce": (wb.coalesce, "none", False),
+    "right_inverse": (wb.right_inverse, "none", False),
+    "left_inverse": (wb.left_inverse, "none", False),
+}
+MAX_DRAWN = 4096
+
+
+class AlgebraPlayground(SvgFallback, W.VBox):
+    """``AlgebraPlayground(a='(4,2):(1,4)', b='(2,2):(2,1)', operation='composition')``."""
+
+    def __init__(self, a: str = "(4,2):(1,4)", b: str = "(2,2):(2,1)", operation: str = "composition"):
+        if operation not in OPERATIONS:
+            raise ValueError(f"Expected operation to be one of {', '.join(OPERATIONS)}, but got {operation!r}.")
+        self.a_control = W.Text(value=a, description="A", continuous_update=False)
+        self.b_control = W.Text(value=b, description="B", continuous_update=False)
+        self.op_control = W.Dropdown(options=list(OPERATIONS), value=operation, description="operation")
+        self.info = W.HTML()
+        self.canvases = [GridCanvas(), GridCanvas(), GridCanvas()]
+        self.A = self.B = self.result = None
+        self._error = ""
+        self._compute()
+        for c in (self.a_control, self.b_control, self.op_control):
+            c.observe(lambda _ch: self._compute(), "value")
+        super().__init__([W.HBox([self.a_control, self.b_control, self.op_control]), self.info,
+                          W.HBox(self.canvases)])
+
+    # -- computation ---------------------------------------------------------------------------
+    def _compute(self) -> None:
+        op = self.op_control.value
+        fn, bkind, b_indexes_a = OPERATIONS[op]
+        self.A = self.B = self.result = None
+        self._error = ""
+        try:
+            self.A = parse_layout(self.a_control.value)
+            btext = self.b_control.value.strip()
+            if bkind == "layout":
+                self.B = parse_layout(btext)
+                self.result = fn(self.A, self.B)
+            elif bkind == "int-or-empty":
+                arg = None if not btext else _int_or_shape(btext)
+                self.result = fn(self.A) if arg is None else fn(self.A, arg)
+            else:
+                self.result = fn(self.A)
+            if type(self.result) is not Layout:
+                raise TypeError(f"Expected the {op} of two layouts to be a Layout, but got {type(self.result).__name__}.")
+        except (ValueError, TypeError, ZeroDivisionError) as e:   # shown in place
+            self._error = f"{type(e).__name__}: {e}"
+        self._b_indexes_a = b_indexes_a
+        self._refresh()
+
+    def grids(self) -> list:
+        """The drawable grids (A, B, result), each None when absent or too large to draw."""
+        out = []
+        a_off = None
+        if self.A is not None and self.A.is_static and self.A.size <= MAX_DRAWN:
+            a_off = self.A.offsets()
+        for which, lay in (("A", self.A), ("B", self.B), ("result", self.result)):
+            if lay is None or not lay.is_static or lay.size > MAX_DRAWN:
+                out.append(None)
+                continue
+            g = layout_grid(lay)
+            if which == "B" and self._b_indexes_a and a_off is not None:
+                b = g.keys.astype(np.int64)
+                if b.min() >= 0 and b.max() < len(a_off):   # B's values are A's coordinates
+                    g.colors = np.mod(a_off[b], len(PALETTE)).astype(np.uint8)
+            g.title = f"{which} = {lay}"
+            out.append(g)
+        return out
+
+    def _refresh(self) -> None:
+        rows = self.rows()
+        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
+                       f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
+        err = (f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(self._error)}</code></div>"
+               if self._error else "")
+        self.info.value = f"<table class='wb-algebra'>{body}</table>{err}"
+        for canvas, g in zip(self.canvases, self.grids()):
+            if g is None:
+                canvas.layout.display = "none"
+            else:
+                canvas.layout.display = None
+                canvas.show(g)
+
+    # -- read-outs -----------------------------------------------------------------------------
+    @property
+    def error(self) -> str:
+        return self._error
+
+    def rows(self) -> list[tuple[str, str]]:
+        op = self.op_control.value
+        bkind = OPERATIONS[op][1]
+        call = {"layout": f"wb.{op}(A, B)", "int-or-empty": f"wb.{op}(A{', B' if self.b_control.value.strip() else ''})",
+                "none": f"wb.{op}(A)"}[bkind]
+        rows = [("A", str(self.A) if self.A is not None else self.a_control.value),
+                ("B", str(self.B) if self.B is not None else (self.b_control.value if bkind != "none" else "(unused)")),
+                ("call", call)]
+        if self.result is not None:
+            rows.append(("result", str(self.result)))
+            rows.append(("size / cosize", f"{self.result.size} / {self.result.cosize}"))
+        return rows
+
+    def to_svg(self) -> str:
+        table = table_svg("AlgebraPlayground", self.rows(), self._error)
+        parts = [grid_svg(g) for g in self.grids() if g is not None]
+        return vstack_svg([table, hstack_svg(parts)]) if parts else table
+
+    def __repr__(self) -> str:
+        return f"AlgebraPlayground({self.op_control.value}, A={self.a_control.value}, B={self.b_control.value})"
+
+
+def _int_or_shape(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return parse_layout(text).shape
