@@ -1,2 +1,25 @@
-"""Kernel DSL (issue 5)."""
-__all__: list[str] = []
+"""Kernel DSL: ``@wb.kernel`` Python functions compiled to CUDA C++ (NVRTC via cupy) or run on the
+CPU reference executor.  See ``workbench/dsl/kernel.py`` for dispatch and ``frontend.py`` for the
+supported Python subset."""
+
+from .backend_cupy import compile_ptx, gpu_available
+from .builtins import (
+    Constexpr,
+    block_dim,
+    block_idx,
+    copy,
+    grid_dim,
+    shared_tensor,
+    sync_threads,
+    thread_idx,
+)
+from .cache import cache_info
+from .cpu_executor import KernelRuntimeError
+from .frontend import KernelError
+from .kernel import Kernel, Specialization, kernel, show_code
+
+__all__ = [
+    "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
+    "shared_tensor", "copy", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
+    "KernelError", "KernelRuntimeError",
+]

@@ -1,0 +1,207 @@
+"""Kernel arguments: how each one is described in a specialization key and passed at launch.
+
+* a wb.Tensor: element type, memory space, the layout's static values and dynamic markers
+  (``('?', width, divisibility)``), assumed alignment.  Static modes become compile-time constants,
+  dynamic modes kernel parameters.
+* any other ``__dlpack__`` object (torch, cupy, numpy...): converted implicitly as CuTe DSL does,
+  ``wb.from_dlpack(x).mark_layout_dynamic()``.
+* a wb.Pointer (``wb.make_ptr``): element type, memory space, alignment (the bypass: no layout).
+* a Python int (Int32, or Int64 when it does not fit), float (Float32), bool; numpy scalars by dtype.
+* a parameter annotated ``wb.Constexpr``: its value is part of the key and compiled in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
+from ..layout import Dyn, Layout
+from ..layout.inttuple import flatten
+from ..tensor import Pointer, Tensor, from_dlpack
+from . import ir
+
+_I32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def leaf_sig(x):
+    return x if type(x) is int else ("?", x.width, x.divisibility)
+
+
+def tree_sig(t):
+    if type(t) is tuple:
+        return tuple(tree_sig(e) for e in t)
+    return leaf_sig(t)
+
+
+class TensorSpec:
+    __slots__ = ("etype", "memspace", "shape", "stride", "align", "key")
+
+    def __init__(self, etype, memspace, shape, stride, align):
+        self.etype, self.memspace, self.shape, self.stride, self.align = etype, memspace, shape, stride, align
+        self.key = ("T", etype.name, memspace, shape, stride, align)
+
+    def __str__(self):
+        return f"{self.etype.name}@{self.memspace} o {_fmt(self.shape)}:{_fmt(self.stride)} align={self.align}"
+
+
+class PointerSpec:
+    __slots__ = ("etype", "memspace", "align", "key")
+
+    def __init__(self, etype, memspace, align):
+        self.etype, self.memspace, self.align = etype, memspace, align
+        self.key = ("P", etype.name, memspace, align)
+
+    def __str__(self):
+        return f"Ptr<{self.etype.name}@{self.memspace} align={self.align}>"
+
+
+class ScalarSpec:
+    __slots__ = ("etype", "key")
+
+    def __init__(self, etype):
+        self.etype = etype
+        self.key = ("S", etype.name)
+
+    def __str__(self):
+        return self.etype.name
+
+
+class ConstSpec:
+    __slots__ = ("value", "key")
+
+    def __init__(self, value):
+        self.value = value
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(f"Expected a hashable Constexpr value (int, float, bool, tuple, Layout), but got {type(value).__name__}.") from None
+        self.key = ("C", type(value).__name__, value)
+
+    def __str__(self):
+        return f"Constexpr={self.value!r}"
+
+
+def _fmt(t):
+    if type(t) is tuple and (len(t) != 3 or t[0] != "?"):
+        return "(" + ",".join(_fmt(e) for e in t) + ")"
+    if type(t) is tuple:
+        return repr(Dyn(None, t[1], t[2]))
+    return str(t)
+
+
+def _scalar_type(v):
+    t = type(v)
+    if t is bool or t is np.bool_:
+        return Boolean
+    if t is int:
+        return Int32 if _I32[0] <= v <= _I32[1] else Int64
+    if t is float:
+        return Float32
+    if isinstance(v, np.generic):
+        try:
+            return by_name({"float32": "Float32", "float64": "Float64", "int32": "Int32", "int64": "Int64",
+                            "uint32": "Uint32", "uint64": "Uint64", "int16": "Int16", "int8": "Int8",
+                            "uint8": "Uint8", "uint16": "Uint16"}[v.dtype.name])
+        except KeyError:
+            pass
+    return None
+
+
+def normalize(arg):
+    """Framework tensors become wb.Tensors (from_dlpack + mark_layout_dynamic), as in CuTe DSL."""
+    t = type(arg)
+    if t is Tensor or t is Pointer or t is int or t is float or t is bool:
+        return arg
+    if hasattr(arg, "__dlpack__") and not isinstance(arg, np.generic):
+        return from_dlpack(arg).mark_layout_dynamic()
+    return arg
+
+
+def spec_of(arg, constexpr: bool, pname: str):
+    if constexpr:
+        return ConstSpec(arg)
+    t = type(arg)
+    if t is Tensor:
+        lay = arg.layout
+        return TensorSpec(arg.element_type, arg.memspace, tree_sig(lay.shape), tree_sig(lay.stride), arg.assumed_align)
+    if t is Pointer:
+        return PointerSpec(arg.element_type, arg.memspace, arg.assumed_align)
+    st = _scalar_type(arg)
+    if st is not None:
+        return ScalarSpec(st)
+    raise TypeError(f"Expected a tensor (wb.Tensor or any __dlpack__ object), a wb.Pointer, an int, float or bool for "
+                    f"kernel argument '{pname}', but got {t.__name__}.")
+
+
+_PACK = {Boolean: "?7x", ir.Int8: "b7x", ir.Int16: "h6x", Int32: "i4x", Int64: "q", ir.Uint8: "B7x", ir.Uint16: "H6x",
+         ir.Uint32: "I4x", ir.Uint64: "Q", Float32: "f4x", ir.Float64: "d"}
+
+
+def pack_format(params) -> str:
+    """struct format of the parameter buffer: one 8-byte slot per kernel parameter."""
+    return "<" + "".join("Q" if p.kind == "ptr" else _PACK[p.etype] for p in params)
+
+
+def bind(names, specs, constexpr_names):
+    """Kernel-side values for the parameters, and the IR parameter list (with how to read each value)."""
+    from .frontend import KPointer
+    from .views import KLayout, KTensor
+    env, params = {}, []
+    for i, (n, s) in enumerate(zip(names, specs)):
+        if type(s) is ConstSpec:
+            v = s.value
+            if type(v) is Layout and not v.is_static:
+                raise ValueError(f"Expected a static layout for Constexpr parameter '{n}', but got {v}.")
+            env[n] = v
+        elif type(s) is ScalarSpec:
+            var = ir.Var(n, s.etype, 1)
+            params.append(ir.Param(n, "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
+            env[n] = var
+        elif type(s) is PointerSpec:
+            buf = ir.Buffer(n, s.etype, "gmem", s.align, param=i)
+            params.append(ir.Param(n, "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
+            env[n] = KPointer(buf)
+        else:
+            buf = ir.Buffer(n, s.etype, "gmem", s.align, param=i)
+            params.append(ir.Param(n, "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
+
+            def leaves(tree, what, n=n, i=i):
+                flat = list(flatten(tree)) if type(tree) is tuple else [tree]
+                out = []
+                for k, x in enumerate(flat):
+                    if isinstance(x, tuple):   # ("?", width, div)
+                        et = Int64 if x[1] == 64 else Int32
+                        var = ir.Var(f"{n}_{what}{k}", et, x[2])
+                        params.append(ir.Param(var.name, "scalar", et, var=var, arg_index=i, source=(what, i, k)))
+                        out.append(var)
+                    else:
+                        out.append(x)
+                return out
+            shp = _unflat(leaves(_dyn_as_leaf(s.shape), "shape"), s.shape)
+            std = _unflat(leaves(_dyn_as_leaf(s.stride), "stride"), s.stride)
+            env[n] = KTensor(buf, 0, KLayout(shp, std))
+    return env, params
+
+
+def _dyn_as_leaf(t):
+    """tree_sig marks a dynamic leaf with a ('?', w, d) tuple: make flatten treat it as a leaf."""
+    if type(t) is tuple and not (len(t) == 3 and t[0] == "?"):
+        return tuple(_dyn_as_leaf(e) for e in t)
+    return _Leaf(t) if type(t) is tuple else t
+
+
+class _Leaf(tuple):
+    pass
+
+
+def _unflat(flat, profile):
+    it = iter(flat)
+
+    def build(p):
+        if type(p) is tuple and not (len(p) == 3 and p[0] == "?"):
+            return tuple(build(e) for e in p)
+        return next(it)
+    return build(profile)
+
+
+_ = ElementType

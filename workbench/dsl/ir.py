@@ -1,0 +1,441 @@
+"""The kernel IR: typed expressions and statements between the frontend and the backends.
+
+Every expression has a scalar element type (``wb.Int32``, ``wb.Float32``, ``wb.Boolean`` ...) and
+a known divisibility ``div``: an integer that provably divides its value (0 for the constant 0,
+which every integer divides).  Divisibility is what lets the vectorized copy prove 16-byte
+alignment: ``div(a+b) = gcd(div a, div b)``, ``div(a*b) = div a * div b``.
+
+Expressions are pure (loads read memory at the point where the frontend binds them to a
+variable).  Both backends (CUDA C++ and the CPU executor's Python) walk the same tree.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from ..element_types import (
+    Boolean,
+    ElementType,
+    Float16,
+    Float32,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Uint8,
+    Uint16,
+    Uint32,
+    Uint64,
+)
+
+INT_TYPES = (Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64)
+FLOAT_TYPES = (Float16, Float32, Float64)
+SCALAR_TYPES = INT_TYPES + FLOAT_TYPES + (Boolean,)
+_RANK = {Boolean: 0, Int8: 1, Uint8: 1, Int16: 2, Uint16: 2, Int32: 3, Uint32: 3, Int64: 4, Uint64: 4,
+         Float16: 5, Float32: 6, Float64: 7}
+
+
+def is_int_type(t) -> bool:
+    return t in INT_TYPES
+
+
+def is_float_type(t) -> bool:
+    return t in FLOAT_TYPES
+
+
+def promote(a: ElementType, b: ElementType) -> ElementType:
+    """C++'s usual arithmetic conversions on two dynamic operands (bool and small ints become int)."""
+    if a is b and _RANK[a] >= 3:
+        return a
+    ra, rb = _RANK[a], _RANK[b]
+    if max(ra, rb) >= 5:
+        t = a if ra >= rb else b
+        return Float32 if t is Float16 else t
+    # both integral: at least int; same rank -> unsigned wins
+    a = a if ra >= 3 else Int32
+    b = b if rb >= 3 else Int32
+    if _RANK[a] != _RANK[b]:
+        return a if _RANK[a] > _RANK[b] else b
+    return a if not a.signed else b
+
+
+def int_range(t: ElementType) -> tuple[int, int]:
+    bits = t.width
+    return (0, (1 << bits) - 1) if not t.signed else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+
+
+class Expr:
+    """A typed value computed by the kernel."""
+
+    __slots__ = ("type", "div")
+    # arithmetic builds folded IR so that inttuple.crd2idx works on dynamic coordinates
+    def __add__(self, o): return binop("+", self, o)
+    def __radd__(self, o): return binop("+", o, self)
+    def __sub__(self, o): return binop("-", self, o)
+    def __rsub__(self, o): return binop("-", o, self)
+    def __mul__(self, o): return binop("*", self, o)
+    def __rmul__(self, o): return binop("*", o, self)
+    def __floordiv__(self, o): return binop("//", self, o)
+    def __rfloordiv__(self, o): return binop("//", o, self)
+    def __mod__(self, o): return binop("%", self, o)
+    def __rmod__(self, o): return binop("%", o, self)
+    def __neg__(self): return binop("-", 0, self)
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value, type_):
+        self.value, self.type = value, type_
+        self.div = abs(value) if type(value) is int else 1
+
+
+class Var(Expr):
+    """A named C variable, kernel parameter or loop index."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name, type_, div=1):
+        self.name, self.type, self.div = name, type_, div
+
+
+class Special(Expr):
+    """threadIdx.x and friends (read as int)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name, self.type, self.div = name, Int32, 1
+
+
+class BinOp(Expr):
+    __slots__ = ("op", "a", "b")
+
+    def __init__(self, op, a, b, type_, div=1):
+        self.op, self.a, self.b, self.type, self.div = op, a, b, type_, div
+
+
+class UnOp(Expr):
+    __slots__ = ("op", "a")
+
+    def __init__(self, op, a, type_):
+        self.op, self.a, self.type, self.div = op, a, type_, 1
+
+
+class Cast(Expr):
+    __slots__ = ("a",)
+
+    def __init__(self, a, type_):
+        self.a, self.type = a, type_
+        self.div = a.div if is_int_type(type_) and is_int_type(a.type) else 1
+
+
+class Select(Expr):
+    __slots__ = ("c", "a", "b")
+
+    def __init__(self, c, a, b, type_):
+        self.c, self.a, self.b, self.type, self.div = c, a, b, type_, gcd(a.div, b.div)
+
+
+class Call(Expr):
+    """A math function: name is the Python-side name ('sqrt', 'exp', 'min' ...)."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn, args, type_):
+        self.fn, self.args, self.type, self.div = fn, tuple(args), type_, 1
+
+
+class Buffer:
+    """Memory a kernel reads or writes: a pointer parameter (global) or a __shared__ array."""
+
+    __slots__ = ("name", "etype", "space", "align", "param", "count", "written")
+
+    def __init__(self, name, etype, space, align, param=None, count=None):
+        self.name, self.etype, self.space, self.align = name, etype, space, align
+        self.param, self.count, self.written = param, count, False
+
+
+class Load(Expr):
+    __slots__ = ("buf", "offset")
+
+    def __init__(self, buf, offset):
+        self.buf, self.offset, self.type, self.div = buf, offset, _value_type(buf.etype), 1
+
+
+def _value_type(etype):
+    return Float32 if etype is Float16 else etype
+
+
+# -- statements ------------------------------------------------------------------------------
+class Stmt:
+    __slots__ = ("line",)
+
+
+class Let(Stmt):
+    """``const T var = expr;`` (mutable=True: ``T var = expr;``)."""
+
+    __slots__ = ("var", "expr", "mutable")
+
+    def __init__(self, var, expr, mutable=False):
+        self.var, self.expr, self.mutable = var, expr, mutable
+
+
+class Assign(Stmt):
+    __slots__ = ("var", "expr")
+
+    def __init__(self, var, expr):
+        self.var, self.expr = var, expr
+
+
+class Store(Stmt):
+    __slots__ = ("buf", "offset", "value")
+
+    def __init__(self, buf, offset, value):
+        self.buf, self.offset, self.value = buf, offset, value
+
+
+class VecCopy(Stmt):
+    """Copy ``lanes`` contiguous elements per pair, as one 128-bit (or narrower) access each:
+    all loads are issued before the stores.  pairs: [(src_buf, src_off, dst_buf, dst_off)]."""
+
+    __slots__ = ("pairs", "lanes")
+
+    def __init__(self, pairs, lanes):
+        self.pairs, self.lanes = pairs, lanes
+
+
+class If(Stmt):
+    __slots__ = ("cond", "then", "orelse")
+
+    def __init__(self, cond, then, orelse):
+        self.cond, self.then, self.orelse = cond, then, orelse
+
+
+class For(Stmt):
+    """``for (var = start; var < stop (step>0) or > stop; var += step)`` with a static step."""
+
+    __slots__ = ("var", "start", "stop", "step", "body")
+
+    def __init__(self, var, start, stop, step, body):
+        self.var, self.start, self.stop, self.step, self.body = var, start, stop, step, body
+
+
+class While(Stmt):
+    __slots__ = ("cond", "body")
+
+    def __init__(self, cond, body):
+        self.cond, self.body = cond, body
+
+
+class Break(Stmt):
+    __slots__ = ()
+
+
+class Continue(Stmt):
+    __slots__ = ()
+
+
+class Return(Stmt):
+    __slots__ = ()
+
+
+class SyncThreads(Stmt):
+    __slots__ = ()
+
+
+class SharedDecl(Stmt):
+    __slots__ = ("buf",)
+
+    def __init__(self, buf):
+        self.buf = buf
+
+
+class Comment(Stmt):
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+
+class Param:
+    """One kernel parameter: a pointer (buf) or a scalar (var)."""
+
+    __slots__ = ("name", "kind", "etype", "buf", "var", "arg_index", "source")
+
+    def __init__(self, name, kind, etype, buf=None, var=None, arg_index=None, source=None):
+        self.name, self.kind, self.etype, self.buf, self.var = name, kind, etype, buf, var
+        self.arg_index, self.source = arg_index, source   # source: how to read it off the argument
+
+
+class KernelIR:
+    """A lowered kernel: its name, its parameters in order and its body."""
+
+    __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args")
+
+    def __init__(self, name, params, body, uses_sync, shared_bytes, written_args):
+        self.name, self.params, self.body = name, params, body
+        self.uses_sync, self.shared_bytes, self.written_args = uses_sync, shared_bytes, written_args
+
+
+# -- expression building with folding -------------------------------------------------------
+_PYOPS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+}
+
+
+def c_div(a, b):
+    """C's integer division (truncates toward zero), the semantics of ``//`` in kernels."""
+    if b == 0:
+        raise ZeroDivisionError("integer division by zero in a kernel")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def c_mod(a, b):
+    """C's remainder: sign of the dividend, a == c_div(a,b)*b + c_mod(a,b)."""
+    return a - c_div(a, b) * b
+
+
+def const_type(v):
+    """The weak type of a Python constant: it adapts to the other operand (bool, int -> Int32, float -> Float32)."""
+    if type(v) is bool:
+        return Boolean
+    if type(v) is int:
+        return Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+    if type(v) is float:
+        return Float32
+    raise TypeError(f"Expected an int, float or bool constant, but got {type(v).__name__}.")
+
+
+def as_expr(v, like: ElementType | None = None) -> Expr:
+    if isinstance(v, Expr):
+        return v
+    t = const_type(v)
+    if like is not None and t is not Boolean:
+        if is_float_type(like) or (is_int_type(like) and type(v) is int):
+            t = Float32 if like is Float16 else like
+    return Const(v if not is_float_type(t) else float(v), t)
+
+
+def result_type(a, b) -> ElementType:
+    """Type of a binary operation where Python constants are weakly typed."""
+    ea, eb = isinstance(a, Expr), isinstance(b, Expr)
+    if ea and eb:
+        return promote(a.type, b.type)
+    if ea:
+        other = b
+        t = a.type
+    else:
+        other = a
+        t = b.type
+    if type(other) is float and not is_float_type(t):
+        return Float32
+    if type(other) is int and type(other) is not bool and is_int_type(t) and const_type(other) is Int64:
+        return promote(t, Int64)
+    return promote(t, t) if t is not Boolean else Int32
+
+
+def binop(op, a, b):
+    """Arithmetic on ints and Exprs with constant folding and the identities CuTe relies on."""
+    ca, cb = not isinstance(a, Expr), not isinstance(b, Expr)
+    if ca and cb:
+        if op == "//":
+            return c_div(a, b) if type(a) is int and type(b) is int else a // b
+        if op == "%":
+            return c_mod(a, b) if type(a) is int and type(b) is int else a % b
+        if op == "/":
+            return a / b
+        return _PYOPS[op](a, b)
+    if isinstance(a, Const) and isinstance(b, Const):
+        return as_expr(binop(op, a.value, b.value), promote(a.type, b.type))
+    # identities (only with integer constants, never changing the type)
+    if op == "+":
+        if cb and b == 0 and type(b) is int:
+            return a
+        if ca and a == 0 and type(a) is int:
+            return b
+    elif op == "-":
+        if cb and b == 0 and type(b) is int:
+            return a
+    elif op == "*":
+        if cb and type(b) is int:
+            if b == 1:
+                return a
+            if b == 0 and is_int_type(a.type):
+                return 0
+        if ca and type(a) is int:
+            if a == 1:
+                return b
+            if a == 0 and is_int_type(b.type):
+                return 0
+    elif op == "//" and cb and b == 1 and is_int_type(a.type):
+        return a
+    elif op == "%" and cb and b == 1 and is_int_type(a.type):
+        return 0
+    t = result_type(a, b)
+    if op == "/":
+        if not is_float_type(t):
+            t = Float32
+    ea, eb = as_expr(a, t), as_expr(b, t)
+    if op == "/":
+        ea, eb = cast(ea, t), cast(eb, t)
+    if op in ("//", "%", "&", "|", "^", "<<", ">>") and not (is_int_type(ea.type) and is_int_type(eb.type)):
+        if op in ("//", "%"):
+            pass  # floats: floor division / fmod (Python semantics on both backends)
+        else:
+            raise TypeError(f"Expected integer operands for '{op}', but got {ea.type} and {eb.type}.")
+    div = 1
+    if is_int_type(t):
+        if op == "+" or op == "-":
+            div = gcd(ea.div, eb.div)
+        elif op == "*":
+            div = ea.div * eb.div
+        elif op == "//" and isinstance(eb, Const) and eb.value > 0:
+            div = ea.div // eb.value if ea.div % eb.value == 0 else 1
+        elif op == "%" and isinstance(eb, Const):
+            div = gcd(ea.div, eb.value)
+        elif op == "<<" and isinstance(eb, Const):
+            div = ea.div << eb.value
+    return BinOp(op, ea, eb, t, div)
+
+
+def compare(op, a, b):
+    if not isinstance(a, Expr) and not isinstance(b, Expr):
+        return _CMP[op](a, b)
+    t = result_type(a, b)
+    return BinOp(op, as_expr(a, t), as_expr(b, t), Boolean)
+
+
+_CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+CMP_OPS = tuple(_CMP)
+
+
+def cast(v, t: ElementType):
+    """Convert a value to type t (C++ static_cast semantics; float->int truncates)."""
+    if not isinstance(v, Expr):
+        if t is Boolean:
+            return bool(v)
+        if is_int_type(t):
+            x = int(v)
+            lo, hi = int_range(t)
+            if not lo <= x <= hi:
+                raise ValueError(f"Expected a constant in the range of {t} [{lo}, {hi}], but got {x}.")
+            return Const(x, t)
+        return Const(float(v), t)
+    if v.type is t:
+        return v
+    return Cast(v, t)
+
+
+def truth(v):
+    """A value as a condition (bool)."""
+    if not isinstance(v, Expr):
+        return bool(v)
+    if v.type is Boolean:
+        return v
+    return BinOp("!=", v, as_expr(0, v.type), Boolean)

@@ -1,0 +1,346 @@
+"""``@wb.kernel``: specialization, argument validation and launch.
+
+A call first tries the fast guards of the kernel's specializations (generated Python that checks
+each argument's type, element type, memory space, alignment, static layout values and dynamic
+markers, then packs the parameter values); the first that accepts launches.  Otherwise the slow
+path converts framework tensors, builds the signature key, lowers and compiles a new
+specialization if needed, and raises with a message naming the argument when no kernel can
+accept the arguments (a read-only tensor that the kernel writes, mixed host/device memory...).
+Nothing runs on arguments that the guard has not accepted.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+
+from ..element_types import Boolean
+from ..layout.inttuple import flatten
+from ..tensor import Pointer, Tensor
+from . import args as A
+from . import backend_cupy, cache, ir
+from .codegen_cuda import generate
+from .cpu_executor import CompiledCPU
+from .frontend import FunctionSource, KernelError, Lowering
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_HUGE_EXTENT_BYTES = 1 << 32
+
+
+def _dim3(v, what):
+    if type(v) is int:
+        v = (v,)
+    try:
+        v = tuple(operator.index(x) for x in v)
+    except TypeError:
+        raise TypeError(f"Expected the {what} as an int or a tuple of 1 to 3 ints, but got {v!r}.") from None
+    if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
+        raise ValueError(f"Expected the {what} as 1 to 3 positive ints, but got {v!r}.")
+    return v + (1,) * (3 - len(v))
+
+
+class Specialization:
+    """One compiled kernel: a signature, its IR, and (lazily) its CUDA and CPU forms."""
+
+    def __init__(self, kernel, key, specs, target):
+        self.kernel, self.key, self.specs, self.target = kernel, key, specs, target
+        src = kernel.source
+        env, params = A.bind(src.params, specs, src.constexpr)
+        low = Lowering(src, env, params, kernel.__name__)
+        self.ir = low.run()
+        self.params = self.ir.params
+        self.fmt = A.pack_format(self.params)
+        self.size = struct.calcsize(self.fmt)
+        self.written = frozenset(self.ir.written_args)
+        self.cuda_source = generate(self.ir, header=self.describe())
+        self._cpu = None
+        self.gpu = None
+        self._build_guards()
+
+    def describe(self) -> str:
+        names = self.kernel.source.params
+        sig = ", ".join(f"{n}: {s}" for n, s in zip(names, self.specs))
+        return f"{self.kernel.__name__}({sig}) [{self.target}]"
+
+    __str__ = describe
+
+    def __repr__(self):
+        return f"<Specialization {self.describe()}>"
+
+    @property
+    def cpu(self) -> CompiledCPU:
+        if self._cpu is None:
+            self._cpu = CompiledCPU(self.ir)
+        return self._cpu
+
+    @property
+    def python_source(self) -> str:
+        return self.cpu.source
+
+    def load_gpu(self):
+        if self.gpu is None:
+            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            st = self.kernel.stats
+            st.gpu_compiles += 1
+            st.compile_seconds += self.gpu.compile_seconds
+        return self.gpu
+
+    # -- the guard: generated once per specialization ------------------------------------------
+    def _build_guards(self):
+        names = self.kernel.source.params
+        g = {"_Tensor": Tensor, "_Pointer": Pointer, "_flatten": flatten, "_sig": A.tree_sig,
+             "_E": [getattr(s, "etype", None) for s in self.specs], "_K": [s.key for s in self.specs],
+             "_C": [getattr(s, "value", None) for s in self.specs], "_pack_into": struct.pack_into,
+             "_fmt": self.fmt}
+        lines = [f"if len(args) != {len(names)}: return None"]
+        vals: dict = {}
+        for i, s in enumerate(self.specs):
+            a = f"a{i}"
+            lines.append(f"{a} = args[{i}]")
+            k = type(s)
+            if k is A.ConstSpec:
+                lines.append(f"if type({a}) is not type(_C[{i}]) or {a} != _C[{i}]: return None")
+            elif k is A.ScalarSpec:
+                t = s.etype
+                if t is Boolean:
+                    lines.append(f"if type({a}) is not bool: return None")
+                elif t is ir.Int32:
+                    lines.append(f"if type({a}) is not int or {a} < {_I32_MIN} or {a} > {_I32_MAX}: return None")
+                elif t is ir.Int64:
+                    lines.append(f"if type({a}) is not int or {_I32_MIN} <= {a} <= {_I32_MAX}: return None")
+                elif t is ir.Float32:
+                    lines.append(f"if type({a}) is not float: return None")
+                else:
+                    g[f"_np{i}"] = type(_np_scalar(t))
+                    lines.append(f"if type({a}) is not _np{i}: return None")
+                vals[("scalar", i)] = a
+            elif k is A.PointerSpec:
+                lines.append(f"if type({a}) is not _Pointer or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
+                             f"or {a}.assumed_align != {s.align} or {a}.address & {s.align - 1}: return None")
+                vals[("ptr", i)] = f"{a}.address"
+            else:
+                ro = f" or {a}.read_only" if i in self.written else ""
+                lines.append(f"if type({a}) is not _Tensor or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
+                             f"or {a}.assumed_align != {s.align} or {a}.data_ptr & {s.align - 1}{ro}: return None")
+                lines.append(f"l{i} = {a}.layout")
+                lines.append(f"if _sig(l{i}.shape) != _K[{i}][3] or _sig(l{i}.stride) != _K[{i}][4]: return None")
+                lines.append(f"sh{i} = _flatten(l{i}.shape); st{i} = _flatten(l{i}.stride)")
+                vals[("ptr", i)] = f"{a}.data_ptr"
+                for p in self.params:
+                    if p.source[0] in ("shape", "stride") and p.source[1] == i:
+                        arr = "sh" if p.source[0] == "shape" else "st"
+                        vals[p.source] = f"int({arr}{i}[{p.source[2]}])"
+        exprs = [vals[p.source] for p in self.params]
+        body = "\n    ".join(lines)
+        tup = "(" + "".join(e + ", " for e in exprs) + ")"
+        src = (f"def _values(args):\n    {body}\n    return {tup}\n\n"
+               f"def _pack(args, _buf):\n    {body}\n    _pack_into(_fmt, _buf, 0, {', '.join(exprs)})\n    return True\n")
+        if not exprs:
+            src = src.replace("_pack_into(_fmt, _buf, 0, )", "pass")
+        self.guard_source = src
+        exec(compile(src, f"<guard {self.kernel.__name__}>", "exec"), g)  # noqa: S102
+        self.values = g["_values"]
+        self.pack = g["_pack"]
+
+    # -- running ---------------------------------------------------------------------------------
+    def extents(self, args):
+        """Element ranges [lo, hi) each pointer parameter may touch (for the CPU executor's views)."""
+        ext = {}
+        for p in self.params:
+            if p.kind != "ptr":
+                continue
+            a = args[p.arg_index]
+            if type(a) is Pointer:
+                ext[p.name] = (0, _HUGE_EXTENT_BYTES // max(1, p.etype.bits // 8))
+                continue
+            lay = a.layout
+            shp = flatten(lay.shape)
+            std = flatten(lay.stride)
+            lo = hi = 0
+            empty = False
+            for s_, d_ in zip(shp, std):
+                s, d = int(s_), int(d_)
+                if s == 0:
+                    empty = True
+                lo += min(0, (s - 1) * d)
+                hi += max(0, (s - 1) * d)
+            ext[p.name] = (0, 0) if empty else (lo, hi + 1)
+        return ext
+
+
+def _np_scalar(t):
+    import numpy as np
+    return np.dtype(t.numpy).type(0)
+
+
+class _Launcher:
+    __slots__ = ("k", "grid", "block")
+
+    def __init__(self, k, grid, block):
+        self.k, self.grid, self.block = k, grid, block
+
+    def __call__(self, *args):
+        return self.k._launch(self.grid, self.block, 0, None, args)
+
+
+class Kernel:
+    """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.source = FunctionSource(fn)
+        self._specs: dict = {}
+        self._hot: list = []        # GPU specializations, most recently added first
+        self._launchers: dict = {}
+        self.stats = cache.Stats()
+        self._arch = None
+        cache.register(self)
+
+    def __repr__(self):
+        return f"<wb.kernel {self.__name__}: {len(self._specs)} specialization(s)>"
+
+    def __call__(self, *args, **kw):
+        raise TypeError(f"Launch a kernel with {self.__name__}[grid, block](*args) or {self.__name__}.launch(...); "
+                        "call it directly only from another kernel (as a device function).")
+
+    @property
+    def specializations(self) -> list:
+        return list(self._specs.values())
+
+    def __getitem__(self, gb):
+        try:
+            return self._launchers[gb]
+        except (KeyError, TypeError):
+            pass
+        if type(gb) is not tuple or len(gb) != 2:
+            raise TypeError(f"Expected kern[grid, block], but got kern[{gb!r}].")
+        ln = _Launcher(self, _dim3(gb[0], "grid"), _dim3(gb[1], "block"))
+        try:
+            if len(self._launchers) < 64:
+                self._launchers[gb] = ln
+        except TypeError:
+            pass
+        return ln
+
+    def launch(self, *args, grid, block, smem=0, stream=None, backend=None):
+        """Launch on a grid of blocks.  backend: None (by where the tensors live), 'cuda' or 'cpu'."""
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        if backend is not None:
+            return self._slow(grid, block, smem, stream, args, backend)
+        return self._launch(grid, block, smem, stream, args)
+
+    # -- dispatch --------------------------------------------------------------------------------
+    def _launch(self, grid, block, smem, stream, args):
+        for sp in self._hot:
+            g = sp.gpu
+            if sp.pack(args, g.buf):
+                rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                                 backend_cupy.stream_handle(stream) if stream is not None else None, g.params_ptr, None)
+                if rc:
+                    raise RuntimeError(f"cuLaunchKernel failed for {self.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+                return None
+        return self._slow(grid, block, smem, stream, args, None)
+
+    def specialize(self, args, target=None) -> Specialization:
+        """The specialization these arguments select (lowered now if new); no launch."""
+        nargs, spec, _ = self._select(args, target)
+        return spec
+
+    def _select(self, args, backend):
+        names = self.source.params
+        if len(args) != len(names):
+            raise TypeError(f"Expected {len(names)} arguments for {self.__name__}({', '.join(names)}), but got {len(args)}.")
+        nargs = tuple(A.normalize(a) for a in args)
+        specs = [A.spec_of(a, n in self.source.constexpr, n) for a, n in zip(nargs, names)]
+        spaces = {s.memspace for s in specs if type(s) in (A.TensorSpec, A.PointerSpec)}
+        if len(spaces) > 1:
+            detail = ", ".join(f"{n}: {s.memspace}" for n, s in zip(names, specs) if type(s) in (A.TensorSpec, A.PointerSpec))
+            raise ValueError(f"Expected all tensor and pointer arguments of {self.__name__} in one memory space, but got {detail}.")
+        space = spaces.pop() if spaces else None
+        if backend is None:
+            backend = "cpu" if space == "generic" or (space is None and not backend_cupy.gpu_available()) else "cuda"
+        if backend == "cpu" and space == "gmem":
+            raise ValueError(f"Expected host tensors for the CPU executor, but {self.__name__} got device (gmem) memory.")
+        if backend == "cuda" and space == "generic":
+            raise ValueError(f"Expected CUDA device tensors to launch {self.__name__} on the GPU, but got host (generic) memory; "
+                             "host tensors run on the CPU executor.")
+        if backend == "cpu":
+            target = "cpu"
+        elif backend == "cuda":
+            if self._arch is None:
+                self._arch = backend_cupy.current_arch() if backend_cupy.gpu_available() else "sm_90"
+            target = self._arch
+        else:
+            raise ValueError(f"Expected backend None, 'cuda' or 'cpu', but got {backend!r}.")
+        key = (tuple(s.key for s in specs), target)
+        sp = self._specs.get(key)
+        if sp is None:
+            sp = Specialization(self, key, specs, target)
+            self._specs[key] = sp
+            self.stats.lowerings += 1
+        for i in sp.written:
+            a = nargs[i]
+            if type(a) is Tensor and a.read_only:
+                raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
+                                 "but got a read-only tensor (DLPack READ_ONLY flag).")
+        return nargs, sp, target
+
+    def _slow(self, grid, block, smem, stream, args, backend):
+        self.stats.slow_dispatches += 1
+        nargs, sp, target = self._select(args, backend)
+        if block[0] * block[1] * block[2] > 1024:
+            raise ValueError(f"Expected at most 1024 threads per block, but got {block}.")
+        try:
+            vals = sp.values(nargs)
+        except struct.error as e:
+            raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
+        if vals is None:
+            raise ValueError(f"The arguments of {self.__name__} do not match the specialization they selected "
+                             f"({sp.describe()}); this is a bug in the DSL.")
+        if target == "cpu":
+            sp.cpu.run(grid, block, vals, sp.extents(nargs))
+            return None
+        g = sp.load_gpu()
+        if sp not in self._hot:
+            self._hot.insert(0, sp)
+        if any(type(a) is Tensor and a.memspace == "gmem" and a.device[1] != backend_cupy.current_device() for a in nargs):
+            raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
+        try:
+            ok = sp.pack(nargs, g.buf)
+        except struct.error as e:
+            raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
+        if not ok:
+            raise ValueError(f"The arguments of {self.__name__} were refused by the guard of {sp.describe()}.")
+        rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                         backend_cupy.stream_handle(stream), g.params_ptr, None)
+        if rc:
+            raise RuntimeError(f"cuLaunchKernel failed for {self.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+        return None
+
+
+def kernel(fn) -> Kernel:
+    """Decorator: make a Python function a GPU kernel (and a device function other kernels may call)."""
+    if isinstance(fn, Kernel):
+        return fn
+    if not callable(fn):
+        raise TypeError(f"Expected a function to decorate with @wb.kernel, but got {type(fn).__name__}.")
+    return Kernel(fn)
+
+
+def show_code(k: Kernel, *args, target: str | None = None) -> str:
+    """The CUDA C++ that launching ``k`` with these arguments compiles (no GPU needed)."""
+    if not isinstance(k, Kernel):
+        raise TypeError(f"Expected a @wb.kernel function, but got {type(k).__name__}.")
+    nargs = tuple(A.normalize(a) for a in args)
+    spaces = {getattr(a, "memspace", None) for a in nargs} - {None}
+    backend = "cpu" if spaces == {"generic"} else ("cuda" if spaces else None)
+    if backend is None:
+        backend = "cuda" if backend_cupy.gpu_available() else "cpu"
+    _, sp, _ = k._select(args, backend)
+    return sp.cuda_source
+
+
+_ = (KernelError,)
