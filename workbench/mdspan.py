@@ -506,7 +506,7 @@ class Mdspan:
         return any(type(p) is slice or p is full_extent or type(p) is list for p in parts)
 
     def __getitem__(self, key):
-        """``md[i, j]``: the element (a numpy scalar, a tuple of lanes for vector types).
+        """``md[i, j]``: the element (a Python scalar, a tuple of lanes for vector types).
 
         With a slice among the indices (``md[1, :]``) the result is a sub-view, as submdspan.
         """
@@ -515,7 +515,7 @@ class Mdspan:
         idx = self._index(key)
         self._refuse_device("read elements")
         v = self.numpy()[idx]
-        return tuple(v.tolist()) if self.element_type.lanes > 1 else v
+        return tuple(v.tolist()) if self.element_type.lanes > 1 else v.item()
 
     def __setitem__(self, key, value):
         if self._is_slicing(key):
