@@ -1,0 +1,96 @@
+"""Charts for the overhead lab, and a progress bar for long work.
+
+``plot_overhead(results)`` draws per-call costs as horizontal bars (median, with the spread of the
+samples as a whisker), the workbench's paths in one colour and the anchors (CuTe DSL, torch,
+cupy, ...) in another, so a ratio reads at a glance.  ``results`` is any of:
+
+* ``{name: microseconds}`` or ``{name: [samples in microseconds]}``;
+* a list of rows ``{"name": ..., "us": median, "samples": [...], "anchor": bool}``;
+* a dict with such a list under ``"rows"`` (the shape of the JSON files in ``benchmarks/results/``).
+
+``progress(iterable, total, description)`` wraps a loop with an ipywidgets progress bar.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ANCHOR_COLOR = "#999999"
+OURS_COLOR = "#1f78b4"
+
+
+def _rows(results) -> list[dict]:
+    if isinstance(results, dict) and "rows" in results:
+        results = results["rows"]
+    rows = []
+    if isinstance(results, dict):
+        for name, v in results.items():
+            rows.append({"name": str(name), "samples": list(v)} if isinstance(v, (list, tuple, np.ndarray))
+                        else {"name": str(name), "us": float(v)})
+    elif isinstance(results, (list, tuple)):
+        rows = [dict(r) for r in results]
+    else:
+        raise TypeError(f"Expected a dict or a list of result rows, but got {type(results).__name__}.")
+    if not rows:
+        raise ValueError("Expected at least one result to plot, but got none.")
+    for r in rows:
+        if "name" not in r:
+            raise ValueError(f"Expected each result row to have a 'name', but got {r!r}.")
+        s = r.get("samples")
+        if s is not None and len(s):
+            a = np.asarray(s, float)
+            r.setdefault("us", float(np.median(a)))
+            r["lo"], r["hi"] = float(np.percentile(a, 25)), float(np.percentile(a, 75))
+        if "us" not in r:
+            raise ValueError(f"Expected 'us' or 'samples' in result row {r['name']!r}.")
+        r.setdefault("anchor", False)
+    return rows
+
+
+def plot_overhead(results, ax=None, title: str = "Per-call overhead", unit: str = "µs", baseline: str | None = None):
+    """Horizontal bar chart of per-call costs; returns the matplotlib Axes.
+
+    With ``baseline`` (a row name) each bar is annotated with its ratio to that row.
+    """
+    import matplotlib.pyplot as plt
+
+    rows = _rows(results)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.2))
+    y = np.arange(len(rows))[::-1]
+    vals = [r["us"] for r in rows]
+    colors = [ANCHOR_COLOR if r["anchor"] else OURS_COLOR for r in rows]
+    ax.barh(y, vals, color=colors)
+    for yi, r in zip(y, rows):
+        if "lo" in r:
+            ax.plot([r["lo"], r["hi"]], [yi, yi], color="#000000", linewidth=1)
+    base = None
+    if baseline is not None:
+        match = [r["us"] for r in rows if r["name"] == baseline]
+        if not match:
+            raise ValueError(f"Expected baseline to be one of the row names, but got {baseline!r}.")
+        base = match[0]
+    for yi, v in zip(y, vals):
+        label = f"{v:.2f}" + (f"  ({v / base:.2f}x)" if base else "")
+        ax.text(v, yi, " " + label, va="center", fontsize=8)
+    ax.set_yticks(y, [r["name"] for r in rows])
+    ax.set_xlabel(unit)
+    ax.set_title(title)
+    ax.set_xlim(0, max(vals) * 1.35)
+    ax.spines[["top", "right"]].set_visible(False)
+    return ax
+
+
+def progress(iterable, total: int | None = None, description: str = ""):
+    """Yield from ``iterable`` while an ipywidgets progress bar counts (plain iteration without a display)."""
+    import ipywidgets as W
+    from IPython.display import display
+
+    if total is None:
+        total = len(iterable)
+    bar = W.IntProgress(value=0, min=0, max=max(total, 1), description=description)
+    display(bar)
+    for item in iterable:
+        yield item
+        bar.value += 1
+    bar.bar_style = "success"
