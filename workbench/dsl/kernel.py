@@ -79,7 +79,8 @@ class Specialization:
 
     def load_gpu(self):
         if self.gpu is None:
-            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            self.gpu = g = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            self._guard_globals.update(_buf=g.buf, _h=g.handle, _pp=g.params_ptr, _cu=g.launch_fn)
             st = self.kernel.stats
             st.gpu_compiles += 1
             st.compile_seconds += self.gpu.compile_seconds
@@ -137,10 +138,16 @@ class Specialization:
                f"def _pack(args, _buf):\n    {body}\n    _pack_into(_fmt, _buf, 0, {', '.join(exprs)})\n    return True\n")
         if not exprs:
             src = src.replace("_pack_into(_fmt, _buf, 0, )", "pass")
+        # the hot path: guard, pack and cuLaunchKernel in one function (g: grid + block, 6 ints)
+        pack = f"_pack_into(_fmt, _buf, 0, {', '.join(exprs)})" if exprs else "pass"
+        src += (f"\ndef _go(args, g):\n    {body}\n    {pack}\n"
+                f"    return _cu(_h, g[0], g[1], g[2], g[3], g[4], g[5], 0, None, _pp, None)\n")
         self.guard_source = src
+        self._guard_globals = g
         exec(compile(src, f"<guard {self.kernel.__name__}>", "exec"), g)  # noqa: S102
         self.values = g["_values"]
         self.pack = g["_pack"]
+        self.go = g["_go"]
 
     # -- running ---------------------------------------------------------------------------------
     def extents(self, args):
@@ -174,12 +181,18 @@ def _np_scalar(t):
 
 
 class _Launcher:
-    __slots__ = ("k", "grid", "block")
+    __slots__ = ("k", "grid", "block", "g")
 
     def __init__(self, k, grid, block):
-        self.k, self.grid, self.block = k, grid, block
+        self.k, self.grid, self.block, self.g = k, grid, block, grid + block
 
     def __call__(self, *args):
+        for go in self.k._hot_go:
+            rc = go(args, self.g)
+            if rc is not None:
+                if rc:
+                    raise RuntimeError(f"cuLaunchKernel failed for {self.k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+                return None
         return self.k._launch(self.grid, self.block, 0, None, args)
 
 
@@ -194,6 +207,7 @@ class Kernel:
         self.source = FunctionSource(fn)
         self._specs: dict = {}
         self._hot: list = []        # GPU specializations, most recently added first
+        self._hot_go: list = []     # their fused guard+pack+launch functions
         self._launchers: dict = {}
         self.stats = cache.Stats()
         self._arch = None
@@ -306,6 +320,7 @@ class Kernel:
         g = sp.load_gpu()
         if sp not in self._hot:
             self._hot.insert(0, sp)
+            self._hot_go.insert(0, sp.go)
         if any(type(a) is Tensor and a.memspace == "gmem" and a.device[1] != backend_cupy.current_device() for a in nargs):
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
         try:

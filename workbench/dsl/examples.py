@@ -1,0 +1,219 @@
+"""The example kernels (used by tests, benchmarks and notebooks) and how to launch and check them.
+
+Each :class:`Example` knows how to make inputs (numpy arrays; the GPU tests copy them to the
+device), how to launch its kernel on tensors of either memory, and the numpy reference result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import workbench as wb
+
+TILE = 32          # transpose tile (32 x 32, padded to 33 in shared memory)
+ROWS = 8           # transpose: a 32 x 8 block moves a 32 x 32 tile, 4 rows per thread
+VEC = 8            # vectorized copy: 8 floats (two 128-bit accesses) per thread
+RED = 256          # row reduction: threads per block (one block per row)
+MM = 16            # sgemm tile
+
+
+@wb.kernel
+def vadd(a, b, c):
+    """c[i] = a[i] + b[i] over any layout: the 1-D index i is split by each tensor's own layout."""
+    i = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    if i < wb.size(c):
+        c[i] = a[i] + b[i]
+
+
+@wb.kernel
+def copy2d(src, dst):
+    """dst[i, j] = src[i, j]: the two tensors may have different layouts (row/column major, strided)."""
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    i = by * wb.block_dim().y + ty
+    j = bx * wb.block_dim().x + tx
+    if i < wb.shape(src)[0] and j < wb.shape(src)[1]:
+        dst[i, j] = src[i, j]
+
+
+@wb.kernel
+def transpose_naive(src, dst):
+    """dst[j, i] = src[i, j], one element per thread (the writes are uncoalesced)."""
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    i = by * wb.block_dim().y + ty
+    j = bx * wb.block_dim().x + tx
+    if i < wb.shape(src)[0] and j < wb.shape(src)[1]:
+        dst[j, i] = src[i, j]
+
+
+@wb.kernel
+def transpose_smem(src, dst):
+    """Tiled transpose: a 32x32 tile of src (local_tile) goes through shared memory padded to 33
+    columns (no bank conflicts) and leaves as a tile of dst, both global accesses coalesced."""
+    tile = wb.shared_tensor(wb.Float32, wb.make_layout((TILE, TILE), stride=(TILE + 1, 1)))
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    m = wb.shape(src)[0]
+    n = wb.shape(src)[1]
+    gs = wb.local_tile(src, (TILE, TILE), (by, bx))
+    gd = wb.local_tile(dst, (TILE, TILE), (bx, by))
+    for r in range(0, TILE, ROWS):
+        if by * TILE + ty + r < m and bx * TILE + tx < n:
+            tile[ty + r, tx] = gs[ty + r, tx]
+    wb.sync_threads()
+    for r in range(0, TILE, ROWS):
+        if bx * TILE + ty + r < n and by * TILE + tx < m:
+            gd[ty + r, tx] = tile[tx, ty + r]
+
+
+@wb.kernel
+def vcopy(src, dst):
+    """dst = src with 128-bit accesses: each thread copies a tile of VEC contiguous elements; the
+    copy is vectorized because the tile's static layout, the tensors' assumed_align and the
+    divisibility of its offset (a multiple of VEC) prove 16-byte alignment.  The tail (if any)
+    is copied element by element."""
+    t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    n = wb.size(src)
+    if (t + 1) * VEC <= n:
+        wb.copy(wb.local_tile(src, (VEC,), (t,)), wb.local_tile(dst, (VEC,), (t,)))
+    elif t * VEC < n:
+        for k in range(t * VEC, n):
+            dst[k] = src[k]
+
+
+@wb.kernel
+def row_sum(a, out):
+    """out[r] = sum_j a[r, j]: one block of RED threads per row; a strided partial sum per thread,
+    then a tree reduction in shared memory (an unrolled loop with a barrier per level)."""
+    buf = wb.shared_tensor(wb.Float32, wb.make_layout(RED))
+    t = wb.thread_idx().x
+    r = wb.block_idx().x
+    acc = 0.0
+    for j in range(t, wb.shape(a)[1], RED):
+        acc += a[r, j]
+    buf[t] = acc
+    wb.sync_threads()
+    for level in range(int(math.log2(RED)) - 1, -1, -1):
+        half = 1 << level
+        if t < half:
+            buf[t] = buf[t] + buf[t + half]
+        wb.sync_threads()
+    if t == 0:
+        out[r] = buf[0]
+
+
+@wb.kernel
+def sgemm(A, B, C):
+    """C = A @ B in fp32 on SIMT cores: 16x16 tiles of A and B staged in shared memory
+    (local_tile picks the block's tiles), each thread accumulating one element of C."""
+    sA = wb.shared_tensor(wb.Float32, wb.make_layout((MM, MM), stride=(MM + 1, 1)))
+    sB = wb.shared_tensor(wb.Float32, wb.make_layout((MM, MM), stride=(MM + 1, 1)))
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    m = wb.shape(A)[0]
+    k = wb.shape(A)[1]
+    n = wb.shape(B)[1]
+    row = by * MM + ty
+    col = bx * MM + tx
+    acc = 0.0
+    for kt in range(0, wb.ceil_div(k, MM)):
+        gA = wb.local_tile(A, (MM, MM), (by, kt))
+        gB = wb.local_tile(B, (MM, MM), (kt, bx))
+        sA[ty, tx] = gA[ty, tx] if row < m and kt * MM + tx < k else 0.0
+        sB[ty, tx] = gB[ty, tx] if kt * MM + ty < k and col < n else 0.0
+        wb.sync_threads()
+        for kk in range(MM):
+            acc += sA[ty, kk] * sB[kk, tx]
+        wb.sync_threads()
+    if row < m and col < n:
+        gC = wb.local_tile(C, (MM, MM), (by, bx))
+        gC[ty, tx] = acc
+
+
+@wb.kernel
+def add_ptr(pa, pb, pc, m, n):
+    """The pointer bypass: three wb.make_ptr pointers and two ints; tensors are built in the kernel."""
+    a = wb.make_tensor(pa, wb.make_layout((m, n), stride=(n, 1)))
+    b = wb.make_tensor(pb, wb.make_layout((m, n), stride=(n, 1)))
+    c = wb.make_tensor(pc, wb.make_layout((m, n), stride=(n, 1)))
+    i = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    if i < m * n:
+        r = i // n
+        j = i % n
+        c[r, j] = a[r, j] + b[r, j]
+
+
+# -- how to run and check each example --------------------------------------------------------------
+class Example:
+    def __init__(self, name, kernel, make, launch, reference, outputs, rtol=1e-6):
+        self.name, self.kernel, self.make, self.launch = name, kernel, make, launch
+        self.reference, self.outputs, self.rtol = reference, outputs, rtol
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _poison(*shape):
+    return np.full(shape, np.nan, np.float32)
+
+
+def _grid2(m, n, bx=16, by=16):
+    return (math.ceil(n / bx), math.ceil(m / by), 1), (bx, by, 1)
+
+
+def make_examples(size="small"):
+    """The examples at a size: 'small' (CI on the CPU executor) or 'large' (GPU)."""
+    big = size == "large"
+    n1 = 1 << 20 if big else 1000
+    m2, n2 = (1024, 768) if big else (40, 56)
+    rs = (512, 4096) if big else (6, 300)
+    mm = (512, 384, 256) if big else (40, 24, 36)
+
+    def strided_vadd(rng):
+        a = _f32(rng, 2 * n1)[::2]                       # stride 2
+        b = _f32(rng, n1)
+        return [a, b, _poison(n1)]
+
+    ex = [
+        Example("vadd", vadd, lambda rng: [_f32(rng, n1), _f32(rng, n1), _poison(n1)],
+                lambda xs: vadd[(math.ceil(n1 / 256), 1, 1), (256, 1, 1)](*xs),
+                lambda xs: [xs[0] + xs[1]], [2]),
+        Example("vadd_strided", vadd, strided_vadd,
+                lambda xs: vadd[(math.ceil(n1 / 256), 1, 1), (256, 1, 1)](*xs),
+                lambda xs: [xs[0] + xs[1]], [2]),
+        Example("vadd_2d_colmajor", vadd,
+                lambda rng: [_f32(rng, m2, n2), np.asfortranarray(_f32(rng, m2, n2)), _poison(m2, n2)],
+                lambda xs: vadd[(math.ceil(m2 * n2 / 128), 1, 1), (128, 1, 1)](*xs),
+                lambda xs: [xs[0] + xs[1]], [2]),
+        Example("copy2d", copy2d, lambda rng: [_f32(rng, m2, n2), np.asfortranarray(_poison(m2, n2))],
+                lambda xs: copy2d[_grid2(m2, n2)](*xs), lambda xs: [xs[0].copy()], [1]),
+        Example("transpose_naive", transpose_naive, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
+                lambda xs: transpose_naive[_grid2(m2, n2)](*xs), lambda xs: [xs[0].T.copy()], [1]),
+        Example("transpose_smem", transpose_smem, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
+                lambda xs: transpose_smem[(math.ceil(n2 / TILE), math.ceil(m2 / TILE), 1), (TILE, ROWS, 1)](*xs),
+                lambda xs: [xs[0].T.copy()], [1]),
+        Example("vcopy", vcopy, lambda rng: [_f32(rng, n1 + 3), _poison(n1 + 3)],
+                lambda xs: vcopy[(math.ceil((n1 + 3) / VEC / 128), 1, 1), (128, 1, 1)](*xs),
+                lambda xs: [xs[0].copy()], [1]),
+        Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
+                lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),
+                lambda xs: [xs[0].astype(np.float64).sum(axis=1)], [1], rtol=1e-4),
+        Example("sgemm", sgemm, lambda rng: [_f32(rng, mm[0], mm[2]), _f32(rng, mm[2], mm[1]), _poison(mm[0], mm[1])],
+                lambda xs: sgemm[_grid2(mm[0], mm[1], MM, MM)](*xs),
+                lambda xs: [xs[0].astype(np.float64) @ xs[1].astype(np.float64)], [2], rtol=1e-4),
+    ]
+    return {e.name: e for e in ex}
+
+
+def rel_error(out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64 (NaN anywhere -> inf)."""
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        return math.inf
+    den = np.linalg.norm(ref)
+    return float(np.linalg.norm(out - ref) / (den if den else 1.0))
