@@ -177,6 +177,7 @@ def test_stride_order_may_be_any_sequence():
         wb.from_dlpack(a_()).mark_compact_shape_dynamic(0, stride_order=3)
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 def test_complex_dtypes_work():
     # CuTe DSL 4.8.1: "Unsupported complex bit width: 64"
     for dtype, et in [(torch.complex64, wb.Complex64), (torch.complex128, wb.Complex128), (torch.complex32, wb.Complex32)]:

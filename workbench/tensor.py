@@ -319,13 +319,19 @@ class Tensor:
                     )
             if self._order is not None and stride_order != self._order:
                 raise ValueError("The stride_order is not consistent with the last stride_order.")
-            deduced = self._order or _deduce_stride_order(stride)
+            deduced = self._order or _deduce_stride_order(shape, stride)
             if deduced is not None and stride_order != deduced:
                 if not _compact_along(shape, stride, stride_order):
                     raise ValueError("The stride_order is not consistent with the deduced stride_order.")
         else:
-            stride_order = self._order or _deduce_stride_order(stride)
+            stride_order = self._order or _deduce_stride_order(shape, stride)
             if stride_order is None:
+                if not _is_compact_in_some_order(shape, stride):
+                    raise ValueError(
+                        f"Expected a compact tensor for mark_compact_shape_dynamic, but got {self._static_str()}, "
+                        "which is compact in no stride order; use mark_layout_dynamic for strided, broadcast or "
+                        "negative-stride tensors."
+                    )
                 raise ValueError("The layout could not be deduced, please specify the stride_order explicitly.")
         if shape[mode] % divisibility:
             raise ValueError(
@@ -419,11 +425,14 @@ def _refuse_torch_hazards(t, stride, caller: str):
     )
 
 
-def _deduce_stride_order(stride):
-    """Strides sorted descending (outermost first); None when ties make it ambiguous."""
-    if len(set(stride)) != len(stride):
+def _deduce_stride_order(shape, stride):
+    """CuTe DSL's deduction: modes by decreasing stride, and among equal strides the larger
+    extent outside (an extent-1 mode nests inside its twin).  None (ambiguous) when several modes
+    have stride 1, several have extent 1 (their strides are arbitrary), or two modes agree in both
+    stride and extent."""
+    if stride.count(1) > 1 or shape.count(1) > 1 or len(set(zip(stride, shape))) != len(stride):
         return None
-    return tuple(sorted(range(len(stride)), key=lambda i: -stride[i]))
+    return tuple(sorted(range(len(stride)), key=lambda i: (-stride[i], -shape[i])))
 
 
 def _first_non_compact(shape, stride, order):
@@ -437,6 +446,16 @@ def _first_non_compact(shape, stride, order):
             return i, want
         want *= shape[i]
     return None
+
+
+def _is_compact_in_some_order(shape, stride) -> bool:
+    """Whether the modes of extent > 1, taken by increasing stride, are compact."""
+    want = 1
+    for d, n in sorted((d, n) for n, d in zip(shape, stride) if n != 1):
+        if d != want:
+            return False
+        want *= n
+    return True
 
 
 def _compact_along(shape, stride, order) -> bool:
