@@ -64,8 +64,8 @@ def test_from_dlpack_and_mark_layout_dynamic_agree():
         ours, theirs = wb.from_dlpack(a), cute_runtime.from_dlpack(a)
         assert layout_str(ours) == layout_str(theirs)
         assert ours.leading_dim == theirs.leading_dim, a.strides
-        ok_o, r_o = run(lambda: wb.from_dlpack(a).mark_layout_dynamic())
-        ok_t, r_t = run(lambda: cute_runtime.from_dlpack(a).mark_layout_dynamic())
+        ok_o, r_o = run(lambda a=a: wb.from_dlpack(a).mark_layout_dynamic())
+        ok_t, r_t = run(lambda a=a: cute_runtime.from_dlpack(a).mark_layout_dynamic())
         if a.ndim == 0 and ok_o and isinstance(r_t, IndexError):
             continue  # CuTe DSL 4.8.1 crashes (vector::_M_range_check) on some 0-d numpy arrays; we give ():()
         assert ok_o == ok_t, (a.shape, a.strides, r_o, r_t)
@@ -80,8 +80,8 @@ def test_mark_compact_shape_dynamic_agrees_or_cute_is_provably_wrong():
     for a in ARRAYS:
         for mode in range(a.ndim):
             for div in (1, 2):
-                ok_o, r_o = run(lambda: wb.from_dlpack(a).mark_compact_shape_dynamic(mode, divisibility=div))
-                ok_t, r_t = run(lambda: cute_runtime.from_dlpack(a).mark_compact_shape_dynamic(mode, divisibility=div))
+                ok_o, r_o = run(lambda a=a, mode=mode, div=div: wb.from_dlpack(a).mark_compact_shape_dynamic(mode, divisibility=div))
+                ok_t, r_t = run(lambda a=a, mode=mode, div=div: cute_runtime.from_dlpack(a).mark_compact_shape_dynamic(mode, divisibility=div))
                 if ok_o:
                     assert ok_t and layout_str(r_o) == layout_str(r_t), (a.shape, a.strides, mode, div)
                     assert r_o.dynamic_shapes_mask == tuple(r_t.dynamic_shapes_mask)
