@@ -34,18 +34,22 @@ CELL_VIEW = """\
 import sys
 sys.path.insert(0, {repo!r})
 import workbench as wb
+from IPython.display import display
 from widgets.layout_view import LayoutView
+from widgets.tv_view import TVLayoutView
 seen = []
 # broadcast along the first sub-mode of the columns: (1,(0,1)) and (1,(1,1)) share offset 9
 v = LayoutView(wb.make_layout((4, (2, 3)), stride=(1, (0, 8))))
 v.canvas.observe(lambda ch: seen.append(tuple(ch["new"])) if ch["new"] else None, "hover")
-v"""
+display(v)
+tvv = TVLayoutView(wb.Layout(((8, 4), 2), ((1, 16), 8)), (8, 8))
+tvv"""
 
 CELL_READBACK = """\
 h = seen[-1] if seen else None
 print("KERNEL", {"hover": h, "text": f"{v.coordinate(*h)} -> {v.offset(*h)}" if h else "",
                  "selected": v.selected_offset, "cells": v.selected_cells, "color_by": v.color_by,
-                 "row1_colors": v.grid.colors[6:12].tolist()})"""
+                 "row1_colors": v.grid.colors[6:12].tolist(), "thread": tvv.thread})"""
 
 
 def _notebook(path: Path) -> None:
@@ -142,23 +146,31 @@ def test_layout_view_in_jupyterlab(lab):
                 " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
                 timeout=90_000)
             _run_cell(page, 0)
-            canvas = page.locator(".wb-grid canvas.wb-canvas")
+            canvas = page.locator(".wb-grid canvas.wb-canvas").first
             canvas.wait_for(state="visible", timeout=90_000)
-            expect(page.locator(".wb-grid .wb-title")).to_have_text("(4,(2,3)):(1,(0,8))")
+            expect(page.locator(".wb-grid .wb-title").first).to_have_text("(4,(2,3)):(1,(0,8))")
 
             geo = canvas.evaluate("c => ({...c.dataset})")
             cw, ch, left, top = (float(geo[k]) for k in ("cellW", "cellH", "left", "top"))
             assert (int(geo["rows"]), int(geo["cols"])) == (4, 6)
             row, col = 1, 2  # coordinate (1,(0,1)) -> 1*1 + 0*0 + 1*8 = 9
             canvas.hover(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
-            readout = page.locator(".wb-grid .wb-readout")
+            readout = page.locator(".wb-grid .wb-readout").first
             expect(readout).to_have_text("(1,(0,1)) -> 9")
 
             canvas.click(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
             expect(readout).to_contain_text("selected offset 9: 2 cells")
 
             # move a control: colour by row instead of offset
-            page.locator(".widget-dropdown select").select_option("row")
+            page.locator(".widget-dropdown select").first.select_option("row")
+
+            # and the TV view's thread slider, from the keyboard: -1 (none) -> 2
+            handle = page.locator(".widget-slider .noUi-handle").first
+            handle.focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+            expect(page.locator(".wb-tv-readout")).to_contain_text("T2: V0@(2, 0)->2, V1@(2, 1)->10")
+            expect(page.locator(".wb-grid .wb-readout").nth(1)).to_contain_text("selected thread 2: 2 cells")
 
             if os.environ.get("WB_SCREENSHOT"):  # for looking at the page while developing
                 page.screenshot(path=os.environ["WB_SCREENSHOT"], full_page=True)
@@ -174,4 +186,5 @@ def test_layout_view_in_jupyterlab(lab):
     assert state["selected"] == 9
     assert state["cells"] == [(1, 2), (1, 3)]
     assert state["color_by"] == "row"
-    assert state["row1_colors"] == [1] * 6  # row 1 -> palette entry 1 everywhere in that row
+    assert state["row1_colors"] == [1] * 6
+    assert state["thread"] == 2  # row 1 -> palette entry 1 everywhere in that row
