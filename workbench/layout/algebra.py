@@ -236,6 +236,43 @@ def _compose_leaf(ashp, astr, s, d, what):
     return _wrap(out_s, out_d)
 
 
+def _overlapping(B):
+    """True unless B's leaves, sorted by stride, occupy disjoint digit ranges (d' >= s*d):
+    only then is A o (B0, B1, ...) == (A o B0, A o B1, ...) for every A."""
+    leaves = []
+    for s, d in zip(it.flatten(B.shape), it.flatten(B.stride)):
+        if (type(s) is int and s == 1) or (type(d) is int and d == 0):
+            continue
+        vs, vd = _known(s), _known(d)
+        if vs is None or vd is None:
+            return True
+        leaves.append((vd, vs))
+    if len(leaves) < 2:
+        return False
+    leaves.sort()
+    return any(d1 < d0 * s0 for (d0, s0), (d1, _) in zip(leaves, leaves[1:]))
+
+
+def _verify_overlapping(R, ashp, astr, B, what):
+    """B's modes overlap, so the by-mode result may differ from A o B: check every index."""
+    import numpy as np
+
+    try:
+        x = B.offsets().copy()
+        ref = np.zeros_like(x)
+        vs, vd = [int(v) for v in ashp], [int(v) for v in astr]
+        for s, d in zip(vs[:-1], vd[:-1]):
+            ref += (x % s) * d
+            x //= s
+        ref += x * vd[-1]
+        got = R.offsets()
+    except ValueError:
+        _fail("composition", what, "the right operand's modes overlap and symbolic extents prevent checking the result.")
+    if not np.array_equal(got, ref):
+        _fail("composition", what, "the right operand's modes overlap (it is not injective) and the left operand is "
+              "not linear across them, so no layout compatible with it equals A o B.")
+
+
 def _compose_tree(ashp, astr, bs, bd, what):
     if type(bs) is tuple:
         parts = [_compose_tree(ashp, astr, s, d, what) for s, d in zip(bs, bd)]
@@ -260,7 +297,10 @@ def composition(A, B):
         ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
         if not ashp:
             ashp, astr = [1], [0]
-        return _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+        R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+        if len(ashp) > 1 and type(B.shape) is tuple and _overlapping(B):
+            _verify_overlapping(R, ashp, astr, B, what)
+        return R
     if tb is int or tb is Dyn:
         return composition(A, _raw(B, 1))
     if B is None:
@@ -392,10 +432,10 @@ def left_inverse(layout):
             vs = _known(s)
             if vs is None:
                 _fail("left_inverse", layout, f"needs a static (or known) extent for the mode of stride {d}, but got {s}.")
-            if nd < vs * d:
-                _fail("left_inverse", layout, f"the layout is not injective: the mode {s}:{d} overlaps the mode of stride {nd}.")
             if nd % d:
                 _fail("left_inverse", layout, f"no layout inverts it: stride {nd} is not a multiple of stride {d}.")
+            if nd < vs * d:
+                _fail("left_inverse", layout, f"the layout is not injective: the mode {s}:{d} overlaps the mode of stride {nd}.")
             out_s.append(nd // d)
         else:
             out_s.append(s)

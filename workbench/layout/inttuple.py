@@ -136,7 +136,10 @@ def crd2idx(crd, shape, stride):
         return sum((crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
     if type(shape) is tuple:
         total = 0
-        for s, d in zip(shape, stride):
+        last = len(shape) - 1
+        for i, (s, d) in enumerate(zip(shape, stride)):
+            if i == last:  # CuTe: the last mode takes what is left, so L(i) extends past size(L)
+                return total + crd2idx(crd, s, d)
             n = product(s)
             total = total + crd2idx(crd % n, s, d)
             crd = crd // n

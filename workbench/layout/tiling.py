@@ -130,8 +130,8 @@ def zipped_divide(A, T):
 def _expand(R, tile_flat):
     """Slice R with (_,(_,..)) or ((_,..),(_,..)): one level of mode 1 (and mode 0) unpacked."""
     m0, m1 = _modes(R)
-    c0 = tuple(None for _ in range(m0.rank)) if tile_flat else None
-    c1 = tuple(None for _ in range(m1.rank))
+    c0 = tuple(None for _ in range(m0.rank)) if tile_flat and type(m0.shape) is tuple else None
+    c1 = tuple(None for _ in range(m1.rank)) if type(m1.shape) is tuple else None
     return slice_and_offset((c0, c1), R)[0]
 
 
@@ -217,7 +217,7 @@ def local_tile(A, tiler, coord):
     ``coord`` indexes the rest mode of zipped_divide(A, tiler); a None keeps that rest mode."""
     z = zipped_divide(A, tiler)
     m0 = _modes(z)[0] if type(z) is Layout else z[0]
-    crd = (tuple(None for _ in range(m0.rank)), coord)
+    crd = (tuple(None for _ in range(m0.rank)) if type(m0.shape) is tuple else None, coord)
     return slice_and_offset(crd, z)
 
 
@@ -246,4 +246,4 @@ def local_partition(A, thr_layout, thr_idx):
         raise LayoutAlgebraError(f"local_partition({A}, {thr_layout}, {thr_idx}): no thread coordinate maps to {thr_idx}.")
     z = zipped_divide(A, tiler)
     m1 = _modes(z)[1] if type(z) is Layout else z[1]
-    return slice_and_offset((crd, tuple(None for _ in range(m1.rank))), z)
+    return slice_and_offset((crd, tuple(None for _ in range(m1.rank)) if type(m1.shape) is tuple else None), z)

@@ -1,0 +1,228 @@
+"""Layout algebra: CuTe's worked examples as exact values, bad input, dynamic values, swizzles."""
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.layout import inttuple as it
+
+L, D = wb.Layout, wb.Dyn
+
+
+def P(s):
+    return wb.parse_layout(s)
+
+
+# -- worked examples of CuTe's 02_layout_algebra.md ---------------------------------------------
+def test_coalesce_examples():
+    a = L((2, (1, 6)), (1, (6, 2)))
+    assert str(wb.coalesce(a)) == "12:1"
+    assert str(wb.coalesce(a, (1, 1))) == "(2,6):(1,2)"
+    assert str(wb.coalesce(L((2, 4), (1, 2)))) == "8:1"
+    assert str(wb.coalesce(L((1, 1), (3, 5)))) == "1:0"
+
+
+def test_composition_examples():
+    A, B = P("(6,2):(8,2)"), P("(4,3):(3,1)")
+    R = wb.composition(A, B)
+    assert str(R) == "((2,2),3):((24,2),8)"
+    assert [R(i) for i in range(12)] == [0, 24, 2, 26, 8, 32, 10, 34, 16, 40, 18, 42]
+    assert str(wb.composition(P("20:2"), P("(5,4):(4,1)"))) == "(5,4):(8,2)"
+    assert str(wb.composition(P("(10,2):(16,4)"), P("(5,4):(1,5)"))) == "(5,(2,2)):(16,(80,4))"
+    # the doc's "(3,6,2,8):(w,x,y,z) o 16:9 = (1,2,2,4):(9w,3x,y,z)" with w,x,y,z = 1000,100,10,1
+    assert str(wb.composition(L((3, 6, 2, 8), (1000, 100, 10, 1)), L(16, 9))) == "(2,2,4):(300,10,1)"
+
+
+def test_composition_with_tilers():
+    a = P("(12,(4,8)):(59,(13,1))")
+    assert str(wb.composition(a, (L(3, 4), L(8, 2)))) == "(3,(2,4)):(236,(26,1))"
+    assert str(wb.composition(a, (3, 8))) == "(3,(4,2)):(59,(13,1))"
+    assert wb.composition(a, (None, 8)) == L((12, (4, 2)), (59, (13, 1)))
+
+
+@pytest.mark.parametrize("layout,cotarget,expected", [
+    ("4:1", 24, "6:4"), ("6:4", 24, "4:1"), ("(4,6):(1,4)", 24, "1:0"), ("4:2", 24, "(2,3):(1,8)"),
+    ("(2,4):(1,6)", 24, "3:2"), ("(2,2):(1,6)", 24, "(3,2):(2,12)"),
+])
+def test_complement_examples(layout, cotarget, expected):
+    assert str(wb.complement(P(layout), cotarget)) == expected
+
+
+def test_divide_examples():
+    assert str(wb.logical_divide(P("(4,2,3):(2,1,8)"), P("4:2"))) == "((2,2),(2,3)):((4,1),(2,8))"
+    a = P("(9,(4,8)):(59,(13,1))")
+    tiler = (P("3:3"), P("(2,4):(1,8)"))
+    ld = wb.logical_divide(a, tiler)
+    assert str(ld) == "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))"
+    assert str(wb.slice_(ld, ((None, 0), (None, 0)))) == "(3,(2,4)):(177,(13,2))"  # = composition(a, tiler)
+    zd = wb.zipped_divide(a, tiler)
+    assert str(zd) == "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"
+    assert it.product(zd[0].shape) == 24 and it.product(zd[1].shape) == 12
+    assert zd[0] == wb.composition(a, tiler)
+    assert str(wb.tiled_divide(a, tiler)) == "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))"
+    assert str(wb.flat_divide(a, tiler)) == "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))"
+
+
+def test_product_examples():
+    assert str(wb.logical_product(P("(2,2):(4,1)"), P("6:1"))) == "((2,2),(2,3)):((4,1),(2,8))"
+    assert str(wb.logical_product(P("(2,2):(4,1)"), P("(4,2):(2,1)"))) == "((2,2),(4,2)):((4,1),(8,2))"
+    # a 2x5 row-major block tiled 3x4 column-major: blocked coalesces mode 0
+    blk = wb.blocked_product(P("(2,5):(5,1)"), P("(3,4):(1,3)"))
+    assert str(blk) == "(6,(5,4)):(5,(1,30))"
+    rak = wb.raked_product(P("(2,5):(5,1)"), P("(3,4):(1,3)"))
+    assert str(rak) == "((3,2),(4,5)):((10,5),(30,1))"
+    assert sorted(blk.offsets()) == list(range(120)) == sorted(rak.offsets())
+    assert str(wb.zipped_product(P("(2,5):(5,1)"), (P("3:1"), P("4:1")))) == "((2,5),(3,4)):((5,1),(1,5))"
+
+
+def test_make_layout_tv_matches_cute_dsl():
+    tiler, tv = wb.make_layout_tv(P("(4,32):(32,1)"), P("(4,4):(4,1)"))
+    assert tiler == (16, 128)
+    assert str(tv) == "((32,4),(4,4)):((64,4),(16,1))"
+    # every element of the 16x128 tile is owned by exactly one (thread, value)
+    assert sorted(tv.offsets()) == list(range(16 * 128))
+
+
+def test_inverses():
+    assert str(wb.right_inverse(P("(4,6):(1,4)"))) == "24:1"
+    assert str(wb.right_inverse(P("(2,3):(3,1)"))) == "(3,2):(2,1)"
+    assert str(wb.left_inverse(P("(2,3):(3,1)"))) == "(3,2):(2,1)"
+    # pycute 4.2's left_inverse of (4,6):(1,6) is wrong; this one inverts it
+    A = P("(4,6):(1,6)")
+    Li = wb.left_inverse(A)
+    assert str(Li) == "(6,6):(1,4)"
+    assert [Li(A(i)) for i in range(24)] == list(range(24))
+    assert str(wb.right_inverse(P("(2,4):(0,1)"))) == "4:2"
+
+
+def test_slicing_and_dice():
+    A = L((4, 8))
+    assert str(A(None, 2)) == "(4):(1)"
+    assert A(None) is A
+    sub, off = wb.slice_and_offset((None, 2), A)
+    assert (str(sub), off) == ("(4):(1)", 8)
+    assert wb.slice_and_offset(A, (None, 2)) == (sub, off)
+    B = L((4, (2, 3)), (1, (4, 8)))
+    assert str(B(None, (1, None))) == "(4,3):(1,8)"
+    assert str(wb.dice(B, (1, (None, 2)))) == "(4,3):(1,8)"
+    for c in range(12):
+        assert B(None, (1, None))(c) + wb.slice_and_offset((None, (1, None)), B)[1] == B((c % 4, (1, c // 4)))
+
+
+def test_mode_helpers():
+    A = L((2, 3, 4))
+    assert str(wb.select(A, 2, 0)) == "(4,2):(6,1)" == str(wb.select(A, [2, 0]))
+    assert str(wb.group_modes(A, 0, 2)) == "((2,3),4):((1,2),6)"
+    assert str(wb.flatten(L((2, (3, 4))))) == "(2,3,4):(1,2,6)"
+    assert wb.flatten((1, (2, 3))) == (1, 2, 3)
+    assert str(wb.append(L(4))) == "(4,1):(1,0)"
+    assert str(wb.prepend(L((2, 3)), L(5, 0))) == "(5,2,3):(0,1,2)"
+    assert str(wb.append(L((2, 3)), up_to_rank=4)) == "(2,3,1,1):(1,2,0,0)"
+    assert str(wb.filter(L((2, 3, 4), (0, 1, 3)))) == "12:1"
+    assert str(wb.filter_zeros(L((2, 3, 4), (0, 1, 3)))) == "(1,3,4):(0,1,3)"
+    assert str(wb.make_ordered_layout((2, 3, 4), (2, 0, 1))) == "(2,3,4):(12,1,3)"
+    assert wb.product_each((2, (3, 4))) == (2, 12)
+    assert wb.max_common_vector(L((4, 8), (1, 4)), L(32)) == 32
+    assert wb.max_common_vector(L((4, 8), (8, 1)), L(32)) == 1
+    assert str(wb.max_common_layout(L((4, 8), (1, 4)), L((4, 8), (1, 8)))) == "4:1"
+
+
+def test_local_tile_and_partition():
+    A = L((8, 16), (16, 1))
+    tile, off = wb.local_tile(A, (4, 8), (1, 1))
+    assert str(tile) == "(4,8):(16,1)" and off == 4 * 16 + 8
+    part, off = wb.local_partition(A, L((2, 4), (4, 1)), 5)  # thread 5 sits at (1, 1)
+    assert str(part) == "(4,4):(32,4)" and off == 17
+    tile, off = wb.local_tile(A, (4, 8), (1, None))
+    assert str(tile) == "(4,8,2):(16,1,8)" and off == 64
+
+
+# -- swizzles ------------------------------------------------------------------------------------
+def test_swizzle_print_and_values():
+    sw = wb.Swizzle(3, 4, 3)
+    assert str(sw) == "S<3,4,3>" and sw.size == 1024
+    assert [sw(x) for x in (0, 16, 128, 144, 1023)] == [0, 16, 144, 128, 1023 ^ (7 << 4)]
+    assert sorted(sw(np.arange(1024))) == list(range(1024))
+    C = wb.composition(sw, L((8, 64), (64, 1)))
+    assert str(C) == "S<3,4,3> o 0 o (8,64):(64,1)"
+    assert list(C.offsets()) == [sw(L((8, 64), (64, 1))(i)) for i in range(512)]
+    assert C(3, 5) == sw(3 * 64 + 5)
+    assert str(wb.make_composed_layout(wb.Swizzle(2, 0, -2), 4, L(16))) == "S<2,0,-2> o 4 o 16:1"
+    # the algebra goes through the swizzle to its layout
+    zd = wb.zipped_divide(C, L(64))
+    assert str(zd) == "S<3,4,3> o 0 o ((8,8),8):((64,1),8)"
+    assert list(zd.offsets()) == list(C.offsets())
+    sub = C(None, 2)
+    assert str(sub) == "S<3,4,3> o 2 o (8):(64)"
+    assert [sub(i) for i in range(8)] == [C(i, 2) for i in range(8)]
+    assert wb.size(C) == 512 and wb.cosize(C) == 512
+
+
+def test_swizzle_bad_input():
+    with pytest.raises(ValueError, match="shift"):
+        wb.Swizzle(3, 4, 2)
+    with pytest.raises(TypeError, match="static int"):
+        wb.Swizzle(D(), 4, 3)
+
+
+# -- bad input: a ValueError naming the operation, the layout and the reason -----------------------
+@pytest.mark.parametrize("call,match", [
+    (lambda: wb.left_inverse(P("(2,2):(1,1)")), r"left_inverse\(\(2,2\):\(1,1\)\).*not injective"),
+    (lambda: wb.left_inverse(P("(2,3):(0,1)")), r"left_inverse.*not injective"),
+    (lambda: wb.left_inverse(P("(2,3):(3,2)")), r"left_inverse.*not a multiple"),
+    (lambda: wb.complement(P("(4,6):(1,6)"), 48), r"complement\(\(4,6\):\(1,6\), 48\).*no complement"),
+    (lambda: wb.complement(P("(2,2):(1,1)")), r"complement.*not injective"),
+    (lambda: wb.logical_divide(P("6:1"), 4), r"logical_divide\(6:1, 4:1\).*does not divide"),
+    (lambda: wb.logical_divide(P("(3,2):(1,4)"), P("2:1")), r"logical_divide.*divisib"),
+    (lambda: wb.zipped_divide(P("(8,8):(1,8)"), (3, 8)), r"logical_divide\(8:1, 3:1\).*does not divide"),
+    (lambda: wb.composition(P("(4,3):(1,5)"), P("6:1")), r"composition\(\(4,3\):\(1,5\), 6:1\).*shape divisibility"),
+    (lambda: wb.composition(P("(3,4):(1,5)"), P("2:2")), r"composition.*stride divisibility"),
+    (lambda: wb.composition(P("(4,3):(1,4)"), (4, 3, 2)), r"composition.*rank 3.*rank 2"),
+    (lambda: wb.logical_product(P("(2,2):(1,1)"), P("3:1")), r"logical_product.*not injective"),
+    (lambda: wb.coalesce(P("(2,3):(1,2)"), (1, 1, 1)), r"coalesce.*profile"),
+    (lambda: wb.make_layout((4, 2), stride=(1,)), r"congruent"),
+    (lambda: wb.make_layout_tv(L((D(), 4)), L(4)), r"make_layout_tv: thr_layout .* must be static"),
+    (lambda: wb.select(L((2, 3)), 2), r"select.*mode 2 is out of range"),
+])
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# -- dynamic values ------------------------------------------------------------------------------
+def test_dynamic_divide_keeps_static_tile_and_derives_divisibility():
+    A = L((D(divisibility=16), D()), (1, D(width=64, divisibility=16)))
+    assert str(wb.logical_divide(A, (4, 8))) == "((4,?{div=4}),(8,?)):((1,4),(?{i64 div=16},?{i64 div=128}))"
+    assert str(wb.zipped_divide(A, (4, 8))) == "((4,8),(?{div=4},?)):((1,?{i64 div=16}),(4,?{i64 div=128}))"
+    tile, off = wb.local_tile(A, (4, 8), (1, 2))
+    assert str(tile) == "(4,8):(1,?{i64 div=16})" and str(off) == "?{i64 div=4}"
+    assert str(wb.complement(L(4, 1), D(divisibility=16))) == "?{div=4}:4"
+    assert str(wb.complement(L(4, 1), D(divisibility=6))) == "?:4"
+
+
+def test_dynamic_with_runtime_values_is_checked_and_evaluates():
+    A = L((D(12), 4), (1, D(12)))
+    B = L((6, 8), (1, 6))
+    R = wb.composition(A, B)
+    assert "?" in str(R)
+    static = wb.composition(L((12, 4), (1, 12)), B)
+    assert [R(i) for i in range(48)] == [static(i) for i in range(48)]
+    with pytest.raises(ValueError, match="does not divide"):
+        wb.logical_divide(L(D(10)), 4)
+
+
+def test_operations_needing_static_values_name_the_mode():
+    A = L((4, D()), (1, D(width=64)))
+    with pytest.raises(ValueError, match=r"right_inverse.*mode 1 \(\?:\?\{i64\}\).*dynamic stride"):
+        wb.right_inverse(A)
+    with pytest.raises(ValueError, match=r"complement.*flat mode 1.*dynamic stride"):
+        wb.complement(A, 64)
+    with pytest.raises(ValueError, match=r"left_inverse.*dynamic stride"):
+        wb.left_inverse(A)
+    assert wb.max_common_vector(A, A) == 1  # CuTe answers 1 for dynamic layouts
+
+
+def test_coalesce_does_not_merge_what_it_cannot_decide():
+    assert str(wb.coalesce(L((D(), 4), (1, D())))) == "(?,4):(1,?)"
+    assert str(wb.coalesce(L((2, D()), (1, 2)))) == "?{div=2}:1"  # 2*1 == 2 is static: merged, extent 2*?
+    assert str(wb.coalesce(L((D(), 1), (1, 7)))) == "?:1"
