@@ -35,11 +35,11 @@ def main():
     if bw.get("gpu"):
         for k, v in bw["kernels"].items():
             print(f"{k:32s} {v['TB_per_s']:.3f} TB/s")
-        print("ratios", json.dumps(bw["ratios"]))
+        print("ratios", json.dumps(bw["ratios"]), "pass", bw["pass"])
     if ln.get("gpu"):
         for k, v in ln["paths"].items():
             print(f"{k:36s} {v['median_us']:.2f} us (min {v['min_us']:.2f})")
-        print("ratios", json.dumps(ln["ratios"]))
+        print("ratios", json.dumps(ln["ratios"]), "pass", ln["pass"])
     print("wrote", out)
 
 

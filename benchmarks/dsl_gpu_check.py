@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-import cupy
+import cupy  # noqa: I001
 import numpy as np
 
 from workbench.dsl import examples as E

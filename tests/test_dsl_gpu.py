@@ -38,8 +38,8 @@ def test_vcopy_is_vectorized_and_correct_on_gpu():
     y = cupy.full(4096, cupy.nan, dtype=cupy.float32)
     a = wb.from_dlpack(x, assumed_align=16).mark_layout_dynamic()
     b = wb.from_dlpack(y, assumed_align=16).mark_layout_dynamic()
-    assert "uint4" in wb.show_code(E.vcopy, a, b)
-    E.vcopy[(4, 1, 1), (128, 1, 1)](a, b)
+    assert "uint4" in wb.show_code(E.vcopy, a, b, 8)
+    E.vcopy[(4, 1, 1), (128, 1, 1)](a, b, 8)
     assert bool(cupy.array_equal(x, y))
 
 

@@ -70,17 +70,17 @@ def transpose_smem(src, dst):
 
 
 @wb.kernel
-def vcopy(src, dst):
-    """dst = src with 128-bit accesses: each thread copies a tile of VEC contiguous elements; the
-    copy is vectorized because the tile's static layout, the tensors' assumed_align and the
-    divisibility of its offset (a multiple of VEC) prove 16-byte alignment.  The tail (if any)
-    is copied element by element."""
+def vcopy(src, dst, vec: wb.Constexpr):
+    """dst = src with 128-bit accesses: each thread copies a tile of ``vec`` contiguous elements
+    (a compile-time constant); the copy is vectorized because the tile's static layout, the
+    tensors' assumed_align and the divisibility of its offset (a multiple of vec) prove 16-byte
+    alignment.  The tail (if any) is copied element by element."""
     t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
     n = wb.size(src)
-    if (t + 1) * VEC <= n:
-        wb.copy(wb.local_tile(src, (VEC,), (t,)), wb.local_tile(dst, (VEC,), (t,)))
-    elif t * VEC < n:
-        for k in range(t * VEC, n):
+    if (t + 1) * vec <= n:
+        wb.copy(wb.local_tile(src, (vec,), (t,)), wb.local_tile(dst, (vec,), (t,)))
+    elif t * vec < n:
+        for k in range(t * vec, n):
             dst[k] = src[k]
 
 
@@ -197,7 +197,7 @@ def make_examples(size="small"):
                 lambda xs: transpose_smem[(math.ceil(n2 / TILE), math.ceil(m2 / TILE), 1), (TILE, ROWS, 1)](*xs),
                 lambda xs: [xs[0].T.copy()], [1]),
         Example("vcopy", vcopy, lambda rng: [_f32(rng, n1 + 3), _poison(n1 + 3)],
-                lambda xs: vcopy[(math.ceil((n1 + 3) / VEC / 128), 1, 1), (128, 1, 1)](*xs),
+                lambda xs: vcopy[(math.ceil((n1 + 3) / VEC / 128), 1, 1), (128, 1, 1)](*xs, VEC),
                 lambda xs: [xs[0].copy()], [1]),
         Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
                 lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),

@@ -80,7 +80,8 @@ class Specialization:
     def load_gpu(self):
         if self.gpu is None:
             self.gpu = g = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
-            self._guard_globals.update(_buf=g.buf, _h=g.handle, _pp=g.params_ptr, _cu=g.launch_fn)
+            self._guard_globals.update(_buf=g.buf, _h=g.handle, _pp=g.params_ptr, _cu=g.launch_fn,
+                                       _dev=backend_cupy.current_device())
             st = self.kernel.stats
             st.gpu_compiles += 1
             st.compile_seconds += self.gpu.compile_seconds
@@ -89,15 +90,14 @@ class Specialization:
     # -- the guard: generated once per specialization ------------------------------------------
     def _build_guards(self):
         names = self.kernel.source.params
-        g = {"_Tensor": Tensor, "_Pointer": Pointer, "_flatten": flatten, "_sig": A.tree_sig,
+        g = {"_Tensor": Tensor, "_Pointer": Pointer, "_lsig": _layout_sig,
              "_E": [getattr(s, "etype", None) for s in self.specs], "_K": [s.key for s in self.specs],
              "_C": [getattr(s, "value", None) for s in self.specs], "_pack_into": struct.pack_into,
-             "_fmt": self.fmt}
-        lines = [f"if len(args) != {len(names)}: return None"]
+             "_fmt": self.fmt, "_dev": 0}
+        lines = []
         vals: dict = {}
         for i, s in enumerate(self.specs):
             a = f"a{i}"
-            lines.append(f"{a} = args[{i}]")
             k = type(s)
             if k is A.ConstSpec:
                 lines.append(f"if type({a}) is not type(_C[{i}]) or {a} != _C[{i}]: return None")
@@ -105,8 +105,8 @@ class Specialization:
                 t = s.etype
                 if t is Boolean:
                     lines.append(f"if type({a}) is not bool: return None")
-                elif t is ir.Int32:
-                    lines.append(f"if type({a}) is not int or {a} < {_I32_MIN} or {a} > {_I32_MAX}: return None")
+                elif t is ir.Int32:   # the range is checked by struct.pack (struct.error -> slow path)
+                    lines.append(f"if type({a}) is not int: return None")
                 elif t is ir.Int64:
                     lines.append(f"if type({a}) is not int or {_I32_MIN} <= {a} <= {_I32_MAX}: return None")
                 elif t is ir.Float32:
@@ -117,37 +117,54 @@ class Specialization:
                 vals[("scalar", i)] = a
             elif k is A.PointerSpec:
                 lines.append(f"if type({a}) is not _Pointer or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align} or {a}.address & {s.align - 1}: return None")
-                vals[("ptr", i)] = f"{a}.address"
+                             f"or {a}.assumed_align != {s.align}: return None")
+                lines.append(f"p{i} = {a}.address")
+                lines.append(f"if p{i} & {s.align - 1}: return None")
+                vals[("ptr", i)] = f"p{i}"
             else:
                 ro = f" or {a}.read_only" if i in self.written else ""
+                dev = f" or {a}.device[1] != _dev" if s.memspace == "gmem" else ""
                 lines.append(f"if type({a}) is not _Tensor or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align} or {a}.data_ptr & {s.align - 1}{ro}: return None")
-                lines.append(f"l{i} = {a}.layout")
-                lines.append(f"if _sig(l{i}.shape) != _K[{i}][3] or _sig(l{i}.stride) != _K[{i}][4]: return None")
-                lines.append(f"sh{i} = _flatten(l{i}.shape); st{i} = _flatten(l{i}.stride)")
-                vals[("ptr", i)] = f"{a}.data_ptr"
+                             f"or {a}.assumed_align != {s.align}{ro}{dev}: return None")
+                lines.append(f"p{i} = {a}.data_ptr")
+                lines.append(f"if p{i} & {s.align - 1}: return None")
+                lines.append(f"q{i} = _lsig({a}.layout)")
+                lines.append(f"if q{i}[0] != _K[{i}][3] or q{i}[1] != _K[{i}][4]: return None")
+                vals[("ptr", i)] = f"p{i}"
                 for p in self.params:
                     if p.source[0] in ("shape", "stride") and p.source[1] == i:
-                        arr = "sh" if p.source[0] == "shape" else "st"
-                        vals[p.source] = f"int({arr}{i}[{p.source[2]}])"
+                        j = 2 if p.source[0] == "shape" else 3
+                        vals[p.source] = f"q{i}[{j}][{p.source[2]}]"
         exprs = [vals[p.source] for p in self.params]
-        body = "\n    ".join(lines)
+        body = "\n    ".join(lines) if lines else "pass"
+        unpack = "".join(f"a{i}, " for i in range(len(names)))
         tup = "(" + "".join(e + ", " for e in exprs) + ")"
-        src = (f"def _values(args):\n    {body}\n    return {tup}\n\n"
-               f"def _pack(args, _buf):\n    {body}\n    _pack_into(_fmt, _buf, 0, {', '.join(exprs)})\n    return True\n")
-        if not exprs:
-            src = src.replace("_pack_into(_fmt, _buf, 0, )", "pass")
-        # the hot path: guard, pack and cuLaunchKernel in one function (g: grid + block, 6 ints)
         pack = f"_pack_into(_fmt, _buf, 0, {', '.join(exprs)})" if exprs else "pass"
-        src += (f"\ndef _go(args, g):\n    {body}\n    {pack}\n"
-                f"    return _cu(_h, g[0], g[1], g[2], g[3], g[4], g[5], 0, None, _pp, None)\n")
+        src = (f"def _values(args):\n    if len(args) != {len(names)}: return None\n    {unpack} = args\n"
+               f"    {body}\n    return {tup}\n\n"
+               f"def _pack(args, _buf):\n    if len(args) != {len(names)}: return None\n    {unpack} = args\n"
+               f"    {body}\n    {pack}\n    return True\n")
+        if not names:
+            src = src.replace("     = args\n", "")
+        self._go_template = (f"def _go({unpack.rstrip(', ')}):\n    {body}\n    {pack}\n"
+                             "    return _cu(_h, {0}, {1}, {2}, {3}, {4}, {5}, 0, None, _pp, None)\n")
         self.guard_source = src
         self._guard_globals = g
         exec(compile(src, f"<guard {self.kernel.__name__}>", "exec"), g)  # noqa: S102
         self.values = g["_values"]
         self.pack = g["_pack"]
-        self.go = g["_go"]
+        self._gos: dict = {}
+
+    def go_for(self, grid6):
+        """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one generated
+        function, grid and block compiled in as constants.  Returns None when the guard refuses."""
+        f = self._gos.get(grid6)
+        if f is None:
+            src = self._go_template.format(*grid6)
+            ns = self._guard_globals
+            exec(compile(src, f"<launch {self.kernel.__name__} {grid6}>", "exec"), ns)  # noqa: S102
+            f = self._gos[grid6] = ns.pop("_go")
+        return f
 
     # -- running ---------------------------------------------------------------------------------
     def extents(self, args):
@@ -175,25 +192,66 @@ class Specialization:
         return ext
 
 
+_SIGS: dict = {}
+
+
+def _layout_sig(lay):
+    """(shape signature, stride signature, flat shape values, flat stride values) of a Layout,
+    memoized by identity (layouts are immutable; the entry keeps the layout alive)."""
+    e = _SIGS.get(id(lay))
+    if e is not None and e[0] is lay:
+        return e[1]
+    r = (A.tree_sig(lay.shape), A.tree_sig(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
+         tuple(int(x) for x in flatten(lay.stride)))
+    if len(_SIGS) > 4096:
+        _SIGS.clear()
+    _SIGS[id(lay)] = (lay, r)
+    return r
+
+
 def _np_scalar(t):
     import numpy as np
     return np.dtype(t.numpy).type(0)
 
 
 class _Launcher:
-    __slots__ = ("k", "grid", "block", "g")
+    """``kern[grid, block]``: holds the hot-path functions of the kernel's GPU specializations for
+    this launch configuration (rebuilt when a specialization is added)."""
+
+    __slots__ = ("k", "grid", "block", "g", "gos", "ver")
 
     def __init__(self, k, grid, block):
         self.k, self.grid, self.block, self.g = k, grid, block, grid + block
+        self.gos, self.ver = (), -1
 
     def __call__(self, *args):
-        for go in self.k._hot_go:
-            rc = go(args, self.g)
+        for go in self.gos:
+            try:
+                rc = go(*args)
+            except (TypeError, struct.error):
+                continue        # wrong argument count or a value out of its type's range: slow path
             if rc is not None:
                 if rc:
                     raise RuntimeError(f"cuLaunchKernel failed for {self.k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
                 return None
-        return self.k._launch(self.grid, self.block, 0, None, args)
+        k = self.k
+        if self.ver != k._hot_ver:
+            self.gos, self.ver = tuple(sp.go_for(self.g) for sp in k._hot), k._hot_ver
+            if self.gos:
+                return self(*args)
+        # framework tensors: convert (from_dlpack + mark_layout_dynamic) and retry the hot path
+        nargs = tuple(A.normalize(a) for a in args)
+        if any(x is not y for x, y in zip(nargs, args)):
+            for go in self.gos:
+                try:
+                    rc = go(*nargs)
+                except (TypeError, struct.error):
+                    continue
+                if rc is not None:
+                    if rc:
+                        raise RuntimeError(f"cuLaunchKernel failed for {k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+                    return None
+        return k._launch(self.grid, self.block, 0, None, nargs)
 
 
 class Kernel:
@@ -207,7 +265,7 @@ class Kernel:
         self.source = FunctionSource(fn)
         self._specs: dict = {}
         self._hot: list = []        # GPU specializations, most recently added first
-        self._hot_go: list = []     # their fused guard+pack+launch functions
+        self._hot_ver = 0
         self._launchers: dict = {}
         self.stats = cache.Stats()
         self._arch = None
@@ -320,7 +378,7 @@ class Kernel:
         g = sp.load_gpu()
         if sp not in self._hot:
             self._hot.insert(0, sp)
-            self._hot_go.insert(0, sp.go)
+            self._hot_ver += 1
         if any(type(a) is Tensor and a.memspace == "gmem" and a.device[1] != backend_cupy.current_device() for a in nargs):
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
         try:
