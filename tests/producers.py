@@ -8,8 +8,13 @@ import ctypes
 import numpy as np
 
 from workbench.dlpack.abi import (
-    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorDeleter, DLManagedTensorVersioned,
-    DLManagedTensorVersionedDeleter, DLPackVersion,
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorDeleter,
+    DLManagedTensorVersioned,
+    DLManagedTensorVersionedDeleter,
+    DLPackVersion,
 )
 
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New

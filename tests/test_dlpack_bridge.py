@@ -5,6 +5,7 @@ import gc
 import numpy as np
 import pytest
 import torch
+from producers import Producer
 
 import workbench as wb
 from workbench.dlpack import DLPACK_FLAG_BITMASK_IS_COPIED as IS_COPIED
@@ -13,8 +14,6 @@ from workbench.dlpack import DLPACK_FLAG_BITMASK_READ_ONLY as READ_ONLY
 from workbench.dlpack import DLDataTypeCode, DLDeviceType, element_type_of
 from workbench.dlpack.dtypes import SCALAR_TABLE, dldtype_of
 from workbench.dlpack.importer import consume
-
-from producers import Producer
 
 
 # -- ownership: "the consumer calls the deleter exactly once when its own object dies" -----------

@@ -13,7 +13,7 @@ __all__ = ["ElementType", "vector_type", "ALL_SCALAR_TYPES", "by_name"]
 class ElementType:
     """One element type.  Compared by identity: each type exists once (see :func:`vector_type`)."""
 
-    __slots__ = ("name", "width", "kind", "lanes", "ctype", "numpy", "short", "scalar")
+    __slots__ = ("name", "width", "kind", "lanes", "ctype", "numpy", "short", "scalar", "natural_align")
 
     def __init__(self, name, width, kind, ctype, numpy=None, short=None, lanes=1, scalar=None):
         self.name = name
@@ -24,6 +24,7 @@ class ElementType:
         self.short = short or name  # MLIR-style short name: f32, bf16, i1 ...
         self.lanes = lanes
         self.scalar = scalar or self
+        self.natural_align = max(1, width * lanes // 8)  # bytes; sub-byte types: 1
 
     @property
     def bits(self) -> int:

@@ -24,7 +24,7 @@ from .dlpack.abi import (
 )
 from .dlpack.dtypes import PACKED as _PACKED
 from .dlpack.dtypes import dldtype_of, element_type_of_packed
-from .dlpack.importer import _EXCHANGE, _NO_API, _torch_precheck, dlpack_fields
+from .dlpack.importer import _CPU_ONLY_TYPES, _EXCHANGE, _torch_precheck, dlpack_fields, exchange_api_of
 from .layout import Dyn, Layout, make_layout
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
 from .layout.values import value_of
@@ -50,10 +50,6 @@ class AddressSpace:
 _ADDRESS_SPACES = ("generic", "gmem", "smem", "rmem")
 
 
-def _natural_align(t: et.ElementType) -> int:
-    return max(1, t.bits // 8)
-
-
 def _check_align(align, what):
     if type(align) is not int:
         raise TypeError(f"Expected assumed_align to be an int number of bytes, but got {type(align).__name__}.")
@@ -62,10 +58,10 @@ def _check_align(align, what):
 
 
 # --------------------------------------------------------------------------------------------
-class Pointer:
+class Pointer(_native.PointerBase):
     """A typed address: ``wb.make_ptr(wb.Float16, addr, 'gmem', assumed_align=32)``."""
 
-    __slots__ = ("element_type", "address", "memspace", "assumed_align")
+    __slots__ = ()  # the fields live in the C base, so that make_ptr is one C call
 
     def __init__(self, element_type, address, memspace="generic", assumed_align=None):
         if type(element_type) is not et.ElementType:
@@ -77,7 +73,7 @@ class Pointer:
         if memspace not in _ADDRESS_SPACES:
             raise ValueError(f"Expected memspace in {_ADDRESS_SPACES}, but got {memspace!r}.")
         if assumed_align is None:
-            assumed_align = _natural_align(element_type)
+            assumed_align = element_type.natural_align
         else:
             _check_align(assumed_align, "make_ptr")
         if address % assumed_align:
@@ -123,20 +119,21 @@ def _as_address(x) -> int:
         raise TypeError(f"Expected an integer address, but got {type(x).__name__}.") from None
 
 
-def make_ptr(dtype, value, mem_space="generic", assumed_align=None) -> Pointer:
-    """CuTe DSL's ``make_ptr(dtype, value, mem_space, assumed_align)``; the address must honour
-    ``assumed_align`` (CuTe DSL does not check)."""
-    return Pointer(dtype, value, mem_space, assumed_align)
+_native.set_pointer_types(Pointer, et.ElementType, frozenset(_ADDRESS_SPACES))
+
+# CuTe DSL's make_ptr(dtype, value, mem_space='generic', assumed_align=None): the usual call is
+# built in C; anything else reaches Pointer(...), whose checks raise (CuTe DSL checks nothing).
+make_ptr = _native.make_ptr
 
 
 # --------------------------------------------------------------------------------------------
-class Tensor:
+class Tensor(_native.TensorBase):
     """A zero-copy tensor view with a CuTe layout.  See the module docstring."""
 
-    # _f is the importer's raw field tuple (owner, version, flags, data, device_type, device_id,
-    # ndim, code, bits, lanes, shape, strides, byte_offset, packed_dtype): keeping it whole makes
-    # from_dlpack a handful of stores; everything else derives from it on demand.
-    __slots__ = ("_f", "_data", "_etype", "_stride", "_align", "_marks", "_order", "_layout", "__weakref__")
+    # The state lives in the C base: _f is the importer's raw field tuple (owner, version, flags,
+    # data, device_type, device_id, ndim, code, bits, lanes, shape, strides, byte_offset,
+    # packed_dtype), kept whole so that from_dlpack is one allocation; the rest derives from it.
+    __slots__ = ()
 
     # -- identity / printing ----------------------------------------------------------------
     def __str__(self) -> str:
@@ -201,6 +198,14 @@ class Tensor:
     @property
     def ndim(self) -> int:
         return len(self._f[10])
+
+    @property
+    def stride_order(self):
+        """The stride order mark_compact_shape_dynamic uses (outermost mode first): the one
+        given or deduced by the last call, else CuTe DSL's deduction; None when ambiguous."""
+        if self._order is not None:
+            return self._order
+        return _deduce_stride_order(self._f[10], self._stride)
 
     @property
     def leading_dim(self):
@@ -463,7 +468,8 @@ def _compact_along(shape, stride, order) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-_new = object.__new__
+_new = _native.TensorBase.__new__
+_fast = _native.fast_from_dlpack
 
 
 def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
@@ -472,14 +478,23 @@ def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
     ``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data
     pointer.  ``stream`` goes to CUDA producers (-1: no synchronization).
     """
-    ex = _EXCHANGE.get(type(tensor), _NO_API)
-    if ex is not None and ex is not _NO_API:
-        # hot path (torch): the producer's checks inline, then one C call
-        if ex[2] is _torch_precheck and (tensor.requires_grad or tensor.is_conj() or tensor.is_neg()):
-            _torch_precheck(tensor)
-        f = _exchange(ex[0], tensor, ex[1])
-    else:
+    if assumed_align is not None:
+        _check_align(assumed_align, "from_dlpack")
+    # torch and numpy: converted and checked in C; anything unusual comes back as fields
+    r = _fast(tensor, assumed_align, Tensor)
+    if type(r) is Tensor:
+        return r
+    if r is None:
+        if type(tensor) not in _EXCHANGE:
+            _learn_type(type(tensor))  # once per type: the C path serves it from then on
         f = dlpack_fields(tensor, stream)
+    else:
+        f = r
+    return _from_fields(f, assumed_align)
+
+
+def _from_fields(f, assumed_align):
+    """Validate decoded fields (the general path, with a precise message per rule) and build."""
     etype = _PACKED.get(f[13]) or element_type_of_packed(f[13])
     shape = f[10]
     strides = f[11]
@@ -492,11 +507,7 @@ def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
     if shape and min(shape) < 0:
         raise BufferError(f"Expected non-negative DLTensor.shape entries, but got {shape}.")
     data = f[3] + f[12]
-    if assumed_align is None:
-        align = etype.bits >> 3 or 1
-    else:
-        _check_align(assumed_align, "from_dlpack")
-        align = assumed_align
+    align = (etype.bits >> 3 or 1) if assumed_align is None else assumed_align
     if data % align or not f[3]:
         _check_data(f, data, align)
     t = _new(Tensor)
@@ -507,6 +518,18 @@ def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
     t._align = align
     t._marks = t._order = t._layout = None
     return t
+
+
+# The tables the C fast path reads, mutated in place as producer types are met.
+_EXCHANGE_FOR_C: dict = {}                                     # {type: (fnptr, version, torch_checks)}
+_CPU_ONLY_FOR_C: dict = dict.fromkeys(_CPU_ONLY_TYPES, True)   # producers whose memory is always host
+_native.set_tables(_EXCHANGE_FOR_C, _PACKED, _CPU_ONLY_FOR_C)
+
+
+def _learn_type(tp):
+    ex = exchange_api_of(tp)
+    if ex is not None:
+        _EXCHANGE_FOR_C[tp] = (ex[0], ex[1], ex[2] is _torch_precheck)
 
 
 def _null_strides(f):

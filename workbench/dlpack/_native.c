@@ -254,10 +254,257 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
   return c;
 }
 
+
+/* ---- TensorBase and the from_dlpack fast path --------------------------------------------
+ * wb.Tensor subclasses TensorBase: its state lives in C fields so that from_dlpack can build a
+ * tensor in one allocation.  fast_from_dlpack handles the common producers end to end and hands
+ * anything unusual back to Python, which validates it with precise messages.
+ */
+#include <structmember.h>
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *f, *data, *etype, *stride, *align, *marks, *order, *layout;
+  PyObject *weakreflist;
+} TensorBase;
+
+static void tensorbase_dealloc(TensorBase *self) {
+  if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
+  Py_XDECREF(self->f); Py_XDECREF(self->data); Py_XDECREF(self->etype); Py_XDECREF(self->stride);
+  Py_XDECREF(self->align); Py_XDECREF(self->marks); Py_XDECREF(self->order); Py_XDECREF(self->layout);
+  /* a heap subclass (wb.Tensor) has its type reference dropped by subtype_dealloc, not here */
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef tensorbase_members[] = {
+  {"_f", T_OBJECT, offsetof(TensorBase, f), 0, "raw DLPack fields"},
+  {"_data", T_OBJECT, offsetof(TensorBase, data), 0, "data pointer with byte_offset applied"},
+  {"_etype", T_OBJECT, offsetof(TensorBase, etype), 0, "element type"},
+  {"_stride", T_OBJECT, offsetof(TensorBase, stride), 0, "strides"},
+  {"_align", T_OBJECT, offsetof(TensorBase, align), 0, "assumed alignment in bytes"},
+  {"_marks", T_OBJECT, offsetof(TensorBase, marks), 0, "dynamic marking"},
+  {"_order", T_OBJECT, offsetof(TensorBase, order), 0, "last stride order"},
+  {"_layout", T_OBJECT, offsetof(TensorBase, layout), 0, "cached layout"},
+  {NULL},
+};
+
+static PyTypeObject TensorBaseType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "workbench.dlpack._native.TensorBase",
+  .tp_basicsize = sizeof(TensorBase),
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .tp_dealloc = (destructor)tensorbase_dealloc,
+  .tp_members = tensorbase_members,
+  .tp_weaklistoffset = offsetof(TensorBase, weakreflist),
+  .tp_new = PyType_GenericNew,
+  .tp_doc = "C storage of wb.Tensor.",
+};
+
+/* Tables installed once from Python. */
+static PyObject *g_exchange = NULL;   /* {type: (fnptr, version, torch_checks)} */
+static PyObject *g_packed = NULL;     /* {packed dtype: ElementType} */
+static PyObject *g_cpu_types = NULL;  /* {type: True} for producers that only live on the CPU */
+static PyObject *s_requires_grad, *s_is_conj, *s_is_neg, *s_dlpack, *s_max_version, *s_kwnames, *g_maxver;
+
+static PyObject *set_tables(PyObject *mod, PyObject *args) {
+  PyObject *ex, *packed, *cpu;
+  if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &ex, &PyDict_Type, &packed, &PyDict_Type, &cpu)) return NULL;
+  Py_XSETREF(g_exchange, Py_NewRef(ex));
+  Py_XSETREF(g_packed, Py_NewRef(packed));
+  Py_XSETREF(g_cpu_types, Py_NewRef(cpu));
+  Py_RETURN_NONE;
+}
+
+static int truthy_attr_or_call(PyObject *obj, PyObject *name, int call) {
+  PyObject *r = call ? PyObject_CallMethodNoArgs(obj, name) : PyObject_GetAttr(obj, name);
+  if (!r) { PyErr_Clear(); return 1; }  /* unknown: let Python decide */
+  int t = PyObject_IsTrue(r);
+  Py_DECREF(r);
+  return t != 0;
+}
+
+/* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
+ *   Tensor: converted and every check passed;
+ *   tuple : decoded but unusual (Python validates and raises or builds);
+ *   None  : not a producer this path knows (Python does the general protocol). */
+static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "fast_from_dlpack takes 3 arguments"); return NULL; }
+  PyObject *obj = args[0], *assumed = args[1], *cls = args[2];
+  if (!g_exchange) Py_RETURN_NONE;
+  PyObject *f = NULL;
+  PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
+  if (ex) {
+    if (PyTuple_GET_ITEM(ex, 2) == Py_True &&
+        (truthy_attr_or_call(obj, s_requires_grad, 0) || truthy_attr_or_call(obj, s_is_conj, 1) ||
+         truthy_attr_or_call(obj, s_is_neg, 1)))
+      Py_RETURN_NONE;
+    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
+    if (!fp) return NULL;
+    DLTensor t;
+    memset(&t, 0, sizeof t);
+    if (((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) != 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "The producer's dltensor_from_py_object_no_sync failed.");
+      return NULL;
+    }
+    f = decode(obj, PyTuple_GET_ITEM(ex, 1), 0, &t);
+  } else if (PyErr_Occurred()) {
+    return NULL;
+  } else if (PyDict_GetItemWithError(g_cpu_types, (PyObject *)Py_TYPE(obj))) {
+    PyObject *meth = PyObject_GetAttr(obj, s_dlpack);
+    if (!meth) return NULL;
+    PyObject *cargs[1] = {g_maxver};
+    PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, s_kwnames);
+    Py_DECREF(meth);
+    if (!cap) return NULL;
+    f = consume(mod, cap);
+    Py_DECREF(cap);
+  } else {
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+  }
+  if (!f) return NULL;
+  /* The usual case, checked here; anything else goes back to Python with its fields. */
+  PyObject *shape = PyTuple_GET_ITEM(f, 10), *strides = PyTuple_GET_ITEM(f, 11);
+  int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(f, 4));
+  unsigned long long raw = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(f, 3));
+  unsigned long long off = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(f, 12));
+  PyObject *etype = PyDict_GetItemWithError(g_packed, PyTuple_GET_ITEM(f, 13));
+  if (!etype || shape == Py_None || strides == Py_None || raw == 0 ||
+      !(dev == 1 || dev == 2 || dev == 3 || dev == 13)) {
+    if (PyErr_Occurred()) { Py_DECREF(f); return NULL; }
+    return f;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(shape);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i)) < 0) return f;
+  }
+  long long align;
+  if (assumed == Py_None) {
+    unsigned long packed = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(f, 13));
+    long long bits = (long long)((packed >> 8) & 0xFF) * (long long)(packed >> 16);
+    align = bits >= 8 ? bits >> 3 : 1;
+  } else {
+    align = PyLong_AsLongLong(assumed);
+    if (align <= 0) { if (PyErr_Occurred()) PyErr_Clear(); return f; }
+  }
+  unsigned long long data = raw + off;
+  if (data % (unsigned long long)align) return f;
+  TensorBase *t = (TensorBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+  if (!t) { Py_DECREF(f); return NULL; }
+  t->data = PyLong_FromUnsignedLongLong(data);
+  t->align = PyLong_FromLongLong(align);
+  if (!t->data || !t->align) { Py_DECREF(t); Py_DECREF(f); return NULL; }
+  t->f = f;
+  t->etype = Py_NewRef(etype);
+  t->stride = Py_NewRef(strides);
+  t->marks = Py_NewRef(Py_None);
+  t->order = Py_NewRef(Py_None);
+  t->layout = Py_NewRef(Py_None);
+  return (PyObject *)t;
+}
+
+/* ---- PointerBase and make_ptr ---------------------------------------------------------------
+ * wb.make_ptr is this C function: the usual call (an ElementType, an int address, a known
+ * memory space, a power-of-two alignment that divides the address) is built here; anything else
+ * goes to the Python constructor, which raises the precise error. */
+typedef struct {
+  PyObject_HEAD
+  PyObject *element_type, *address, *memspace, *assumed_align;
+} PointerBase;
+
+static void pointerbase_dealloc(PointerBase *self) {
+  Py_XDECREF(self->element_type); Py_XDECREF(self->address);
+  Py_XDECREF(self->memspace); Py_XDECREF(self->assumed_align);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef pointerbase_members[] = {
+  {"element_type", T_OBJECT, offsetof(PointerBase, element_type), 0, "element type"},
+  {"address", T_OBJECT, offsetof(PointerBase, address), 0, "address in bytes"},
+  {"memspace", T_OBJECT, offsetof(PointerBase, memspace), 0, "address space"},
+  {"assumed_align", T_OBJECT, offsetof(PointerBase, assumed_align), 0, "alignment in bytes"},
+  {NULL},
+};
+
+static PyTypeObject PointerBaseType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "workbench.dlpack._native.PointerBase",
+  .tp_basicsize = sizeof(PointerBase),
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .tp_dealloc = (destructor)pointerbase_dealloc,
+  .tp_members = pointerbase_members,
+  .tp_new = PyType_GenericNew,
+  .tp_doc = "C storage of wb.Pointer.",
+};
+
+static PyObject *g_ptr_cls = NULL, *g_etype_cls = NULL, *g_memspaces = NULL, *s_natural_align, *s_generic;
+
+static PyObject *set_pointer_types(PyObject *mod, PyObject *args) {
+  PyObject *cls, *etype_cls, *spaces;
+  if (!PyArg_ParseTuple(args, "OOO!", &cls, &etype_cls, &PyFrozenSet_Type, &spaces)) return NULL;
+  Py_XSETREF(g_ptr_cls, Py_NewRef(cls));
+  Py_XSETREF(g_etype_cls, Py_NewRef(etype_cls));
+  Py_XSETREF(g_memspaces, Py_NewRef(spaces));
+  Py_RETURN_NONE;
+}
+
+static PyObject *make_ptr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *a[4] = {NULL, NULL, s_generic, Py_None};
+  static const char *names[4] = {"dtype", "value", "mem_space", "assumed_align"};
+  if (nargs > 4) { PyErr_SetString(PyExc_TypeError, "make_ptr takes at most 4 arguments"); return NULL; }
+  for (Py_ssize_t i = 0; i < nargs; i++) a[i] = args[i];
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nk; k++) {
+    const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    int found = 0;
+    for (int i = 0; i < 4 && kw; i++) {
+      if (strcmp(kw, names[i]) == 0) { a[i] = args[nargs + k]; found = 1; break; }
+    }
+    if (!found) { PyErr_Format(PyExc_TypeError, "make_ptr() got an unexpected keyword argument '%s'", kw ? kw : "?"); return NULL; }
+  }
+  if (!a[0] || !a[1]) { PyErr_SetString(PyExc_TypeError, "make_ptr() needs dtype and value"); return NULL; }
+  if (!g_ptr_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.tensor was not imported"); return NULL; }
+  PyObject *dtype = a[0], *value = a[1], *space = a[2], *align = a[3];
+  int usual = Py_TYPE(dtype) == (PyTypeObject *)g_etype_cls && PyLong_CheckExact(value) &&
+              PyUnicode_CheckExact(space) && PySet_Contains(g_memspaces, space) == 1;
+  long long addr = 0, al = 0;
+  if (usual) {
+    addr = PyLong_AsLongLong(value);
+    if (addr < 0 || PyErr_Occurred()) { PyErr_Clear(); usual = 0; }
+  }
+  if (usual) {
+    if (align == Py_None) {
+      PyObject *na = PyObject_GetAttr(dtype, s_natural_align);
+      if (!na) return NULL;
+      al = PyLong_AsLongLong(na);
+      Py_DECREF(na);
+    } else if (PyLong_CheckExact(align)) {
+      al = PyLong_AsLongLong(align);
+      if (PyErr_Occurred()) { PyErr_Clear(); al = 0; }
+    }
+    usual = al > 0 && (al & (al - 1)) == 0 && addr % al == 0;
+  }
+  if (!usual)  /* the Python constructor raises the precise error (or accepts, e.g. an int-like address) */
+    return PyObject_CallFunctionObjArgs(g_ptr_cls, dtype, value, space, align, NULL);
+  PointerBase *p = (PointerBase *)((PyTypeObject *)g_ptr_cls)->tp_alloc((PyTypeObject *)g_ptr_cls, 0);
+  if (!p) return NULL;
+  p->element_type = Py_NewRef(dtype);
+  p->address = Py_NewRef(value);
+  p->memspace = Py_NewRef(space);
+  p->assumed_align = align == Py_None ? PyLong_FromLongLong(al) : Py_NewRef(align);
+  if (!p->assumed_align) { Py_DECREF(p); return NULL; }
+  return (PyObject *)p;
+}
+
 static PyMethodDef methods[] = {
   {"consume", (PyCFunction)consume, METH_O, "Consume a DLPack capsule: rename it and return its decoded fields."},
   {"exchange", (PyCFunction)(void (*)(void))exchange, METH_FASTCALL, "Call dltensor_from_py_object_no_sync."},
   {"export", (PyCFunction)export_, METH_VARARGS, "Build a DLPack capsule whose deleter releases owner."},
+  {"make_ptr", (PyCFunction)(void (*)(void))make_ptr, METH_FASTCALL | METH_KEYWORDS,
+   "make_ptr(dtype, value, mem_space='generic', assumed_align=None) -> wb.Pointer"},
+  {"set_pointer_types", (PyCFunction)set_pointer_types, METH_VARARGS, "Install wb.Pointer and wb.ElementType."},
+  {"set_tables", (PyCFunction)set_tables, METH_VARARGS, "Install the exchange, dtype and CPU-type tables."},
+  {"fast_from_dlpack", (PyCFunction)(void (*)(void))fast_from_dlpack, METH_FASTCALL, "The from_dlpack fast path."},
   {NULL, NULL, 0, NULL},
 };
 
@@ -265,9 +512,26 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_native", NULL, -
 
 PyMODINIT_FUNC PyInit__native(void) {
   if (PyType_Ready(&OwnerType) < 0) return NULL;
+  if (PyType_Ready(&TensorBaseType) < 0) return NULL;
+  if (PyType_Ready(&PointerBaseType) < 0) return NULL;
+  s_natural_align = PyUnicode_InternFromString("natural_align");
+  s_generic = PyUnicode_InternFromString("generic");
+  if (!s_natural_align || !s_generic) return NULL;
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  s_is_conj = PyUnicode_InternFromString("is_conj");
+  s_is_neg = PyUnicode_InternFromString("is_neg");
+  s_dlpack = PyUnicode_InternFromString("__dlpack__");
+  s_max_version = PyUnicode_InternFromString("max_version");
+  s_kwnames = Py_BuildValue("(O)", s_max_version);
+  g_maxver = Py_BuildValue("(ii)", OUR_MAJOR, OUR_MINOR);
+  if (!s_requires_grad || !s_is_conj || !s_is_neg || !s_dlpack || !s_kwnames || !g_maxver) return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (!m) return NULL;
   Py_INCREF(&OwnerType);
   if (PyModule_AddObject(m, "Owner", (PyObject *)&OwnerType) < 0) { Py_DECREF(&OwnerType); Py_DECREF(m); return NULL; }
+  Py_INCREF(&PointerBaseType);
+  if (PyModule_AddObject(m, "PointerBase", (PyObject *)&PointerBaseType) < 0) { Py_DECREF(&PointerBaseType); Py_DECREF(m); return NULL; }
+  Py_INCREF(&TensorBaseType);
+  if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorBaseType) < 0) { Py_DECREF(&TensorBaseType); Py_DECREF(m); return NULL; }
   return m;
 }
