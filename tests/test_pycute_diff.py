@@ -169,3 +169,10 @@ def test_swizzle_agrees_with_pycute():
     for b, m, s in [(3, 4, 3), (2, 0, -2), (1, 3, 5), (3, 3, 3)]:
         ours, theirs = wb.Swizzle(b, m, s), pycute.Swizzle(b, m, s)
         assert [ours(x) for x in range(4096)] == [theirs(x) for x in range(4096)]
+
+
+def test_benchmark_suite_pairs_are_valid_and_agree():
+    from workbench.bench.algebra import make_suite
+
+    suite = make_suite(40, seed=7)  # make_suite itself compares every pair with pycute as functions
+    assert len(suite) == 40 and len(set(map(repr, suite))) > 30

@@ -27,6 +27,10 @@ class LayoutAlgebraError(ValueError):
 
 
 def _fail(op, what, reason):
+    """Raise naming the operation, its operands and the reason; ``what`` is formatted only here
+    (a tuple of operands is joined) so the success path pays nothing for messages."""
+    if type(what) is tuple:
+        what = ", ".join(x if type(x) is str else str(x) if type(x) is Layout else it.format_inttuple(x) for x in what)
     raise LayoutAlgebraError(f"{op}({what}): {reason}")
 
 
@@ -293,14 +297,7 @@ def composition(A, B):
         raise TypeError(f"composition: expected a Layout or a composed layout on the left, but got {type(A).__name__}.")
     tb = type(B)
     if tb is Layout:
-        what = f"{A}, {B}"
-        ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
-        if not ashp:
-            ashp, astr = [1], [0]
-        R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
-        if len(ashp) > 1 and type(B.shape) is tuple and _overlapping(B):
-            _verify_overlapping(R, ashp, astr, B, what)
-        return R
+        return _compose(A, B, True)
     if tb is int or tb is Dyn:
         return composition(A, _raw(B, 1))
     if B is None:
@@ -313,6 +310,18 @@ def composition(A, B):
     if hasattr(B, "_compose_right"):
         return B._compose_right(A)
     raise TypeError(f"composition: expected a Layout, an int, a tuple tiler or None on the right, but got {tb.__name__}.")
+
+
+def _compose(A, B, verify):
+    """A o B for Layouts; verify=False when B is known to be ordered and injective."""
+    what = (A, B)
+    ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
+    if not ashp:
+        ashp, astr = [1], [0]
+    R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+    if verify and len(ashp) > 1 and type(B.shape) is tuple and _overlapping(B):
+        _verify_overlapping(R, ashp, astr, B, what)
+    return R
 
 
 def _fmt_tiler(t):
@@ -343,7 +352,7 @@ def complement(layout, cotarget=None):
     if cotarget is None:
         cotarget = layout.cosize
     M = it.product(cotarget)
-    what = f"{layout}, {it.format_inttuple(cotarget)}"
+    what = (layout, cotarget)
     flat = [(s, d) for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride))
             if not (type(s) is int and s == 1) and not (type(d) is int and d == 0)]
     _static_strides("complement", what, flat)

@@ -13,6 +13,7 @@ from . import inttuple as it
 from .algebra import (
     LayoutAlgebraError,
     _cat,
+    _compose,
     _fmt_tiler,
     _known,
     _layout,
@@ -83,12 +84,17 @@ def logical_divide(A, T):
         rest = complement(T, n)
     except LayoutAlgebraError as e:
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): the tiler has no complement in {n}: {e}") from None
-    vn, vt, vr = _known(n), _known_size(T), _known_size(rest)
+    if type(n) is int and type(T.shape) is not Dyn and T.is_static and rest.is_static:
+        vn, vt, vr = n, T.size, rest.size
+    else:
+        vn, vt, vr = _known(n), _known_size(T), _known_size(rest)
     if vn is not None and vt is not None and vr is not None and vt * vr != vn:
         raise LayoutAlgebraError(
             f"logical_divide({A}, {T}): the tiler does not divide the layout: {vr} tiles of {vt} "
             f"cover {vt * vr} elements, but the layout has {vn}.")
     try:
+        if type(A) is Layout:  # (T, T*) is injective and ordered by construction: no overlap check
+            return _compose(A, _cat(T, rest), False)
         return composition(A, _cat(T, rest))
     except LayoutAlgebraError as e:
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
