@@ -158,7 +158,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
             rows.append(("leading_dim", f"{m.leading_dim}" + (" (deduced)" if given is None else " (given)")))
         elif op == "mark_compact_shape_dynamic":
             given = _parse_order(self.stride_order_control.value)
-            order = given if given is not None else _deduced_order(s.shape, s.stride)
+            order = m.stride_order  # what the call used: the given order, or the tensor's own deduction
             rows.append(("stride_order", f"{order}" + (" (given)" if given is not None else " (deduced)")))
         return rows
 
@@ -205,9 +205,3 @@ def _mask_text(mask) -> str:
     modes = [str(i) for i, b in enumerate(mask) if b]
     return f"{tuple(mask)}: " + (f"mode(s) {', '.join(modes)} became ?" if modes else "none")
 
-
-def _deduced_order(shape, stride) -> tuple | None:
-    # the tensor's own rule (CuTe DSL's), so the explorer never shows a different deduction
-    from workbench.tensor import _deduce_stride_order
-
-    return _deduce_stride_order(tuple(shape), tuple(stride))
