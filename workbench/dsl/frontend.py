@@ -44,6 +44,30 @@ class KernelError(Exception):
         super().__init__(text)
 
 
+class KernelTypeError(KernelError, TypeError):
+    pass
+
+
+class KernelValueError(KernelError, ValueError):
+    pass
+
+
+class KernelNameError(KernelError, NameError):
+    pass
+
+
+class KernelIndexError(KernelError, IndexError):
+    pass
+
+
+class KernelAttributeError(KernelError, AttributeError):
+    pass
+
+
+_KINDS = {KernelError: KernelError, TypeError: KernelTypeError, ValueError: KernelValueError,
+          NameError: KernelNameError, IndexError: KernelIndexError, AttributeError: KernelAttributeError}
+
+
 class Triple:
     """thread_idx() & co: .x/.y/.z, indexable and unpackable."""
 
@@ -101,6 +125,7 @@ class FunctionSource:
             return None
 
     def error(self, node, msg, cls=KernelError):
+        cls = _KINDS.get(cls, KernelError)
         lineno = getattr(node, "lineno", None)
         if lineno is None:
             return cls(msg)

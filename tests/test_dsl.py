@@ -1,0 +1,321 @@
+"""Kernel DSL without a GPU: the CPU executor against numpy, NVRTC compiles for sm_90, the JIT
+cache keys, argument validation and compile errors that point at the user's line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.dsl import examples as E
+from workbench.dsl.cpu_executor import KernelRuntimeError
+from workbench.dsl.frontend import KernelError
+
+EXAMPLES = E.make_examples("small")
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_example_on_cpu_executor_matches_numpy(name):
+    ex = EXAMPLES[name]
+    xs = ex.make(np.random.default_rng(3))
+    ex.launch(xs)
+    for i, ref in zip(ex.outputs, ex.reference(xs)):
+        assert E.rel_error(xs[i], ref) <= ex.rtol
+
+
+def _args_for(name):
+    ex = EXAMPLES[name]
+    xs = ex.make(np.random.default_rng(0))
+    return ex.kernel, xs + ([E.VEC] if name == "vcopy" else [])
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_example_codegen_compiles_to_ptx_for_sm90(name):
+    k, xs = _args_for(name)
+    ptx = wb.compile_ptx(wb.show_code(k, *xs), "sm_90")
+    assert f".entry {k.__name__}(" in ptx
+
+
+def test_pointer_bypass_kernel_compiles_and_runs_on_cpu():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.ones((3, 4), np.float32)
+    z = np.full((3, 4), np.nan, np.float32)
+    ps = [wb.make_ptr(wb.Float32, a.ctypes.data, "generic") for a in (x, y, z)]
+    E.add_ptr[(1, 1, 1), (32, 1, 1)](*ps, 3, 4)
+    assert np.array_equal(z, x + y)
+    assert ".entry add_ptr(" in wb.compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
+
+
+def _aligned16(n):
+    buf = np.zeros(n + 8, np.float32)
+    off = (-buf.ctypes.data % 16) // 4
+    return buf[off:off + n]
+
+
+def test_vectorized_copy_emits_128bit_loads_and_stores():
+    a = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
+    b = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
+    code = wb.show_code(E.vcopy, a, b, 8)
+    assert "uint4" in code
+    ptx = wb.compile_ptx(code)
+    assert "ld.global.v4.u32" in ptx and "st.global.v4.u32" in ptx
+
+
+def test_vectorized_copy_falls_back_when_alignment_is_not_proven():
+    a = wb.from_dlpack(np.zeros(1024, np.float32)).mark_layout_dynamic()   # assumed_align = 4
+    b = wb.from_dlpack(np.zeros(1024, np.float32)).mark_layout_dynamic()
+    code = wb.show_code(E.vcopy, a, b, 8)
+    assert "uint4" not in code
+    assert "v4" not in wb.compile_ptx(code)
+    a16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
+    b16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
+    assert "uint4" not in wb.show_code(E.vcopy, a16, b16, 2)     # 8-byte tiles: only 64-bit accesses
+    assert "uint2" in wb.show_code(E.vcopy, a16, b16, 2)
+
+
+def test_vectorized_copy_on_cpu_checks_real_alignment():
+    src = _aligned16(1003)
+    src[:] = np.arange(1003)
+    dst = _aligned16(1003)
+    a = wb.from_dlpack(src, assumed_align=16).mark_layout_dynamic()
+    b = wb.from_dlpack(dst, assumed_align=16).mark_layout_dynamic()
+    E.vcopy[(1, 1, 1), (128, 1, 1)](a, b, 8)
+    assert np.array_equal(src, dst)
+
+
+# -- the cache ------------------------------------------------------------------------------------
+@wb.kernel
+def scale(a, out, s):
+    i = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    if i < wb.size(a):
+        out[i] = a[i] * s
+
+
+def _run_scale(a, out, s=2.0):
+    scale[(math.ceil(wb.size(a.layout if isinstance(a, wb.Tensor) else a.size) / 64) or 1, 1, 1), (64, 1, 1)](a, out, s)
+
+
+def test_dynamic_layout_reuses_the_kernel_for_a_new_shape():
+    before = len(scale.specializations)
+    for n in (10, 100, 333):
+        x = np.arange(n, dtype=np.float32)
+        y = np.zeros(n, np.float32)
+        scale[(math.ceil(n / 64), 1, 1), (64, 1, 1)](x, y, 2.0)
+        assert np.array_equal(y, 2 * x)
+    assert len(scale.specializations) == before + 1
+
+
+def test_new_static_shape_or_alignment_or_dtype_compiles_a_new_kernel():
+    def keys():
+        return {sp.key for sp in scale.specializations}
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    k0 = keys()
+    scale[(1, 1, 1), (64, 1, 1)](wb.from_dlpack(x), wb.from_dlpack(y), 2.0)          # static (64):(1)
+    k1 = keys()
+    assert len(k1 - k0) == 1
+    scale[(1, 1, 1), (64, 1, 1)](wb.from_dlpack(x), wb.from_dlpack(y), 2.0)          # same static shape: reuse
+    assert keys() == k1
+    x2, y2 = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    scale[(1, 1, 1), (64, 1, 1)](wb.from_dlpack(x2), wb.from_dlpack(y2), 2.0)        # new static shape
+    k2 = keys()
+    assert len(k2 - k1) == 1
+    xa, ya = _aligned16(64), _aligned16(64)
+    scale[(1, 1, 1), (64, 1, 1)](wb.from_dlpack(xa, assumed_align=16), wb.from_dlpack(ya, assumed_align=16), 2.0)
+    k3 = keys()
+    assert len(k3 - k2) == 1                                                          # new alignment
+    scale[(1, 1, 1), (64, 1, 1)](x.astype(np.float64), y.astype(np.float64), 2.0)     # new dtype
+    assert len(keys() - k3) == 1
+    assert wb.cache_info()["specializations"] >= len(keys())
+
+
+def test_static_layout_becomes_constants_and_dynamic_becomes_parameters():
+    x = np.zeros((8, 6), np.float32)
+    static = wb.show_code(E.transpose_naive, wb.from_dlpack(x), wb.from_dlpack(np.zeros((6, 8), np.float32)))
+    dynamic = wb.show_code(E.transpose_naive, x, np.zeros((6, 8), np.float32))
+    assert "src_shape0" not in static and "* 6)" in static
+    assert "int src_shape0" in dynamic and "long long src_stride0" in dynamic
+
+
+def test_divisibility_reaches_the_signature():
+    x = np.zeros(64, np.float32)
+    t = wb.from_dlpack(x).mark_compact_shape_dynamic(0, divisibility=8)
+    sp = scale.specialize((t, wb.from_dlpack(np.zeros(64, np.float32)).mark_layout_dynamic(), 1.0))
+    assert "?{div=8}" in sp.describe()
+
+
+def test_constexpr_values_are_part_of_the_key():
+    a, b = _aligned16(64), _aligned16(64)
+    n0 = len(E.vcopy.specializations)
+    E.vcopy.specialize((a, b, 4))
+    E.vcopy.specialize((a, b, 4))
+    E.vcopy.specialize((a, b, 8))
+    assert len(E.vcopy.specializations) - n0 <= 2
+    assert {sp.specs[2].value for sp in E.vcopy.specializations} >= {4, 8}
+
+
+# -- argument validation --------------------------------------------------------------------------
+def test_wrong_argument_count_and_types_raise():
+    x = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match="Expected 3 arguments"):
+        scale[1, 4](x, x)
+    with pytest.raises(TypeError, match="kernel argument 's'"):
+        scale[1, 4](x, x, "2")
+    with pytest.raises(TypeError, match=r"kern\[grid, block\]|Launch a kernel"):
+        scale(x, x, 2.0)
+
+
+def test_read_only_tensor_written_by_the_kernel_is_refused():
+    x = np.arange(4, dtype=np.float32)
+    ro = np.arange(4, dtype=np.float32)
+    ro.flags.writeable = False
+    scale[1, 4](ro, x, 2.0)                        # reading a read-only tensor is fine
+    with pytest.raises(ValueError, match="read-only"):
+        scale[1, 4](x, ro, 2.0)
+
+
+def test_mixed_memory_spaces_and_bad_launch_shapes_raise():
+    x = np.zeros(4, np.float32)
+    gp = wb.make_ptr(wb.Float32, 1 << 20, "gmem", assumed_align=16)
+    with pytest.raises(ValueError, match="one memory space"):
+        E.add_ptr[1, 4](wb.make_ptr(wb.Float32, x.ctypes.data), gp, gp, 2, 2)
+    with pytest.raises(ValueError, match="1024 threads"):
+        scale[1, (64, 32)](x, x, 1.0)
+    with pytest.raises(ValueError, match="positive"):
+        scale[0, 4](x, x, 1.0)
+
+
+def test_integer_too_wide_for_int32_selects_an_int64_kernel():
+    @wb.kernel
+    def put(out, v):
+        out[0] = v
+    o = np.zeros(1, np.int64)
+    put[1, 1](o, 5)
+    put[1, 1](o, 1 << 40)
+    assert o[0] == 1 << 40
+    assert sorted(sp.specs[1].etype.name for sp in put.specializations) == ["Int32", "Int64"]
+
+
+def test_tensor_of_wrong_rank_is_a_compile_error_naming_the_line():
+    with pytest.raises(KernelError, match="index below 1|rank") as e:
+        E.transpose_naive[1, 4](np.zeros(4, np.float32), np.zeros(4, np.float32))
+    assert "examples.py" in str(e.value) and "wb.shape(src)[1]" in str(e.value)
+
+
+# -- compile errors point at the user's source ------------------------------------------------------
+def test_unsupported_operator_points_at_the_line():
+    @wb.kernel
+    def bad(a):
+        a[0] = a[0] @ a[1]
+    with pytest.raises(KernelError) as e:
+        bad[1, 1](np.zeros(2, np.float32))
+    msg = str(e.value)
+    assert "test_dsl.py" in msg and "a[0] = a[0] @ a[1]" in msg and "'@'" in msg and "^" in msg
+
+
+def test_unsupported_statement_and_names():
+    @wb.kernel
+    def bad(a):
+        with open("x"):
+            pass
+
+    @wb.kernel
+    def bad2(a):
+        a[0] = undefined_name  # noqa: F821
+
+    @wb.kernel
+    def bad3(a):
+        i = wb.thread_idx().x
+        if i > 0:
+            t = 1.0
+        a[0] = t
+    x = np.zeros(2, np.float32)
+    with pytest.raises(KernelError, match="'With' statements are not supported"):
+        bad[1, 1](x)
+    with pytest.raises(NameError, match="undefined_name"):
+        bad2[1, 1](x)
+    with pytest.raises(KernelError, match="cannot be used after it"):
+        bad3[1, 1](x)
+
+
+def test_variable_type_change_needs_a_cast():
+    @wb.kernel
+    def bad(a, n):
+        acc = 0
+        for i in range(n):
+            acc = acc + a[i]
+        a[0] = acc
+    with pytest.raises(TypeError, match="Variable 'acc' has type Int32"):
+        bad[1, 1](np.zeros(4, np.float32), 4)
+
+
+# -- language features on the CPU executor ---------------------------------------------------------
+@wb.kernel
+def clamp01(x):
+    return wb.Float32(min(max(x, 0.0), 1.0))
+
+
+@wb.kernel
+def features(a, out, n):
+    t = wb.thread_idx().x
+    s = 0.0
+    k = 0
+    while True:
+        if k >= n:
+            break
+        if k % 2 == 1:
+            k += 1
+            continue
+        s += math.sqrt(a[k] * a[k])
+        k += 1
+    out[t] = clamp01(s / 100.0) if t == 0 else wb.Float32(t // 2) + (1.0 if t > 2 else -1.0)
+
+
+def test_while_break_continue_device_function_math_and_select():
+    a = np.arange(10, dtype=np.float32) - 3
+    out = np.zeros(5, np.float32)
+    features[1, 5](a, out, 10)
+    s = sum(abs(v) for v in a[::2])
+    assert out[0] == pytest.approx(min(max(s / 100, 0), 1))
+    assert list(out[1:]) == [-1.0, 0.0, 2.0, 3.0]
+    ptx = wb.compile_ptx(wb.show_code(features, a, out, 10))
+    assert "sqrt" in ptx
+
+
+def test_local_partition_matches_numpy_slicing():
+    @wb.kernel
+    def owner(a):
+        t = wb.thread_idx().x
+        part = wb.local_partition(a, wb.make_layout((2, 4)), t)     # thread t = (t % 2, t // 2)
+        for i in range(wb.size(part, mode=0)):
+            for j in range(wb.size(part, mode=1)):
+                part[i, j] = t
+    a = np.full((8, 12), -1, np.int32)
+    owner[1, 8](wb.from_dlpack(a))
+    exp = np.empty_like(a)
+    for t in range(8):
+        exp[t % 2::2, t // 2::4] = t
+    assert np.array_equal(a, exp)
+
+
+def test_sync_threads_in_divergent_code_is_reported():
+    @wb.kernel
+    def div(a):
+        t = wb.thread_idx().x
+        if t < 2:
+            wb.sync_threads()
+            a[t] = 1.0
+        else:
+            wb.sync_threads()
+    with pytest.raises(KernelRuntimeError, match="different sync_threads"):
+        div[1, 4](np.zeros(4, np.float32))
+
+
+def test_out_of_bounds_access_is_reported_on_cpu():
+    @wb.kernel
+    def oob(a):
+        a[wb.thread_idx().x] = 1.0
+    with pytest.raises(KernelRuntimeError, match="out-of-bounds"):
+        oob[1, 8](np.zeros(4, np.float32))
