@@ -30,4 +30,5 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: $(STAMP)
-	$(PY) -m workbench bench
+	$(PY) -m workbench bench --out benchmarks/results/bench-latest.json
+	$(PY) benchmarks/bench_widgets.py
