@@ -253,6 +253,30 @@ class Tensor(_native.TensorBase):
             self._layout = lay
         return lay
 
+    def kernel_signature(self) -> tuple:
+        """(shape markers, stride markers, flat shape values, flat stride values): what a compiled
+        kernel depends on, a marker being the static value or ``('?', width, divisibility)``.
+        Computed from the marks without building the Layout: kernel dispatch calls it per launch."""
+        m = self._marks
+        if m is None:  # from_dlpack, static: the markers are the values
+            return (self._f[10], self._stride, self._f[10], self._stride)
+        if m[0] == "layout":
+            shape, stride, ld = self._f[10], self._stride, m[1]
+            n = len(shape)
+            ssig = (_DYN32,) * n if not n or max(shape) <= _INT32_MAX else \
+                tuple(_DYN32 if s <= _INT32_MAX else _DYN64 for s in shape)
+            if not n or min(stride) > 0:
+                dsig = [_DYN64] * n
+                if ld is not None:
+                    dsig[ld] = stride[ld]
+                dsig = tuple(dsig)
+            else:
+                dsig = tuple(d if (i == ld or d <= 0) else _DYN64 for i, d in enumerate(stride))
+            return (ssig, dsig, shape, stride)
+        lay = self.layout
+        return (_tree_sig(lay.shape), _tree_sig(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
+                tuple(int(x) for x in flatten(lay.stride)))
+
     # -- dynamic marking -------------------------------------------------------------------
     def mark_layout_dynamic(self, leading_dim=None) -> Tensor:
         """All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or
@@ -260,7 +284,7 @@ class Tensor(_native.TensorBase):
         shape, stride = self._f[10], self._stride
         n = len(shape)
         if self._marks is not None and self._marks[0] == "given":
-            raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}.")
+            raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         if leading_dim is None:
             count = stride.count(1)
             if count == 1:
@@ -412,6 +436,16 @@ class Tensor(_native.TensorBase):
         if self._etype.numpy is None:
             raise TypeError(f"Expected an element type numpy can hold, but got {self._etype.name}.")
         return np.from_dlpack(self)
+
+
+_DYN32 = ("?", 32, 1)
+_DYN64 = ("?", 64, 1)
+
+
+def _tree_sig(t):
+    if type(t) is tuple:
+        return tuple(_tree_sig(e) for e in t)
+    return t if type(t) is int else ("?", t.width, t.divisibility)
 
 
 def _refuse_torch_hazards(t, stride, caller: str):
@@ -589,6 +623,6 @@ def make_tensor(iterator, layout) -> Tensor:
     t._stride = stride
     t._align = align
     t._order = None
-    t._marks = None if layout.is_static else ("given",)
+    t._marks = ("given",)  # the layout is all there is: marking is for from_dlpack tensors
     t._layout = layout
     return t

@@ -122,8 +122,8 @@ def spec_of(arg, constexpr: bool, pname: str):
         return ConstSpec(arg)
     t = type(arg)
     if t is Tensor:
-        lay = arg.layout
-        return TensorSpec(arg.element_type, arg.memspace, tree_sig(lay.shape), tree_sig(lay.stride), arg.assumed_align)
+        sig = arg.kernel_signature()
+        return TensorSpec(arg.element_type, arg.memspace, sig[0], sig[1], arg.assumed_align)
     if t is Pointer:
         return PointerSpec(arg.element_type, arg.memspace, arg.assumed_align)
     st = _scalar_type(arg)

@@ -90,7 +90,7 @@ class Specialization:
     # -- the guard: generated once per specialization ------------------------------------------
     def _build_guards(self):
         names = self.kernel.source.params
-        g = {"_Tensor": Tensor, "_Pointer": Pointer, "_lsig": _layout_sig,
+        g = {"_Tensor": Tensor, "_Pointer": Pointer,
              "_E": [getattr(s, "etype", None) for s in self.specs], "_K": [s.key for s in self.specs],
              "_C": [getattr(s, "value", None) for s in self.specs], "_pack_into": struct.pack_into,
              "_fmt": self.fmt, "_dev": 0}
@@ -128,7 +128,7 @@ class Specialization:
                              f"or {a}.assumed_align != {s.align}{ro}{dev}: return None")
                 lines.append(f"p{i} = {a}.data_ptr")
                 lines.append(f"if p{i} & {s.align - 1}: return None")
-                lines.append(f"q{i} = _lsig({a}.layout)")
+                lines.append(f"q{i} = {a}.kernel_signature()")
                 lines.append(f"if q{i}[0] != _K[{i}][3] or q{i}[1] != _K[{i}][4]: return None")
                 vals[("ptr", i)] = f"p{i}"
                 for p in self.params:
@@ -190,23 +190,6 @@ class Specialization:
                 hi += max(0, (s - 1) * d)
             ext[p.name] = (0, 0) if empty else (lo, hi + 1)
         return ext
-
-
-_SIGS: dict = {}
-
-
-def _layout_sig(lay):
-    """(shape signature, stride signature, flat shape values, flat stride values) of a Layout,
-    memoized by identity (layouts are immutable; the entry keeps the layout alive)."""
-    e = _SIGS.get(id(lay))
-    if e is not None and e[0] is lay:
-        return e[1]
-    r = (A.tree_sig(lay.shape), A.tree_sig(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
-         tuple(int(x) for x in flatten(lay.stride)))
-    if len(_SIGS) > 4096:
-        _SIGS.clear()
-    _SIGS[id(lay)] = (lay, r)
-    return r
 
 
 def _np_scalar(t):
