@@ -23,6 +23,9 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (make test installs it)")
+pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
          "--disable-component-update", "--no-first-run"]

@@ -11,6 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (make test installs it)")
+pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
+
 import workbench as wb
 from widgets.grid import PALETTE, fold, layout_grid
 from widgets.layout_view import LayoutView

@@ -7,6 +7,9 @@ import re
 
 import numpy as np
 import pytest
+
+pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (make test installs it)")
+pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
 import torch
 
 import workbench as wb

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (make test installs it)")
+pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_widgets_layout import check_golden

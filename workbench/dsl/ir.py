@@ -46,9 +46,13 @@ def is_float_type(t) -> bool:
 
 def promote(a: ElementType, b: ElementType) -> ElementType:
     """C++'s usual arithmetic conversions on two dynamic operands (bool and small ints become int)."""
-    if a is b and _RANK[a] >= 3:
+    ra, rb = _RANK.get(a), _RANK.get(b)
+    if ra is None or rb is None:
+        bad = a if ra is None else b
+        raise TypeError(f"Expected kernel arithmetic on bool, integer or Float16/32/64 values, but got {bad.name} "
+                        "(not supported in kernels yet; copies of it are).")
+    if a is b and ra >= 3:
         return a
-    ra, rb = _RANK[a], _RANK[b]
     if max(ra, rb) >= 5:
         t = a if ra >= rb else b
         return Float32 if t is Float16 else t

@@ -11,9 +11,11 @@ Nothing runs on arguments that the guard has not accepted.
 
 from __future__ import annotations
 
+import ctypes
 import operator
 import struct
 
+from ..dlpack import _native
 from ..element_types import Boolean
 from ..layout.inttuple import flatten
 from ..tensor import Pointer, Tensor
@@ -155,10 +157,45 @@ class Specialization:
         self.pack = g["_pack"]
         self._gos: dict = {}
 
+    def c_specs(self):
+        """Per-argument specs for the C launcher (workbench.dlpack._native.Launcher), or None when
+        an argument kind is one only the generated Python guard handles (numpy scalar types)."""
+        slots: dict = {}
+        for k, p in enumerate(self.params):
+            slots.setdefault(p.source[1], []).append((k, p))
+        dev = self._guard_globals.get("_dev", 0)
+        out = []
+        for i, s in enumerate(self.specs):
+            kind = type(s)
+            mine = slots.get(i, [])
+            if kind is A.ConstSpec:
+                out.append((5, s.value))
+            elif kind is A.PointerSpec:
+                out.append((0, mine[0][0], s.etype, s.memspace, s.align))
+            elif kind is A.ScalarSpec:
+                code = {ir.Int32: 1, ir.Int64: 2, ir.Float32: 3, Boolean: 4}.get(s.etype)
+                if code is None:
+                    return None
+                out.append((code, mine[0][0]))
+            else:
+                ptr = [k for k, p in mine if p.source[0] == "ptr"][0]
+                dyn = tuple((k, 2 if p.source[0] == "shape" else 3, p.source[2], p.etype is ir.Int64)
+                            for k, p in mine if p.source[0] in ("shape", "stride"))
+                out.append((6, ptr, s.etype, s.memspace, s.align, i in self.written, dev, s.shape, s.stride, dyn))
+        return tuple(out)
+
     def go_for(self, grid6):
-        """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one generated
-        function, grid and block compiled in as constants.  Returns None when the guard refuses."""
+        """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one call,
+        in C when every argument kind allows it (else one generated Python function), grid and
+        block fixed.  Returns None when the arguments do not match this specialization."""
         f = self._gos.get(grid6)
+        if f is None and self.gpu is not None:
+            specs = self.c_specs()
+            if specs is not None:
+                g = self.gpu
+                f = self._gos[grid6] = _native.Launcher(
+                    ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), 0,
+                    ctypes.addressof(g.params), ctypes.addressof(g.buf), specs, g)
         if f is None:
             src = self._go_template.format(*grid6)
             ns = self._guard_globals

@@ -1,0 +1,99 @@
+"""The C launch hot path (workbench.dlpack._native.Launcher), without a GPU: the launcher is given
+a C-callable stand-in for cuLaunchKernel (a ctypes callback with the driver's signature) that
+records what it receives, so the guard and the parameter packing are checked byte for byte.
+On a GPU the same launcher calls the real driver (tests/test_dsl_gpu.py)."""
+
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.dlpack import _native
+from workbench.dsl import examples as E
+
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                          ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Recorder:
+    def __init__(self, nbytes):
+        self.calls = []
+        self.buf = ctypes.create_string_buffer(nbytes)
+        n = max(1, nbytes // 8)
+        self.params = (ctypes.c_void_p * n)(*[ctypes.addressof(self.buf) + 8 * i for i in range(n)])
+        self.fn = LAUNCH(self._launch)
+
+    def _launch(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        self.calls.append(((func, gx, gy, gz, bx, by, bz, smem), bytes(self.buf.raw)))
+        return 0
+
+    def launcher(self, specs, dims=(4, 1, 1, 256, 1, 1)):
+        return _native.Launcher(ctypes.cast(self.fn, ctypes.c_void_p).value, 0x1234, dims, 0,
+                                ctypes.addressof(self.params), ctypes.addressof(self.buf), specs, self)
+
+
+def test_pointer_bypass_guard_and_packing():
+    sp = E.add_ptr.specialize((wb.make_ptr(wb.Float32, 256, "gmem", assumed_align=16),) * 3 + (32, 32))
+    specs = sp.c_specs()
+    rec = Recorder(sp.size)
+    go = rec.launcher(specs)
+    ptrs = [wb.make_ptr(wb.Float32, a, "gmem", assumed_align=16) for a in (0x1000, 0x2000, 0x3000)]
+    assert go(*ptrs, 32, 7) == 0
+    (dims, raw), = rec.calls
+    assert dims == (0x1234, 4, 1, 1, 256, 1, 1, 0)
+    assert struct.unpack_from(sp.fmt, raw) == (0x1000, 0x2000, 0x3000, 32, 7)
+    # every mismatch is refused (None) before anything is launched
+    bad = [
+        (*ptrs[:2], wb.make_ptr(wb.Float16, 0x3000, "gmem", assumed_align=16), 32, 7),   # element type
+        (*ptrs[:2], wb.make_ptr(wb.Float32, 0x3000, "generic", assumed_align=16), 32, 7),  # memory space
+        (*ptrs[:2], wb.make_ptr(wb.Float32, 0x3000, "gmem", assumed_align=4), 32, 7),     # alignment
+        (*ptrs, 32),                                                                     # count
+        (*ptrs, 32, 2**40),                                                              # Int32 range
+        (*ptrs, 32, 7.0),                                                                # type
+        (*ptrs[:2], 0x3000, 32, 7),                                                      # int for pointer
+    ]
+    for args in bad:
+        assert go(*args) is None
+    assert len(rec.calls) == 1
+
+
+def test_tensor_arguments_pack_their_dynamic_modes():
+    x = np.zeros((4, 6), np.float32)
+    t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
+    sp = E.vadd.specialize(tuple(t))
+    rec = Recorder(sp.size)
+    go = rec.launcher(sp.c_specs())
+    assert go(*t) == 0
+    values = struct.unpack_from(sp.fmt, rec.calls[0][1])
+    assert values == tuple(sp.values(tuple(t)))  # the same values the Python guard computes
+    y = np.zeros((5, 6), np.float32)
+    t2 = [wb.from_dlpack(y).mark_layout_dynamic() for _ in range(3)]
+    assert go(*t2) == 0 and struct.unpack_from(sp.fmt, rec.calls[1][1]) == tuple(sp.values(tuple(t2)))
+    assert go(*[wb.from_dlpack(y) for _ in range(3)]) is None           # static layout: another kernel
+    ro = np.zeros((4, 6), np.float32)
+    ro.flags.writeable = False
+    assert go(t[0], t[1], wb.from_dlpack(ro).mark_layout_dynamic()) is None  # writes a read-only tensor
+    assert len(rec.calls) == 2
+
+
+def test_launcher_keeps_its_owner_alive_and_rejects_bad_construction():
+    rec = Recorder(8)
+    go = rec.launcher(((1, 0),))
+    del rec
+    assert go(5) == 0
+    with pytest.raises(ValueError, match="6 launch dimensions"):
+        _native.Launcher(1, 1, (1, 1, 1), 0, 1, 1, (), None)
+
+
+def test_half_precision_kernels_compile_and_bf16_arithmetic_is_a_clear_error():
+    import torch
+
+    from workbench.dsl.backend_cupy import compile_ptx
+
+    h = [wb.from_dlpack(np.zeros(64, np.float16)).mark_layout_dynamic() for _ in range(3)]
+    assert "cvt" in compile_ptx(E.vadd.specialize(tuple(h)).cuda_source)  # NVRTC finds cuda_fp16.h
+    b = [wb.from_dlpack(torch.zeros(64, dtype=torch.bfloat16)).mark_layout_dynamic() for _ in range(3)]
+    with pytest.raises(TypeError, match="got BFloat16"):
+        E.vadd.specialize(tuple(b))
