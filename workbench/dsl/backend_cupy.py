@@ -15,6 +15,7 @@ import ctypes
 import os
 import time
 
+
 def _cuda_include_options() -> tuple:
     """-I for the CUDA headers NVRTC needs for __half/__nv_bfloat16 (cuda_fp16.h, cuda_bf16.h):
     NVRTC searches no directory by default."""
