@@ -557,13 +557,16 @@ def _from_fields(f, assumed_align):
 # The tables the C fast path reads, mutated in place as producer types are met.
 _EXCHANGE_FOR_C: dict = {}                                     # {type: (fnptr, version, torch_checks)}
 _CPU_ONLY_FOR_C: dict = dict.fromkeys(_CPU_ONLY_TYPES, True)   # producers whose memory is always host
-_native.set_tables(_EXCHANGE_FOR_C, _PACKED, _CPU_ONLY_FOR_C)
+_CUDA_ONLY_FOR_C: dict = {}                                    # producers whose memory is always CUDA
+_native.set_tables(_EXCHANGE_FOR_C, _PACKED, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C)
 
 
 def _learn_type(tp):
     ex = exchange_api_of(tp)
     if ex is not None:
         _EXCHANGE_FOR_C[tp] = (ex[0], ex[1], ex[2] is _torch_precheck)
+    elif tp.__module__.startswith("cupy") and tp.__name__ == "ndarray":
+        _CUDA_ONLY_FOR_C[tp] = True  # cupy arrays live on CUDA devices: ask with stream=-1 directly
 
 
 def _null_strides(f):

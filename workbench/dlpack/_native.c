@@ -304,11 +304,15 @@ static PyTypeObject TensorBaseType = {
 static PyObject *g_exchange = NULL;   /* {type: (fnptr, version, torch_checks)} */
 static PyObject *g_packed = NULL;     /* {packed dtype: ElementType} */
 static PyObject *g_cpu_types = NULL;  /* {type: True} for producers that only live on the CPU */
+static PyObject *g_cuda_types = NULL; /* {type: True} for producers that only live on CUDA devices */
+static PyObject *s_stream, *s_kwnames_stream, *g_no_sync;
 static PyObject *s_requires_grad, *s_is_conj, *s_is_neg, *s_dlpack, *s_max_version, *s_kwnames, *g_maxver;
 
 static PyObject *set_tables(PyObject *mod, PyObject *args) {
-  PyObject *ex, *packed, *cpu;
-  if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &ex, &PyDict_Type, &packed, &PyDict_Type, &cpu)) return NULL;
+  PyObject *ex, *packed, *cpu, *cuda;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyDict_Type, &ex, &PyDict_Type, &packed, &PyDict_Type, &cpu,
+                        &PyDict_Type, &cuda)) return NULL;
+  Py_XSETREF(g_cuda_types, Py_NewRef(cuda));
   Py_XSETREF(g_exchange, Py_NewRef(ex));
   Py_XSETREF(g_packed, Py_NewRef(packed));
   Py_XSETREF(g_cpu_types, Py_NewRef(cpu));
@@ -349,11 +353,14 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
     f = decode(obj, PyTuple_GET_ITEM(ex, 1), 0, &t);
   } else if (PyErr_Occurred()) {
     return NULL;
-  } else if (PyDict_GetItemWithError(g_cpu_types, (PyObject *)Py_TYPE(obj))) {
+  } else if (PyDict_GetItemWithError(g_cpu_types, (PyObject *)Py_TYPE(obj)) ||
+             (!PyErr_Occurred() && PyDict_GetItemWithError(g_cuda_types, (PyObject *)Py_TYPE(obj)))) {
+    /* CPU producers take no stream; CUDA-only producers get stream=-1 (the spec's "no sync") */
+    int cuda = PyDict_GetItemWithError(g_cuda_types, (PyObject *)Py_TYPE(obj)) != NULL;
     PyObject *meth = PyObject_GetAttr(obj, s_dlpack);
     if (!meth) return NULL;
-    PyObject *cargs[1] = {g_maxver};
-    PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, s_kwnames);
+    PyObject *cargs[2] = {g_maxver, g_no_sync};
+    PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, cuda ? s_kwnames_stream : s_kwnames);
     Py_DECREF(meth);
     if (!cap) return NULL;
     f = consume(mod, cap);
@@ -710,6 +717,10 @@ PyMODINIT_FUNC PyInit__native(void) {
   s_max_version = PyUnicode_InternFromString("max_version");
   s_kwnames = Py_BuildValue("(O)", s_max_version);
   g_maxver = Py_BuildValue("(ii)", OUR_MAJOR, OUR_MINOR);
+  s_stream = PyUnicode_InternFromString("stream");
+  s_kwnames_stream = Py_BuildValue("(OO)", s_max_version, s_stream);
+  g_no_sync = PyLong_FromLong(-1);
+  if (!s_stream || !s_kwnames_stream || !g_no_sync) return NULL;
   if (!s_requires_grad || !s_is_conj || !s_is_neg || !s_dlpack || !s_kwnames || !g_maxver) return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (!m) return NULL;
