@@ -117,6 +117,28 @@ def test_flags_are_surfaced():
     assert not wb.from_dlpack(Producer(np.zeros(4, np.uint8), dtype=(17, 4, 1))).subbyte_padded
 
 
+def test_sub_byte_types_need_a_versioned_capsule():
+    # A legacy capsule cannot carry IS_SUBBYTE_TYPE_PADDED; jax exports fp4 as (17,4,1) that way
+    # while storing one value per byte, so reading it as packed would be silently wrong.
+    with pytest.raises(BufferError, match="packed or padded"):
+        wb.from_dlpack(Producer(np.zeros(8, np.uint8), versioned=False, dtype=(17, 4, 1)))
+    assert wb.from_dlpack(Producer(np.zeros(8, np.uint8), dtype=(17, 4, 1))).element_type is wb.Float4E2M1FN
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("jax"), reason="jax is not installed here (it is on the GPU machine)")
+def test_jax_round_trip():
+    import jax.numpy as jnp
+
+    for dtype in (jnp.float32, jnp.bfloat16, jnp.int8, jnp.complex64, jnp.bool_):
+        x = jnp.arange(12).reshape(3, 4).astype(dtype)
+        t = wb.from_dlpack(x)
+        assert t.shape == (3, 4) and t.stride == (4, 1)
+        assert t.element_type.name == {"float32": "Float32", "bfloat16": "BFloat16", "int8": "Int8",
+                                       "complex64": "Complex64", "bool": "Boolean"}[str(x.dtype)]
+        back = jnp.from_dlpack(t)
+        assert back.dtype == x.dtype and bool((back == x).all())
+
+
 def test_byte_offset_is_applied():
     a = np.arange(12, dtype=np.float32)
     t = wb.from_dlpack(Producer(a, shape=(4,), strides=(1,), byte_offset=8))

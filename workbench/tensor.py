@@ -506,16 +506,18 @@ _new = _native.TensorBase.__new__
 _fast = _native.fast_from_dlpack
 
 
-def from_dlpack(tensor, assumed_align=None, *, stream=-1) -> Tensor:
+def from_dlpack(tensor, assumed_align=None, *, stream=None) -> Tensor:
     """Zero-copy view of any ``__dlpack__`` object with a fully static layout (CuTe DSL semantics).
 
     ``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data
-    pointer.  ``stream`` goes to CUDA producers (-1: no synchronization).
+    pointer.  ``stream`` goes to CUDA producers as DLPack's ``stream`` argument (None: the
+    producer's default; cupy arrays, on the legacy default stream like the workbench's launches,
+    are read with -1, no synchronization).
     """
     if assumed_align is not None:
         _check_align(assumed_align, "from_dlpack")
     # torch and numpy: converted and checked in C; anything unusual comes back as fields
-    r = _fast(tensor, assumed_align, Tensor)
+    r = _fast(tensor, assumed_align, Tensor) if stream is None else None
     if type(r) is Tensor:
         return r
     if r is None:
@@ -540,6 +542,13 @@ def _from_fields(f, assumed_align):
         )
     if shape and min(shape) < 0:
         raise BufferError(f"Expected non-negative DLTensor.shape entries, but got {shape}.")
+    if f[1] is None and etype.width < 8:
+        # DLPack >= 1.0 says sub-byte elements are packed unless IS_SUBBYTE_TYPE_PADDED is set; a legacy
+        # capsule has no flags, and jax exports fp4 that way while storing one value per byte.
+        raise BufferError(
+            f"Expected a versioned DLPack capsule for the sub-byte type {etype.name}, but got a legacy one: "
+            "it cannot say whether elements are packed or padded (jax pads fp4 without saying so)."
+        )
     data = f[3] + f[12]
     align = (etype.bits >> 3 or 1) if assumed_align is None else assumed_align
     if data % align or not f[3]:

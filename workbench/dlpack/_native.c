@@ -385,6 +385,8 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
   for (Py_ssize_t i = 0; i < n; i++) {
     if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i)) < 0) return f;
   }
+  /* sub-byte elements in a legacy capsule: packed or padded cannot be told (Python refuses) */
+  if (PyTuple_GET_ITEM(f, 1) == Py_None && ((PyLong_AsUnsignedLong(PyTuple_GET_ITEM(f, 13)) >> 8) & 0xFF) < 8) return f;
   long long align;
   if (assumed == Py_None) {
     unsigned long packed = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(f, 13));

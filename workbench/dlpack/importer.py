@@ -94,11 +94,12 @@ except ImportError:  # numpy is a dependency, but the bridge itself does not nee
     pass
 
 
-def dlpack_fields(x, stream=-1) -> tuple:
+def dlpack_fields(x, stream=None) -> tuple:
     """Decode any DLPack producer (or a raw capsule) into the tuple layout of :class:`Fields`.
 
-    ``stream`` is passed to CUDA producers: -1 (the default) asks for no synchronization,
-    None/1/2/handle per the spec.  Hot path of ``wb.from_dlpack``: returns a plain tuple.
+    ``stream`` is passed to non-CPU producers as the spec's ``stream`` argument (-1: no
+    synchronization, 1/2: legacy/per-thread default stream, else a handle); None (the default)
+    leaves it to the producer, since not all accept -1 (jax raises on it).  Hot path of ``wb.from_dlpack``: returns a plain tuple.
     """
     tp = type(x)
     ex = _EXCHANGE.get(tp, _NO_API)
@@ -118,7 +119,7 @@ def dlpack_fields(x, stream=-1) -> tuple:
     else:
         dev = x.__dlpack_device__()
         kw = {"max_version": MAX_VERSION}
-        if dev[0] != 1:  # only non-CPU producers take a stream
+        if dev[0] != 1 and stream is not None:  # only non-CPU producers take a stream
             kw["stream"] = stream
         try:
             capsule = method(**kw)
@@ -178,6 +179,6 @@ class Imported:
                 f"dtype=({f.code},{f.bits},{f.lanes}), shape={f.shape}, strides={f.strides}, byte_offset={f.byte_offset})")
 
 
-def consume(obj, stream=-1) -> Imported:
+def consume(obj, stream=None) -> Imported:
     """Consume any DLPack producer or capsule and keep its raw fields (see :class:`Imported`)."""
     return Imported(dlpack_fields(obj, stream))
