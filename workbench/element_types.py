@@ -88,6 +88,7 @@ Complex64 = _t("Complex64", 64, "complex", "cuda::std::complex<float>", "complex
 Complex128 = _t("Complex128", 128, "complex", "cuda::std::complex<double>", "complex128", "complex<f64>")
 
 ALL_SCALAR_TYPES = tuple(_REGISTRY.values())
+__all__ += [t.name for t in ALL_SCALAR_TYPES]  # wb.Float32, wb.BFloat16, ... (names as CuTe DSL spells them)
 
 # CUDA's built-in vector type spellings (int2, float4, __half2 ...)
 _CUDA_VECTOR_BASE = {
