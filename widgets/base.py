@@ -7,6 +7,7 @@ notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written ne
 from __future__ import annotations
 
 from workbench.layout import Layout, parse_layout
+from workbench.tensor import from_dlpack
 
 
 def as_layout(obj) -> tuple[Layout, object]:
@@ -19,11 +20,7 @@ def as_layout(obj) -> tuple[Layout, object]:
     if type(lay) is Layout:
         return lay, obj
     if hasattr(obj, "__dlpack__"):
-        import workbench as wb
-
-        if not hasattr(wb, "from_dlpack"):
-            raise TypeError("Expected a wb.Layout or a wb.Tensor: this workbench has no from_dlpack yet.")
-        t = wb.from_dlpack(obj)
+        t = from_dlpack(obj)
         return t.layout, t
     raise TypeError(
         f"Expected a wb.Layout, a layout string such as '(4,2):(1,4)', a wb.Tensor or a __dlpack__ object, "
@@ -32,10 +29,8 @@ def as_layout(obj) -> tuple[Layout, object]:
 
 
 class SvgFallback:
-    """Mixin: ``_repr_mimebundle_`` = the widget view plus ``image/svg+xml`` from ``to_svg()``."""
-
-    def to_svg(self) -> str:  # pragma: no cover - every view defines it
-        raise NotImplementedError
+    """Mixin: ``_repr_mimebundle_`` = the widget view plus ``image/svg+xml`` from the view's own
+    ``to_svg()`` (every view class defines it)."""
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)
