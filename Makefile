@@ -26,8 +26,9 @@ install: $(STAMP)
 test: $(STAMP) /usr/bin/chromium
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# root (containers, CI machines) needs --allow-root; nobody else gets it
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
 bench: $(STAMP)
 	$(PY) -m workbench bench --out benchmarks/results/bench-latest.json
