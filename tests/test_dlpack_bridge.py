@@ -79,6 +79,17 @@ def test_legacy_producer_fallback_and_capsule_name_branching():
     assert p.deleter_calls == 1
 
 
+def test_fast_path_falls_back_for_producers_without_max_version(monkeypatch):
+    # numpy < 2.1 is a CPU-only producer whose __dlpack__ knows no max_version: the C fast path
+    # must hand it to the Python path, which retries without the keyword.
+    import workbench.tensor as T
+
+    monkeypatch.setitem(T._CPU_ONLY_FOR_C, Producer, True)
+    p = Producer(versioned=False, accepts_max_version=False)
+    t = wb.from_dlpack(p)
+    assert t.shape == (3, 4) and t.dlpack_version is None and p.capsules_made == 1
+
+
 @pytest.mark.parametrize("versioned,version,ok", [(False, None, True), (True, (1, 1), True), (True, (1, 2), False), (True, (1, 3), False)])
 def test_null_strides_are_row_major_only_before_1_2(versioned, version, ok):
     # dlpack.h 1.2: "strides ... can not be NULL if ndim != 0" (older: NULL means compact row-major)

@@ -362,7 +362,11 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
     PyObject *cargs[2] = {g_maxver, g_no_sync};
     PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, cuda ? s_kwnames_stream : s_kwnames);
     Py_DECREF(meth);
-    if (!cap) return NULL;
+    if (!cap) {
+      /* a producer that predates max_version: the Python path retries without it */
+      if (PyErr_ExceptionMatches(PyExc_TypeError)) { PyErr_Clear(); Py_RETURN_NONE; }
+      return NULL;
+    }
     f = consume(mod, cap);
     Py_DECREF(cap);
   } else {

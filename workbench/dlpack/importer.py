@@ -99,7 +99,8 @@ def dlpack_fields(x, stream=None) -> tuple:
 
     ``stream`` is passed to non-CPU producers as the spec's ``stream`` argument (-1: no
     synchronization, 1/2: legacy/per-thread default stream, else a handle); None (the default)
-    leaves it to the producer, since not all accept -1 (jax raises on it).  Hot path of ``wb.from_dlpack``: returns a plain tuple.
+    leaves it to the producer, since not all accept -1 (jax raises on it).  Returns a plain
+    tuple: the general path of ``wb.from_dlpack`` (torch, numpy and cupy take the C fast path).
     """
     tp = type(x)
     ex = _EXCHANGE.get(tp, _NO_API)
@@ -114,19 +115,15 @@ def dlpack_fields(x, stream=None) -> tuple:
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError(f"Expected an object implementing __dlpack__ (a torch/numpy/cupy/jax array), but got {tp.__name__}.")
-    if tp in _CPU_ONLY_TYPES:
-        capsule = method(max_version=MAX_VERSION)
-    else:
-        dev = x.__dlpack_device__()
-        kw = {"max_version": MAX_VERSION}
-        if dev[0] != 1 and stream is not None:  # only non-CPU producers take a stream
-            kw["stream"] = stream
-        try:
-            capsule = method(**kw)
-        except TypeError:
-            # pre-1.0 producers know neither max_version nor, sometimes, stream
-            kw.pop("max_version")
-            capsule = method(**kw)
+    kw = {"max_version": MAX_VERSION}
+    if tp not in _CPU_ONLY_TYPES and stream is not None and x.__dlpack_device__()[0] != 1:
+        kw["stream"] = stream  # only non-CPU producers take a stream
+    try:
+        capsule = method(**kw)
+    except TypeError:
+        # pre-1.0 producers (numpy < 2.1, ...) do not know max_version: the spec's fallback
+        kw.pop("max_version")
+        capsule = method(**kw)
     return _native.consume(capsule)
 
 
