@@ -31,7 +31,8 @@ class Recorder:
 
     def launcher(self, specs, dims=(4, 1, 1, 256, 1, 1)):
         return _native.Launcher(ctypes.cast(self.fn, ctypes.c_void_p).value, 0x1234, dims, 0,
-                                ctypes.addressof(self.params), ctypes.addressof(self.buf), specs, self)
+                                ctypes.addressof(self.params), ctypes.addressof(self.buf), ctypes.sizeof(self.buf),
+                                specs, self)
 
 
 def test_pointer_bypass_guard_and_packing():
@@ -84,7 +85,38 @@ def test_launcher_keeps_its_owner_alive_and_rejects_bad_construction():
     del rec
     assert go(5) == 0
     with pytest.raises(ValueError, match="6 launch dimensions"):
-        _native.Launcher(1, 1, (1, 1, 1), 0, 1, 1, (), None)
+        _native.Launcher(1, 1, (1, 1, 1), 0, 1, 1, 8, (), None)
+    with pytest.raises(ValueError, match="need 16 bytes"):
+        _native.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, 1),), None)
+    with pytest.raises(ValueError, match="Malformed"):
+        _native.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, -1),), None)
+
+
+def test_a_reentrant_launch_cannot_change_the_arguments_of_the_outer_one():
+    # Checking a tensor runs Python (kernel_signature); a launch from inside it must not leak its
+    # parameters into the outer launch (the launcher packs privately, then copies).
+    x = np.zeros((4, 6), np.float32)
+    t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
+    sp = E.vadd.specialize(tuple(t))
+    rec = Recorder(sp.size)
+    go = rec.launcher(sp.c_specs())
+    y = np.zeros((7, 6), np.float32)
+    inner = [wb.from_dlpack(y).mark_layout_dynamic() for _ in range(3)]
+
+    class Reentrant(wb.Tensor):
+        __slots__ = ()
+
+        def kernel_signature(self):
+            go(*inner)
+            return super().kernel_signature()
+
+    sneaky = Reentrant.__new__(Reentrant)
+    for name in ("_f", "_data", "_etype", "_stride", "_align", "_marks", "_order", "_layout"):
+        setattr(sneaky, name, getattr(t[0], name))
+    assert go(sneaky, t[1], t[2]) == 0
+    inner_call, outer_call = rec.calls
+    assert struct.unpack_from(sp.fmt, outer_call[1]) == tuple(sp.values(tuple(t)))
+    assert struct.unpack_from(sp.fmt, inner_call[1]) == tuple(sp.values(tuple(inner)))
 
 
 def test_half_precision_kernels_compile_and_bf16_arithmetic_is_a_clear_error():

@@ -132,12 +132,13 @@ static PyObject *consume(PyObject *mod, PyObject *capsule) {
   }
   void *p = PyCapsule_GetPointer(capsule, name);
   if (!p) return NULL;
-  /* Consuming = renaming: from here on the producer's capsule destructor leaves it to us. */
-  if (PyCapsule_SetName(capsule, versioned ? USED_V : USED_L) != 0) return NULL;
-  Owner *owner = PyObject_New(Owner, &OwnerType);
+  Owner *owner = PyObject_New(Owner, &OwnerType);  /* first: a failed allocation must not consume */
   if (!owner) return NULL;
-  owner->managed = p;
+  owner->managed = NULL;
   owner->versioned = versioned;
+  /* Consuming = renaming: from here on the producer's capsule destructor leaves it to us. */
+  if (PyCapsule_SetName(capsule, versioned ? USED_V : USED_L) != 0) { Py_DECREF(owner); return NULL; }
+  owner->managed = p;
   if (versioned) {
     DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)p;
     if (m->version.major != OUR_MAJOR) {
@@ -192,6 +193,7 @@ typedef struct {
 } Export;
 
 static void export_free(Export *e) {
+  if (!Py_IsInitialized()) { PyMem_RawFree(e); return; }  /* a consumer releasing after shutdown: leak the owner */
   PyGILState_STATE g = PyGILState_Ensure();
   Py_XDECREF(e->owner);
   PyGILState_Release(g);
@@ -226,9 +228,9 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
   }
   Export *e = PyMem_RawCalloc(1, sizeof(Export) + 2 * (size_t)n * sizeof(int64_t));
   if (!e) return PyErr_NoMemory();
-  for (Py_ssize_t i = 0; i < n; i++) {
+  for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); i++) {
     e->dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    e->dims[n + i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+    if (!PyErr_Occurred()) e->dims[n + i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
   }
   if (PyErr_Occurred()) { PyMem_RawFree(e); return NULL; }
   DLTensor *t = versioned ? &e->mv.dl_tensor : &e->ml.dl_tensor;
@@ -324,7 +326,8 @@ static int truthy_attr_or_call(PyObject *obj, PyObject *name, int call) {
   if (!r) { PyErr_Clear(); return 1; }  /* unknown: let Python decide */
   int t = PyObject_IsTrue(r);
   Py_DECREF(r);
-  return t != 0;
+  if (t < 0) { PyErr_Clear(); return 1; }
+  return t;
 }
 
 /* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
@@ -334,23 +337,32 @@ static int truthy_attr_or_call(PyObject *obj, PyObject *name, int call) {
 static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "fast_from_dlpack takes 3 arguments"); return NULL; }
   PyObject *obj = args[0], *assumed = args[1], *cls = args[2];
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &TensorBaseType)) {
+    PyErr_SetString(PyExc_TypeError, "fast_from_dlpack: cls must subclass TensorBase");
+    return NULL;
+  }
   if (!g_exchange) Py_RETURN_NONE;
   PyObject *f = NULL;
   PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
   if (ex) {
+    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
     if (PyTuple_GET_ITEM(ex, 2) == Py_True &&
         (truthy_attr_or_call(obj, s_requires_grad, 0) || truthy_attr_or_call(obj, s_is_conj, 1) ||
-         truthy_attr_or_call(obj, s_is_neg, 1)))
+         truthy_attr_or_call(obj, s_is_neg, 1))) {
+      Py_DECREF(ex);
       Py_RETURN_NONE;
+    }
     void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
-    if (!fp) return NULL;
+    if (!fp) { Py_DECREF(ex); return NULL; }
     DLTensor t;
     memset(&t, 0, sizeof t);
     if (((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) != 0) {
+      Py_DECREF(ex);
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "The producer's dltensor_from_py_object_no_sync failed.");
       return NULL;
     }
     f = decode(obj, PyTuple_GET_ITEM(ex, 1), 0, &t);
+    Py_DECREF(ex);
   } else if (PyErr_Occurred()) {
     return NULL;
   } else if (PyDict_GetItemWithError(g_cpu_types, (PyObject *)Py_TYPE(obj)) ||
@@ -402,13 +414,14 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
   }
   unsigned long long data = raw + off;
   if (data % (unsigned long long)align) return f;
+  etype = Py_NewRef(etype);  /* owned before anything can run a collection */
   TensorBase *t = (TensorBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-  if (!t) { Py_DECREF(f); return NULL; }
+  if (!t) { Py_DECREF(etype); Py_DECREF(f); return NULL; }
+  t->etype = etype;
   t->data = PyLong_FromUnsignedLongLong(data);
   t->align = PyLong_FromLongLong(align);
   if (!t->data || !t->align) { Py_DECREF(t); Py_DECREF(f); return NULL; }
   t->f = f;
-  t->etype = Py_NewRef(etype);
   t->stride = Py_NewRef(strides);
   t->marks = Py_NewRef(Py_None);
   t->order = Py_NewRef(Py_None);
@@ -455,6 +468,10 @@ static PyObject *g_ptr_cls = NULL, *g_etype_cls = NULL, *g_memspaces = NULL, *s_
 static PyObject *set_pointer_types(PyObject *mod, PyObject *args) {
   PyObject *cls, *etype_cls, *spaces;
   if (!PyArg_ParseTuple(args, "OOO!", &cls, &etype_cls, &PyFrozenSet_Type, &spaces)) return NULL;
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PointerBaseType) || !PyType_Check(etype_cls)) {
+    PyErr_SetString(PyExc_TypeError, "set_pointer_types: expected a PointerBase subclass and a type");
+    return NULL;
+  }
   Py_XSETREF(g_ptr_cls, Py_NewRef(cls));
   Py_XSETREF(g_etype_cls, Py_NewRef(etype_cls));
   Py_XSETREF(g_memspaces, Py_NewRef(spaces));
@@ -471,7 +488,10 @@ static PyObject *make_ptr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
     const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
     int found = 0;
     for (int i = 0; i < 4 && kw; i++) {
-      if (strcmp(kw, names[i]) == 0) { a[i] = args[nargs + k]; found = 1; break; }
+      if (strcmp(kw, names[i]) == 0) {
+        if (i < nargs) { PyErr_Format(PyExc_TypeError, "make_ptr() got multiple values for argument '%s'", kw); return NULL; }
+        a[i] = args[nargs + k]; found = 1; break;
+      }
     }
     if (!found) { PyErr_Format(PyExc_TypeError, "make_ptr() got an unexpected keyword argument '%s'", kw ? kw : "?"); return NULL; }
   }
@@ -491,6 +511,7 @@ static PyObject *make_ptr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
       if (!na) return NULL;
       al = PyLong_AsLongLong(na);
       Py_DECREF(na);
+      if (al == -1 && PyErr_Occurred()) PyErr_Clear();  /* not usual: the Python constructor decides */
     } else if (PyLong_CheckExact(align)) {
       al = PyLong_AsLongLong(align);
       if (PyErr_Occurred()) { PyErr_Clear(); al = 0; }
@@ -519,6 +540,8 @@ static PyObject *make_ptr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
  *   (6, slot, etype, memspace, align, written, device_id, shape_sig, stride_sig, dyn)
  *        wb.Tensor; dyn = ((slot, 2 or 3, j), ...) reads kernel_signature()[2 or 3][j]
  */
+#define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
+
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
 
@@ -531,6 +554,7 @@ typedef struct {
   unsigned smem;
   void **kernel_params;
   char *buf;
+  Py_ssize_t nbuf;   /* bytes of buf the specs write: 8 * (highest slot + 1) */
   PyObject *specs;   /* tuple of per-argument spec tuples */
   PyObject *owner;   /* keeps the module and the parameter buffer alive */
 } Launcher;
@@ -540,9 +564,8 @@ static PyObject *s_kernel_signature, *s_gmem;
 static int memspace_of_device(int dev) { return dev == 2 || dev == 13; /* 1: gmem, 0: generic */ }
 
 /* 1: written; 0: this specialization does not take it */
-static int put_arg(Launcher *L, PyObject *spec, PyObject *a) {
+static int put_arg(char *buf, PyObject *spec, PyObject *a) {
   long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
-  char *buf = L->buf;
   switch (kind) {
   case 0: {
     if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) return 0;
@@ -570,7 +593,9 @@ static int put_arg(Launcher *L, PyObject *spec, PyObject *a) {
   }
   case 3: {
     if (!PyFloat_CheckExact(a)) return 0;
-    float w = (float)PyFloat_AS_DOUBLE(a);
+    double d = PyFloat_AS_DOUBLE(a);
+    if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) return 0;  /* as struct.pack: out of range */
+    float w = (float)d;
     memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &w, 4);
     return 1;
   }
@@ -589,7 +614,8 @@ static int put_arg(Launcher *L, PyObject *spec, PyObject *a) {
   case 6: {
     if (!PyObject_TypeCheck(a, &TensorBaseType) || Py_TYPE(a) == &TensorBaseType) return 0;
     TensorBase *t = (TensorBase *)a;
-    if (t->etype != PyTuple_GET_ITEM(spec, 2) || !t->f || !PyTuple_Check(t->f)) return 0;
+    if (t->etype != PyTuple_GET_ITEM(spec, 2) || !t->f || !PyTuple_Check(t->f) || PyTuple_GET_SIZE(t->f) < 14 ||
+        !t->align || !t->data) return 0;
     int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(t->f, 4));
     int want_gmem = PyUnicode_Compare(PyTuple_GET_ITEM(spec, 3), s_gmem) == 0;
     if (memspace_of_device(dev) != want_gmem) return 0;
@@ -614,7 +640,9 @@ static int put_arg(Launcher *L, PyObject *spec, PyObject *a) {
         PyObject *d = PyTuple_GET_ITEM(dyn, k);
         Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
         PyObject *vals = PyTuple_GET_ITEM(sig, PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 1)));
-        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(vals, PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2))));
+        Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
+        if (!PyTuple_Check(vals) || j < 0 || j >= PyTuple_GET_SIZE(vals)) { ok = 0; break; }
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(vals, j));
         int is64 = PyTuple_GET_SIZE(d) > 3 && PyTuple_GET_ITEM(d, 3) == Py_True;
         if (is64) memcpy(buf + 8 * slot, &v, 8);
         else if (v < INT32_MIN || v > INT32_MAX) ok = 0;
@@ -634,12 +662,18 @@ static PyObject *launcher_vectorcall(PyObject *self_, PyObject *const *args, siz
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (kwnames && PyTuple_GET_SIZE(kwnames)) Py_RETURN_NONE;
   if (n != PyTuple_GET_SIZE(L->specs)) Py_RETURN_NONE;
+  /* Pack privately: checking a tensor runs Python code (kernel_signature), during which another
+   * thread or a re-entrant call may use this launcher; the shared buffer is written only after
+   * the last check, with the GIL held until cuLaunchKernel has read it. */
+  char tmp[LAUNCHER_MAX_PARAM_BYTES];
+  memset(tmp, 0, (size_t)L->nbuf);
   for (Py_ssize_t i = 0; i < n; i++) {
-    if (!put_arg(L, PyTuple_GET_ITEM(L->specs, i), args[i])) {
+    if (!put_arg(tmp, PyTuple_GET_ITEM(L->specs, i), args[i])) {
       if (PyErr_Occurred()) PyErr_Clear();
       Py_RETURN_NONE;
     }
   }
+  memcpy(L->buf, tmp, (size_t)L->nbuf);
   int rc = L->launch(L->func, L->dims[0], L->dims[1], L->dims[2], L->dims[3], L->dims[4], L->dims[5],
                      L->smem, NULL, L->kernel_params, NULL);
   return PyLong_FromLong(rc);
@@ -651,16 +685,66 @@ static void launcher_dealloc(Launcher *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Launcher(launch_addr, func, dims6, smem, kernel_params_addr, buf_addr, specs, owner) */
+/* The highest byte a spec writes (8 * (slot + 1)), or -1 for a malformed spec. */
+static Py_ssize_t spec_extent(PyObject *spec) {
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) return -1;
+  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+  if (kind == 5) return 0;
+  Py_ssize_t need = (kind == 0 && PyTuple_GET_SIZE(spec) == 5) || (kind >= 1 && kind <= 4) ||
+                    (kind == 6 && PyTuple_GET_SIZE(spec) == 10) ? 0 : -1;
+  if (need < 0) return -1;
+  Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+  if (slot < 0) return -1;
+  need = 8 * (slot + 1);
+  if (kind == 6) {
+    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
+    if (!PyTuple_Check(dyn)) return -1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
+      PyObject *d = PyTuple_GET_ITEM(dyn, k);
+      if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 3) return -1;
+      Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
+      long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
+      if (s < 0 || (which != 2 && which != 3)) return -1;
+      if (8 * (s + 1) > need) need = 8 * (s + 1);
+    }
+  }
+  return need;
+}
+
+/* Launcher(launch_addr, func, dims6, smem, kernel_params_addr, buf_addr, buf_size, specs, owner) */
 static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   unsigned long long launch, func, params, buf;
+  Py_ssize_t buf_size;
   PyObject *dims, *specs, *owner;
   unsigned smem;
-  if (!PyArg_ParseTuple(args, "KKO!IKKO!O", &launch, &func, &PyTuple_Type, &dims, &smem, &params, &buf,
-                        &PyTuple_Type, &specs, &owner))
+  if (!PyArg_ParseTuple(args, "KKO!IKKnO!O", &launch, &func, &PyTuple_Type, &dims, &smem, &params, &buf,
+                        &buf_size, &PyTuple_Type, &specs, &owner))
     return NULL;
   if (PyTuple_GET_SIZE(dims) != 6 || !launch || !func || !params || !buf) {
     PyErr_SetString(PyExc_ValueError, "Expected 6 launch dimensions and non-NULL launch, function and buffers.");
+    return NULL;
+  }
+  for (int i = 0; i < 6; i++) {
+    unsigned long long d = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(dims, i));
+    if (PyErr_Occurred() || d == 0 || d > 0xFFFFFFFFull) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "Expected launch dimensions between 1 and 2**32-1.");
+      return NULL;
+    }
+  }
+  Py_ssize_t nbuf = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(specs); i++) {
+    Py_ssize_t e = spec_extent(PyTuple_GET_ITEM(specs, i));
+    if (e < 0 || PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "Malformed launcher spec for argument %zd.", i);
+      return NULL;
+    }
+    if (e > nbuf) nbuf = e;
+  }
+  if (nbuf > buf_size || nbuf > LAUNCHER_MAX_PARAM_BYTES) {
+    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within the %zd-byte buffer, but they need %zd bytes.",
+                 buf_size, nbuf);
     return NULL;
   }
   if (!g_ptr_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.tensor was not imported"); return NULL; }
@@ -673,6 +757,7 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
   L->smem = smem;
   L->kernel_params = (void **)(uintptr_t)params;
   L->buf = (char *)(uintptr_t)buf;
+  L->nbuf = nbuf;
   L->specs = Py_NewRef(specs);
   L->owner = Py_NewRef(owner);
   if (PyErr_Occurred()) { Py_DECREF(L); return NULL; }

@@ -195,7 +195,7 @@ class Specialization:
                 g = self.gpu
                 f = self._gos[grid6] = _native.Launcher(
                     ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), 0,
-                    ctypes.addressof(g.params), ctypes.addressof(g.buf), specs, g)
+                    ctypes.addressof(g.params), ctypes.addressof(g.buf), ctypes.sizeof(g.buf), specs, g)
         if f is None:
             src = self._go_template.format(*grid6)
             ns = self._guard_globals
