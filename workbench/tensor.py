@@ -27,7 +27,7 @@ from .dlpack.dtypes import dldtype_of, element_type_of_packed
 from .dlpack.importer import _CPU_ONLY_TYPES, _EXCHANGE, _torch_precheck, dlpack_fields, exchange_api_of
 from .layout import Dyn, Layout, make_layout
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
-from .layout.values import value_of
+from .layout.values import signature, value_of
 
 _exchange = _native.exchange
 
@@ -274,7 +274,7 @@ class Tensor(_native.TensorBase):
                 dsig = tuple(d if (i == ld or d <= 0) else _DYN64 for i, d in enumerate(stride))
             return (ssig, dsig, shape, stride)
         lay = self.layout
-        return (_tree_sig(lay.shape), _tree_sig(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
+        return (signature(lay.shape), signature(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
                 tuple(int(x) for x in flatten(lay.stride)))
 
     # -- dynamic marking -------------------------------------------------------------------
@@ -440,12 +440,6 @@ class Tensor(_native.TensorBase):
 
 _DYN32 = ("?", 32, 1)
 _DYN64 = ("?", 64, 1)
-
-
-def _tree_sig(t):
-    if type(t) is tuple:
-        return tuple(_tree_sig(e) for e in t)
-    return t if type(t) is int else ("?", t.width, t.divisibility)
 
 
 def _refuse_torch_hazards(t, stride, caller: str):

@@ -23,16 +23,6 @@ from . import ir
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
 
-def leaf_sig(x):
-    return x if type(x) is int else ("?", x.width, x.divisibility)
-
-
-def tree_sig(t):
-    if type(t) is tuple:
-        return tuple(tree_sig(e) for e in t)
-    return leaf_sig(t)
-
-
 class TensorSpec:
     __slots__ = ("etype", "memspace", "shape", "stride", "align", "key")
 
@@ -184,7 +174,7 @@ def bind(names, specs, constexpr_names):
 
 
 def _dyn_as_leaf(t):
-    """tree_sig marks a dynamic leaf with a ('?', w, d) tuple: make flatten treat it as a leaf."""
+    """A signature marks a dynamic leaf with a ('?', w, d) tuple: make flatten treat it as a leaf."""
     if type(t) is tuple and not (len(t) == 3 and t[0] == "?"):
         return tuple(_dyn_as_leaf(e) for e in t)
     return _Leaf(t) if type(t) is tuple else t

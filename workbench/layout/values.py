@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from math import gcd
 
-__all__ = ["Dyn", "is_static", "is_dynamic", "value_of", "divisibility_of"]
+__all__ = ["Dyn", "is_static", "is_dynamic", "value_of", "divisibility_of", "signature"]
 
 
 class Dyn:
@@ -175,3 +175,11 @@ def divisibility_of(x) -> int:
     if type(x) is int:
         return abs(x) if x else 0
     return x.divisibility
+
+
+def signature(x):
+    """What a compiled kernel depends on in an IntTuple: static ints as they are, each dynamic value
+    as ``('?', width, divisibility)`` (its run-time value left out)."""
+    if type(x) is tuple:
+        return tuple(signature(e) for e in x)
+    return x if type(x) is int else x.signature()
