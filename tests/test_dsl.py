@@ -10,7 +10,7 @@ import pytest
 
 import workbench as wb
 from workbench.dsl import examples as E
-from workbench.dsl.cpu_executor import KernelRuntimeError
+from workbench.dsl.cpu_executor import KernelRuntimeError, host_buffers
 from workbench.dsl.frontend import KernelError
 
 EXAMPLES = E.make_examples("small")
@@ -43,7 +43,8 @@ def test_pointer_bypass_kernel_compiles_and_runs_on_cpu():
     y = np.ones((3, 4), np.float32)
     z = np.full((3, 4), np.nan, np.float32)
     ps = [wb.make_ptr(wb.Float32, a.ctypes.data, "generic") for a in (x, y, z)]
-    E.add_ptr[(1, 1, 1), (32, 1, 1)](*ps, 3, 4)
+    with host_buffers(x, y, z):       # a bare address has no extent: declare the memory it points into
+        E.add_ptr[(1, 1, 1), (32, 1, 1)](*ps, 3, 4)
     assert np.array_equal(z, x + y)
     assert ".entry add_ptr(" in wb.compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
 

@@ -6,20 +6,42 @@ barrier by barrier (every live thread runs to its next barrier before any passes
 what ``__syncthreads`` guarantees.  A thread that exits early no longer takes part (as on Volta
 and later); threads that wait at *different* barriers raise, since CUDA leaves that undefined.
 
-Semantics match the CUDA backend for in-range values: integer ``//`` and ``%`` truncate
-toward zero as in C; float arithmetic is evaluated in double and rounded to the element type
-on store (the GPU rounds each float32 operation: results agree to float32 rounding error).
-Every global access is bounds-checked against the tensor's extent.
+Arithmetic follows the C++ that the CUDA backend emits, type by type (the IR's ``.type``):
+
+* integers wrap modulo ``2**width`` (two's complement for signed types, as nvcc does); ``//``
+  and ``%`` truncate toward zero (``a == (a//b)*b + a%b``, the remainder has the dividend's
+  sign); ``>>`` is arithmetic on signed and logical on unsigned values; mixed operands are
+  converted by C's usual arithmetic conversions first (``Int32(-1) < Uint32(1)`` is False).
+  Wrapping is applied where the value's representation matters (variables, stores, indices,
+  comparisons, ``>>``, ``//``, ``%``, conversions); between them ``+ - * & | ^ <<`` are computed
+  on Python ints, which gives the same residue.  Integer division by zero raises.
+* Float32 values are Python floats holding float32 values, rounded to float32 after every
+  operation (``+ - * /`` and ``sqrt`` computed in double then rounded equal the correctly
+  rounded float32 result, as on the GPU).  Float constants and Float32 scalar arguments are
+  rounded as the GPU's ``0x1.99999ap-4f`` literals and packed parameters are.  The GPU may still
+  differ by one rounding where nvcc contracts ``a*b+c`` into an FMA (``--fmad=true``), and in the
+  last bits of ``exp``/``log``/``sin``... (CUDA's are not correctly rounded).  Float division by
+  zero gives inf/nan as in IEEE 754.
+* float -> integer conversion truncates toward zero and saturates (NaN -> 0), as ``cvt.rzi``.
+
+Every global access is bounds-checked and raises :class:`KernelRuntimeError` when out of range:
+tensors against their layout's extent, raw pointers (``wb.make_ptr``) against the host buffer
+the caller declared with :func:`host_buffers`.  A bare address has no extent the executor could
+check, so a raw pointer outside every declared buffer is refused at launch (``ValueError``)
+rather than dereferenced.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import math
+import struct
 
 import numpy as np
 
-from ..element_types import Boolean, Float16, Float32, Float64
+from ..element_types import Boolean, Float16, Float32, Float64, Int32
 from . import ir
 
 
@@ -32,26 +54,89 @@ def _oob(i, name):
 
 
 def _cdiv(a, b):
-    if type(a) is float or type(b) is float:
-        return math.floor(a / b)
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+    """C's integer quotient (truncated toward zero)."""
+    try:
+        q = a // b
+    except ZeroDivisionError:
+        raise KernelRuntimeError("integer division by zero in a kernel (undefined in C++)") from None
+    if q < 0 and q * b != a:
+        q += 1
+    return q
 
 
 def _cmod(a, b):
-    if type(a) is float or type(b) is float:
-        return a - math.floor(a / b) * b
-    return a - _cdiv(a, b) * b
+    """C's remainder: the sign of the dividend, a == _cdiv(a, b) * b + _cmod(a, b)."""
+    try:
+        r = a % b
+    except ZeroDivisionError:
+        raise KernelRuntimeError("integer modulo by zero in a kernel (undefined in C++)") from None
+    if r and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+def _fdiv(a, b):
+    """IEEE 754 division (Python raises on a zero divisor; C gives inf or nan)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+_F32 = struct.Struct("<f")
+_pk, _up = _F32.pack, _F32.unpack
+
+
+def _r32(x):
+    return _up(_pk(x))[0]
+
+
+def _r16(x):
+    return float(np.float16(x))
+
+
+def _ffloordiv(a, b, r):
+    # what codegen emits: floorf(a / b), the quotient rounded to the type first
+    q = r(_fdiv(a, b))
+    return float(math.floor(q)) if math.isfinite(q) else q
+
+
+def _fmod(a, b, r):
+    # a - floorf(a / b) * b, each operation rounded
+    return r(a - r(_ffloordiv(a, b, r) * b))
+
+
+def _f2i(x, lo, hi):
+    """float -> integer as cvt.rzi: truncate toward zero, saturate, NaN -> 0."""
+    if x != x:
+        return 0
+    if x >= hi:
+        return hi
+    if x <= lo:
+        return lo
+    return int(x)
+
+
+def _i64_to_f32(x, signed):
+    # one rounding from the 64-bit integer (float(x) would round to double first)
+    return float(np.array(x, np.int64 if signed else np.uint64).astype(np.float32))
 
 
 _HELPERS = {
-    "_cdiv": _cdiv, "_cmod": _cmod, "_math": math, "_oob": _oob, "_INF": math.inf, "_NAN": math.nan,
+    "_cdiv": _cdiv, "_cmod": _cmod, "_fdiv": _fdiv, "_math": math, "_oob": _oob, "_INF": math.inf, "_NAN": math.nan,
     "_exp2": lambda x: 2.0 ** x, "_rsqrt": lambda x: 1.0 / math.sqrt(x), "_KernelRuntimeError": KernelRuntimeError,
+    "_pk": _pk, "_up": _up, "_r32": _r32, "_r16": _r16, "_rid": float, "_ffloordiv": _ffloordiv, "_fmod": _fmod,
+    "_f2i": _f2i, "_i64_to_f32": _i64_to_f32,
 }
 _PYMATH = {"sqrt": "_math.sqrt", "exp": "_math.exp", "log": "_math.log", "sin": "_math.sin", "cos": "_math.cos",
            "tan": "_math.tan", "tanh": "_math.tanh", "floor": "_math.floor", "ceil": "_math.ceil", "erf": "_math.erf",
            "exp2": "_exp2", "log2": "_math.log2", "rsqrt": "_rsqrt", "pow": "_math.pow", "abs": "abs",
            "min": "min", "max": "max"}
+_EXACT_F = ("abs", "min", "max", "floor", "ceil")    # results already representable in the argument type
+_RING = ("+", "-", "*", "&", "|", "^", "<<")        # ops whose result mod 2**w depends only on operands mod 2**w
+_CMPS = frozenset(ir.CMP_OPS)
 
 
 def _const(v, t):
@@ -61,13 +146,91 @@ def _const(v, t):
             return "_NAN"
         if math.isinf(v):
             return "_INF" if v > 0 else "(-_INF)"
+        if t is Float32:
+            v = _r32(v)
+        elif t is Float16:
+            v = _r16(v)
         return repr(v)
     if t is Boolean:
         return "True" if v else "False"
     return repr(int(v))
 
 
-def pyexpr(e) -> str:
+def _wrap(s, t):
+    """Python source reducing the int expression s to type t's range (two's complement)."""
+    w = t.width
+    if t.signed:
+        h = 1 << (w - 1)
+        return f"((({s}) + {h} & {(1 << w) - 1}) - {h})"
+    return f"(({s}) & {(1 << w) - 1})"
+
+
+def _round(s, t):
+    if t is Float32:
+        return f"_up(_pk({s}))[0]"
+    if t is Float16:
+        return f"_r16({s})"
+    return s
+
+
+def _vt(e):
+    """The C++ type of an expression as codegen emits it: unary ops and abs/min/max on types
+    narrower than int are computed (and typed) as int by C's integer promotions."""
+    t = e.type
+    if (type(e) is ir.UnOp or type(e) is ir.Call) and ir.is_int_type(t) and t.width < 32:
+        return Int32
+    return t
+
+
+def _within(f, t) -> bool:
+    lf, hf = ir.int_range(f)
+    lt, ht = ir.int_range(t)
+    return lt <= lf and hf <= ht
+
+
+def _cast(s, f, t):
+    """Python source converting the value s of C++ type f to type t (static_cast semantics)."""
+    if f is t:
+        return s
+    if t is Boolean:
+        return f"bool({s})"
+    if ir.is_int_type(t):
+        if f is Boolean:
+            return f"int({s})"
+        if ir.is_int_type(f):
+            return s if _within(f, t) else _wrap(s, t)
+        lo, hi = ir.int_range(t)
+        return f"_f2i({s}, {lo}, {hi})"
+    # float target
+    if ir.is_int_type(f) or f is Boolean:
+        if f.width > 32 and t is not Float64:
+            s = f"_i64_to_f32({s}, {f.signed})"
+            return s if t is Float32 else _round(s, t)
+        if t is Float64 or (t is Float32 and f.width <= 16):
+            return f"float({s})"       # exact
+        return _round(s, t)
+    if f is Float16 or t is Float64 or (f is Float32 and t is Float32):
+        return s                       # widening float conversions are exact
+    return _round(s, t)
+
+
+def conv(e, t) -> str:
+    """Python source for e's value converted to type t."""
+    return _cast(pyexpr(e), _vt(e), t)
+
+
+def _operand(e, t) -> str:
+    """An operand of a ring op (+ - * & | ^ <<) computed in int type t: only its residue mod
+    2**t.width matters, so a same-or-wider operand may stay unwrapped."""
+    f = _vt(e)
+    if ir.is_int_type(f) and f.width >= t.width:
+        return pyexpr(e, exact=False)
+    return conv(e, t) if ir.is_int_type(f) or f is Boolean else pyexpr(e)
+
+
+def pyexpr(e, exact=True) -> str:
+    """Python source for e.  exact=False (int ring ops only) may leave the value unwrapped,
+    congruent to the exact one modulo 2**width."""
     k = type(e)
     if k is ir.Const:
         return _const(e.value, e.type)
@@ -76,39 +239,102 @@ def pyexpr(e) -> str:
     if k is ir.Special:
         return {"threadIdx": "_t", "blockIdx": "_b", "blockDim": "_bd", "gridDim": "_gd"}[e.name[:-2]] + e.name[-1]
     if k is ir.BinOp:
-        a, b = pyexpr(e.a), pyexpr(e.b)
-        op = e.op
-        if op == "//":
-            return f"_cdiv({a}, {b})"
-        if op == "%":
-            return f"_cmod({a}, {b})"
-        if op == "&&":
-            return f"({a} and {b})"
-        if op == "||":
-            return f"({a} or {b})"
-        if op == "/":
-            return f"({a} / {b})"
-        return f"({a} {op} {b})"
+        return _binop(e, exact)
     if k is ir.UnOp:
-        return f"(not {pyexpr(e.a)})" if e.op == "!" else f"({e.op}{pyexpr(e.a)})"
+        if e.op == "!":
+            return f"(not {pyexpr(e.a)})"
+        t = _vt(e)
+        if not ir.is_int_type(t):
+            return f"(-{pyexpr(e.a)})"
+        if e.op == "~" and t.signed and _vt(e.a) is t:
+            return f"(~{pyexpr(e.a)})"  # ~x of an in-range signed value is in range
+        s = f"({e.op}{_operand(e.a, t)})"
+        return _wrap(s, t) if exact else s
     if k is ir.Cast:
-        a = pyexpr(e.a)
-        if ir.is_float_type(e.type):
-            return f"float({a})"
-        if e.type is Boolean:
-            return f"bool({a})"
-        return f"int({a})"
+        return conv(e.a, e.type)
     if k is ir.Select:
-        return f"({pyexpr(e.a)} if {pyexpr(e.c)} else {pyexpr(e.b)})"
+        return f"({conv(e.a, e.type)} if {pyexpr(e.c)} else {conv(e.b, e.type)})"
     if k is ir.Call:
         args = ", ".join(pyexpr(a) for a in e.args)
         r = f"{_PYMATH[e.fn]}({args})"
-        if e.fn in ("floor", "ceil") and ir.is_float_type(e.type):
-            r = f"float({r})"
+        t = e.type
+        if e.fn in ("floor", "ceil") and ir.is_float_type(t):
+            return f"float({r})"
+        if ir.is_float_type(t):
+            return r if e.fn in _EXACT_F else _round(r, t)
+        if e.fn == "abs" and ir.is_int_type(t):
+            return _wrap(r, _vt(e))    # abs(INT_MIN) == INT_MIN, as in C
         return r
     if k is ir.Load:
         return f"{e.buf.name}.item({_index(e.buf, e.offset)})"
     raise TypeError(f"cpu executor: unexpected expression {k.__name__}")
+
+
+_SPECIAL_IV = {"threadIdx": (0, 1023), "blockDim": (1, 1024)}
+
+
+def _iv(e):
+    """An interval holding e's value when it is provably free of overflow (the wrap can be
+    skipped), else None.  Only constants, threadIdx/blockDim and ring ops over them are tracked:
+    enough to drop the wraps from most index arithmetic at no run-time cost."""
+    k = type(e)
+    if k is ir.Const:
+        return (int(e.value), int(e.value)) if ir.is_int_type(e.type) else None
+    if k is ir.Special:
+        return _SPECIAL_IV.get(e.name[:-2])
+    if k is not ir.BinOp or e.op not in ("+", "-", "*") or not ir.is_int_type(e.type):
+        return None
+    a, b = _iv(e.a), _iv(e.b)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        r = (a[0] + b[0], a[1] + b[1])
+    elif e.op == "-":
+        r = (a[0] - b[1], a[1] - b[0])
+    else:
+        p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+        r = (min(p), max(p))
+    lo, hi = ir.int_range(e.type)
+    return r if lo <= r[0] and r[1] <= hi else None
+
+
+def _binop(e, exact):
+    op, t = e.op, e.type
+    if op == "&&" or op == "||":
+        return f"({pyexpr(e.a)} {'and' if op == '&&' else 'or'} {pyexpr(e.b)})"
+    if op in _CMPS:
+        fa, fb = _vt(e.a), _vt(e.b)
+        ct = ir.promote(fa, fb) if Boolean not in (fa, fb) else (fa if fa is fb else ir.promote(fa, fb))
+        return f"({_cast(pyexpr(e.a), fa, ct)} {op} {_cast(pyexpr(e.b), fb, ct)})"
+    if ir.is_float_type(t):
+        a, b = conv(e.a, t), conv(e.b, t)
+        r = {Float32: "_r32", Float16: "_r16"}.get(t, "_rid")
+        if op == "/":
+            return _round(f"_fdiv({a}, {b})", t)
+        if op == "//":
+            return f"_ffloordiv({a}, {b}, {r})"
+        if op == "%":
+            return f"_fmod({a}, {b}, {r})"
+        return _round(f"({a} {op} {b})", t)
+    if op in _RING:
+        if op == "<<":
+            s = f"({_operand(e.a, t)} << {pyexpr(e.b)})"
+        else:
+            if op in ("&", "|", "^") and _vt(e.a) is t and _vt(e.b) is t:
+                return f"({pyexpr(e.a)} {op} {pyexpr(e.b)})"   # in-range values of one type stay in range
+            s = f"({_operand(e.a, t)} {op} {_operand(e.b, t)})"
+        return _wrap(s, t) if exact and _iv(e) is None else s
+    a, b = conv(e.a, t), conv(e.b, t)
+    if op == ">>":
+        return f"({a} >> {pyexpr(e.b)})"
+    if op == "//":
+        s = f"_cdiv({a}, {b})"
+        return _wrap(s, t) if t.signed else s      # INT_MIN // -1 wraps
+    if op == "%":
+        return f"_cmod({a}, {b})"
+    if op == "/":
+        return f"_fdiv({a}, {b})"
+    raise TypeError(f"cpu executor: unexpected operator {op!r} on {t}")
 
 
 def _index(buf, off):
@@ -136,9 +362,11 @@ class _PyEmitter:
     def stmt(self, s, d):
         k = type(s)
         if k is ir.Let or k is ir.Assign:
-            self.w(d, f"{s.var.name} = {_conv(s.expr, s.var.type)}")
+            self.w(d, f"{s.var.name} = {conv(s.expr, s.var.type)}")
         elif k is ir.Store:
-            self.w(d, f"{s.buf.name}[{_index(s.buf, s.offset)}] = {pyexpr(s.value)}")
+            # codegen stores (T)value, or __float2half(value) for Float16
+            t = ir.Float32 if s.buf.etype is Float16 else s.buf.etype
+            self.w(d, f"{s.buf.name}[{_index(s.buf, s.offset)}] = {conv(s.value, t)}")
         elif k is ir.If:
             self.w(d, f"if {pyexpr(s.cond)}:")
             self.block(s.then, d + 1)
@@ -146,7 +374,7 @@ class _PyEmitter:
                 self.w(d, "else:")
                 self.block(s.orelse, d + 1)
         elif k is ir.For:
-            self.w(d, f"for {s.var.name} in range({pyexpr(s.start)}, {pyexpr(s.stop)}, {s.step}):")
+            self.w(d, f"for {s.var.name} in range({conv(s.start, s.var.type)}, {pyexpr(s.stop)}, {s.step}):")
             self.block(s.body, d + 1)
         elif k is ir.While:
             self.w(d, f"while {pyexpr(s.cond)}:")
@@ -187,16 +415,6 @@ class _PyEmitter:
                     self.w(d, f"{db.name}[{o}:{o} + {s.lanes}] = {n}")
         else:
             raise TypeError(f"cpu executor: unexpected statement {k.__name__}")
-
-
-def _conv(e, t):
-    s = pyexpr(e)
-    if isinstance(e, ir.Expr) and e.type is not t:
-        if ir.is_float_type(t):
-            return f"float({s})"
-        if ir.is_int_type(t):
-            return f"int({s})"
-    return s
 
 
 def generate_python(k: ir.KernelIR) -> str:
@@ -267,7 +485,7 @@ class CompiledCPU:
                 IX[p.name] = _indexer(p.name, -lo, hi - lo)
                 AL[p.name] = _aligner(p.name, v, p.etype.bits // 8, lo)
             else:
-                P.append(v)
+                P.append(_scalar(v, p.etype))
         P = tuple(P)
         gx, gy, gz = grid
         bx, by, bz = block
@@ -320,4 +538,78 @@ def _aligner(name, address, es, lo):
     return al
 
 
-_ = (Float32, Float64)
+
+def _scalar(v, t):
+    """A scalar argument as the GPU receives it (packed as t): Python int/float/bool of t's value."""
+    if t is Boolean:
+        return bool(v)
+    if ir.is_int_type(t):
+        return int(v)
+    v = float(v)
+    return _r32(v) if t is Float32 else (_r16(v) if t is Float16 else v)
+
+
+# -- raw pointers: host memory the caller declares ---------------------------------------------------
+_DECLARED: contextvars.ContextVar[tuple] = contextvars.ContextVar("wb_cpu_host_buffers", default=())
+
+
+@contextlib.contextmanager
+def host_buffers(*buffers):
+    """Declare the host memory that raw pointers (``wb.make_ptr``) given to kernels on the CPU
+    executor point into, for the duration of a ``with`` block::
+
+        with host_buffers(x, y, z):
+            add_ptr[grid, block](px, py, pz, m, n)
+
+    A pointer whose address lies in a declared buffer (start, middle or one past the end) may
+    access exactly the whole elements of that buffer (the smallest one, when declared buffers
+    overlap), before or after the pointer; any other
+    access raises :class:`KernelRuntimeError` without touching memory.  A read-only buffer
+    refuses a kernel that writes through the pointer.  Buffers are objects exporting a
+    C-contiguous buffer (numpy arrays, bytearray, ctypes arrays) and are kept alive (their
+    exports held) until the block ends.  Declarations nest and are per thread/context.
+    """
+    spans, views = [], []
+    try:
+        for b in buffers:
+            try:
+                mv = memoryview(b)
+            except TypeError:
+                raise TypeError(f"Expected objects exporting the buffer protocol (numpy arrays, bytearray, ctypes arrays) "
+                                f"for host_buffers, but got {type(b).__name__}.") from None
+            views.append(mv)
+            if not mv.c_contiguous:
+                raise ValueError(f"Expected C-contiguous buffers for host_buffers, but got a non-contiguous "
+                                 f"{type(b).__name__} of shape {mv.shape}.")
+            base = np.frombuffer(mv.cast("B"), np.uint8).ctypes.data if mv.nbytes else None
+            if base is not None:
+                spans.append((base, mv.nbytes, mv.readonly))
+        token = _DECLARED.set(_DECLARED.get() + tuple(spans))
+        try:
+            yield
+        finally:
+            _DECLARED.reset(token)
+    finally:
+        for mv in views:
+            mv.release()
+
+
+def pointer_extent(param, ptr) -> tuple[int, int]:
+    """Element range [lo, hi) relative to ``ptr`` that the raw pointer parameter may touch: the
+    whole elements of the smallest declared host buffer containing its address (see
+    :func:`host_buffers`).  Raises ValueError when no declared buffer contains it, or when the
+    kernel writes through it into a read-only buffer."""
+    es = max(1, param.etype.bits // 8)
+    a = ptr.address
+    inside = [sp for sp in _DECLARED.get() if sp[0] <= a <= sp[0] + sp[1]]
+    if inside:
+        base, n, readonly = min(inside, key=lambda sp: sp[1])   # the tightest bound when buffers nest
+        if readonly and param.buf.written:
+            raise ValueError(f"Expected writable memory for the raw pointer argument '{param.name}' (the kernel "
+                             f"writes it), but {ptr} points into a read-only buffer.")
+        return -((a - base) // es), (base + n - a) // es
+    raise ValueError(
+        f"Expected the raw pointer argument '{param.name}' ({ptr}) to point into host memory declared with "
+        "workbench.dsl.cpu_executor.host_buffers(...), but it points outside every declared buffer: the CPU "
+        "executor bounds-checks every access and a bare address has no extent.  Launch inside "
+        "`with host_buffers(array, ...):` or pass a wb.Tensor (wb.from_dlpack / wb.make_tensor(ptr, layout)).")

@@ -22,11 +22,10 @@ from ..tensor import Pointer, Tensor
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
-from .cpu_executor import CompiledCPU
+from .cpu_executor import CompiledCPU, pointer_extent
 from .frontend import FunctionSource, KernelError, Lowering
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
-_HUGE_EXTENT_BYTES = 1 << 32
 
 
 def _dim3(v, what):
@@ -211,8 +210,8 @@ class Specialization:
             if p.kind != "ptr":
                 continue
             a = args[p.arg_index]
-            if type(a) is Pointer:
-                ext[p.name] = (0, _HUGE_EXTENT_BYTES // max(1, p.etype.bits // 8))
+            if type(a) is Pointer:   # a bare address: bounded by the host buffer the caller declared
+                ext[p.name] = pointer_extent(p, a)
                 continue
             lay = a.layout
             shp = flatten(lay.shape)
