@@ -181,3 +181,27 @@ def test_chart_rows_and_plot():
 def test_no_addresses_in_reprs():
     for v in (MarkingExplorer(torch.zeros(2, 2)), DLPackInspector(torch.zeros(2)), AlgebraPlayground()):
         assert not re.search(r"0x[0-9a-f]{6,}", repr(v)) and " at 0x" not in repr(v)
+
+
+def test_charts_read_the_committed_benchmark_results():
+    import json
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from widgets.charts import _rows, plot_overhead
+
+    res = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    launch = json.loads((res / "dsl-H100.json").read_text())["launch"]
+    rows = {r["name"]: r for r in _rows(launch)}
+    assert not rows["dsl_pointer_bypass"]["anchor"] and rows["cupy_RawKernel"]["anchor"]
+    assert rows["dsl_pointer_bypass"]["us"] == launch["paths"]["dsl_pointer_bypass"]["median_us"]
+    ax = plot_overhead(launch, baseline="ctypes_cuLaunchKernel_prebuilt")
+    assert len(ax.patches) == len(launch["paths"])
+    conv = json.loads((res / "conversion-cpu.json").read_text())
+    rows = {r["name"]: r for r in _rows(conv)}
+    assert rows["CuTe DSL from_dlpack(torch)"]["anchor"] and not rows["workbench from_dlpack(torch)"]["anchor"]
+    plot_overhead(conv, baseline="CuTe DSL from_dlpack(torch)")
+    gpu = json.loads((res / "conversion-gpu-H100.json").read_text())
+    assert {r["name"] for r in _rows(gpu) if not r["anchor"]} >= {"wb.from_dlpack(torch cuda)"}

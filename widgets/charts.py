@@ -6,7 +6,10 @@ cupy, ...) in another, so a ratio reads at a glance.  ``results`` is any of:
 
 * ``{name: microseconds}`` or ``{name: [samples in microseconds]}``;
 * a list of rows ``{"name": ..., "us": median, "samples": [...], "anchor": bool}``;
-* a dict with such a list under ``"rows"`` (the shape of the JSON files in ``benchmarks/results/``).
+* a dict with such a list under ``"rows"``;
+* the result files of ``python -m workbench bench`` / ``benchmarks/``: the launch suite and
+  ``gpu_conversion.py`` (``{"paths": {name: {"median_us", "runs_us"}}}``) and the conversion suite
+  (``{"workbench": {...}, "cute_dsl": {...}, "reference": {...}}``).
 
 ``progress(iterable, total, description)`` wraps a loop with an ipywidgets progress bar.
 """
@@ -19,9 +22,27 @@ ANCHOR_COLOR = "#999999"
 OURS_COLOR = "#1f78b4"
 
 
+_OURS_PREFIXES = ("dsl_", "wb.", "3x wb", "vadd launch")
+
+
+def _bench_rows(results):
+    """Rows from the JSON the benchmark suites write, or None for any other shape."""
+    if "paths" in results:
+        return [{"name": k, "us": v["median_us"], "samples": v.get("runs_us") or [v["median_us"]],
+                 "anchor": not k.startswith(_OURS_PREFIXES)} for k, v in results["paths"].items()]
+    if "workbench" in results and "cute_dsl" in results:
+        rows = [{"name": f"workbench {k}", "us": v} for k, v in results["workbench"].items()]
+        rows += [{"name": f"CuTe DSL {k}", "us": v, "anchor": True} for k, v in results["cute_dsl"].items()]
+        rows += [{"name": k, "us": v, "anchor": True} for k, v in results.get("reference", {}).items()]
+        return rows
+    return None
+
+
 def _rows(results) -> list[dict]:
     if isinstance(results, dict) and "rows" in results:
         results = results["rows"]
+    elif isinstance(results, dict):
+        results = _bench_rows(results) or results
     rows = []
     if isinstance(results, dict):
         for name, v in results.items():
