@@ -163,3 +163,13 @@ def test_layout_string_and_grid_svg_direct():
     assert LayoutView("(2,2):(2,1)").layout == wb.parse_layout("(2,2):(2,1)")
     g = layout_grid(wb.parse_layout("(2,2):(2,1)"))
     assert grid_svg(g) == grid_svg(layout_grid(wb.parse_layout("(2,2):(2,1)")))
+
+
+def test_layout_view_draws_swizzled_offsets():
+    S = wb.composition(wb.Swizzle(2, 0, 2), wb.make_layout((4, 4), stride=(4, 1)))
+    v = LayoutView(S)
+    from widgets.grid import folded_offsets
+
+    assert folded_offsets(S).tolist() == [[S((r, c)) for c in range(4)] for r in range(4)]
+    assert folded_offsets(S).tolist() != folded_offsets(S.outer).tolist()  # the swizzle is not dropped
+    assert "S<2,0,2> o 0 o (4,4):(4,1)" in repr(v) and "swizzled" in v.to_svg()

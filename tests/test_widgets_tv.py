@@ -117,3 +117,15 @@ def test_uncovered_and_broadcast_are_reported():
 
 def test_tv_svg_golden():
     check_golden("tv_8x8_thread9.svg", TVLayoutView(TV, (8, 8), thread=9).to_svg())
+
+
+def test_swizzled_shared_tile_removes_the_bank_conflicts_it_shows():
+    # each thread reads one row of a 32x32 fp32 tile: row-major, the rows share banks (8x the ideal
+    # wavefronts); composed with Swizzle(5,0,5) the same reads hit 32 different banks.
+    tv = wb.make_layout((32, 32), stride=(1, 32))
+    plain = wb.make_layout((32, 32), stride=(32, 1))
+    swizzled = wb.composition(wb.Swizzle(5, 0, 5), plain)
+    assert "8.00x the ideal" in TVLayoutView(tv, plain, element_type=wb.Float32).readout.value
+    v = TVLayoutView(tv, swizzled, element_type=wb.Float32)
+    assert "no bank conflicts" in v.readout.value
+    assert "S<5,0,5>" in repr(v)

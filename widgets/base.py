@@ -6,13 +6,14 @@ notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written ne
 
 from __future__ import annotations
 
-from workbench.layout import Layout, parse_layout
+from workbench.layout import ComposedLayout, Layout, parse_layout
 from workbench.tensor import from_dlpack
 
 
 def as_layout(obj) -> tuple[Layout, object]:
-    """(layout, tensor or None) for a wb.Layout, a layout string, a wb.Tensor or any __dlpack__ object."""
-    if type(obj) is Layout:
+    """(layout, tensor or None) for a wb.Layout, a swizzled wb.ComposedLayout, a layout string, a wb.Tensor
+    or any __dlpack__ object."""
+    if type(obj) is Layout or type(obj) is ComposedLayout:  # (a swizzled layout's .layout would drop the swizzle)
         return obj, None
     if isinstance(obj, str):
         return parse_layout(obj), None

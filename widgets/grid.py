@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.layout import Dyn, Layout
+from workbench.layout import ComposedLayout, Dyn, Layout
 from workbench.layout import inttuple as it
 
 # ColorBrewer Set3 (12 qualitative pastels): neighbouring offsets stay distinguishable and
@@ -119,7 +119,10 @@ def it_values(t):
 
 
 def fold(layout: Layout) -> tuple[Layout, Layout]:
-    """Split a layout into (row mode, column mode) as described in the module docstring."""
+    """Split a layout into (row mode, column mode) as described in the module docstring.
+    A swizzled (composed) layout folds as its outer shape:stride; its offsets are the swizzled ones."""
+    if type(layout) is ComposedLayout:
+        layout = layout.outer
     if type(layout) is not Layout:
         raise TypeError(f"Expected a wb.Layout, but got {type(layout).__name__}.")
     shp, std = layout.shape, layout.stride
@@ -184,4 +187,6 @@ def layout_grid(layout: Layout, color_by: str = "offset", color_layout: Layout |
     )
     if type(layout.shape) is tuple and len(layout.shape) > 2:
         grid.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
+    if type(layout) is ComposedLayout:
+        grid.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
     return grid

@@ -15,7 +15,7 @@ import ipywidgets as W
 import numpy as np
 
 import workbench as wb
-from workbench.layout import Layout
+from workbench.layout import ComposedLayout, Layout
 
 from .access import AccessReport, analyze
 from .base import SvgFallback
@@ -27,11 +27,12 @@ ELEMENT_CHOICES = ("Float16", "BFloat16", "Float32", "Float64", "Int8", "Int32",
 
 
 def _as_tile(tile) -> Layout:
-    if type(tile) is Layout:
+    if type(tile) is Layout or type(tile) is ComposedLayout:  # a swizzled shared-memory tile keeps its swizzle
         return tile
     if type(tile) is int or (type(tile) is tuple and all(type(x) in (int, tuple) for x in tile)):
         return Layout(tile)
-    raise TypeError(f"Expected a tile shape such as (8, 8) or a wb.Layout for the tile, but got {type(tile).__name__}.")
+    raise TypeError(f"Expected a tile shape such as (8, 8), a wb.Layout or a swizzled wb.ComposedLayout for the tile, "
+                    f"but got {type(tile).__name__}.")
 
 
 def tv_cells(tv: Layout, tile: Layout) -> tuple[np.ndarray, np.ndarray]:
