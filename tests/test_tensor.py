@@ -221,3 +221,14 @@ def test_hierarchical_make_tensor_exports_flattened_modes():
     t = wb.make_tensor(wb.from_dlpack(x), wb.make_layout(((2, 2), 4), stride=((1, 2), 4)))
     y = torch.from_dlpack(t)
     assert y.shape == (2, 2, 4) and y.stride() == (1, 2, 4)
+
+
+def test_pointer_arithmetic_keeps_the_provable_alignment():
+    p = wb.make_ptr(wb.Float32, 1024, "gmem", assumed_align=16)
+    assert (p + 4).address == 1040 and (p + 4).assumed_align == 16
+    assert (p + 3).address == 1036 and (p + 3).assumed_align == 4
+    assert (wb.make_ptr(wb.Float4E2M1FN, 64) + 2).address == 65
+    with pytest.raises(ValueError, match="whole bytes"):
+        wb.make_ptr(wb.Float4E2M1FN, 64) + 1
+    with pytest.raises(TypeError, match="int element offset"):
+        p + 1.5

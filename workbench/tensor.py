@@ -106,7 +106,10 @@ class Pointer(_native.PointerBase):
         """Pointer arithmetic in elements, as in C++; the alignment becomes what is still provable."""
         if type(n) is not int:
             raise TypeError(f"Expected an int element offset, but got {type(n).__name__}.")
-        nbytes = n * self.element_type.bits // 8
+        bits = n * self.element_type.bits
+        if bits % 8:
+            raise ValueError(f"Expected an offset of whole bytes, but {n} x {self.element_type.name} is {bits} bits.")
+        nbytes = bits // 8
         addr = self.address + nbytes
         align = self.assumed_align if nbytes % self.assumed_align == 0 else (addr & -addr or self.assumed_align)
         return Pointer(self.element_type, addr, self.memspace, min(align, self.assumed_align))
