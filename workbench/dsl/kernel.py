@@ -23,7 +23,7 @@ from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
 from .cpu_executor import CompiledCPU, pointer_extent
-from .frontend import FunctionSource, KernelError, Lowering
+from .frontend import FunctionSource, Lowering
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -434,5 +434,3 @@ def show_code(k: Kernel, *args, target: str | None = None) -> str:
     _, sp, _ = k._select(args, backend)
     return sp.cuda_source
 
-
-_ = (KernelError,)
