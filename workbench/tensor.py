@@ -605,6 +605,31 @@ def _device_name(code: int) -> str:
         return f"unknown device type {code}"
 
 
+def offset_span(layout) -> tuple[int, int] | None:
+    """(lowest, highest) offset a layout with known values reaches; None when it is empty."""
+    lo = hi = 0
+    for s, d in zip(flatten(value_of(layout.shape)), flatten(value_of(layout.stride))):
+        if s == 0:
+            return None
+        lo += min(0, (s - 1) * d)
+        hi += max(0, (s - 1) * d)
+    return lo, hi
+
+
+def _check_inside(layout, src) -> None:
+    """A view made over a tensor must stay inside the memory that tensor spans (else a kernel or the
+    CPU executor would read and write memory nobody owns)."""
+    try:
+        span, src_span = offset_span(layout), offset_span(src.layout)
+    except ValueError:
+        raise ValueError(f"Expected a layout with known extents for a view of {src}, but got {layout}.") from None
+    if span is not None and (src_span is None or span[0] < src_span[0] or span[1] > src_span[1]):
+        raise ValueError(
+            f"Expected a layout inside the memory of {src} (offsets {src_span[0] if src_span else 0}.."
+            f"{src_span[1] if src_span else -1}), but {layout} reaches offsets {span[0]}..{span[1]}."
+        )
+
+
 def make_tensor(iterator, layout) -> Tensor:
     """A tensor over a pointer (or another tensor's memory) with any layout, static or dynamic:
     ``wb.make_tensor(wb.make_ptr(wb.Float32, addr, 'gmem'), wb.make_layout((m, k), stride=(k, 1)))``."""
@@ -614,6 +639,7 @@ def make_tensor(iterator, layout) -> Tensor:
         src = iterator
         owner, dev, etype, flags, align, data = src, src.device, src._etype, src._f[2], src._align, src._data
         version = src._f[1]
+        _check_inside(layout, src)
     elif type(iterator) is Pointer:
         owner, etype, flags, align, data, version = None, iterator.element_type, 0, iterator.assumed_align, iterator.address, None
         dev = (_CUDA, 0) if iterator.memspace == "gmem" else (_CPU, 0)

@@ -56,6 +56,17 @@ class ScalarSpec:
         return self.etype.name
 
 
+def const_key(v):
+    """A Constexpr value as a cache key that tells apart what == confuses: (7, 2) vs (7.0, 2.0) vs
+    (7, True), 0.0 vs -0.0; floats by their bits (so a NaN is one key, not a new kernel per call)."""
+    t = type(v)
+    if t is tuple:
+        return ("tuple", tuple(const_key(e) for e in v))
+    if t is float:
+        return ("float", v.hex())
+    return (t.__name__, v)
+
+
 class ConstSpec:
     __slots__ = ("value", "key")
 
@@ -65,7 +76,7 @@ class ConstSpec:
             hash(value)
         except TypeError:
             raise TypeError(f"Expected a hashable Constexpr value (int, float, bool, tuple, Layout), but got {type(value).__name__}.") from None
-        self.key = ("C", type(value).__name__, value)
+        self.key = ("C", const_key(value))
 
     def __str__(self):
         return f"Constexpr={self.value!r}"

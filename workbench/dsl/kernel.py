@@ -17,8 +17,7 @@ import struct
 
 from ..dlpack import _native
 from ..element_types import Boolean
-from ..layout.inttuple import flatten
-from ..tensor import Pointer, Tensor
+from ..tensor import Pointer, Tensor, offset_span
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
@@ -101,17 +100,20 @@ class Specialization:
             a = f"a{i}"
             k = type(s)
             if k is A.ConstSpec:
-                lines.append(f"if type({a}) is not type(_C[{i}]) or {a} != _C[{i}]: return None")
+                g["_ckey"] = A.const_key
+                lines.append(f"if type({a}) is not type(_C[{i}]) or _ckey({a}) != _K[{i}][1]: return None")
             elif k is A.ScalarSpec:
                 t = s.etype
+                # a Python scalar or the numpy scalar of the same dtype (np.float32(2) is a Float32)
+                g[f"_np{i}"] = type(_np_scalar(t)) if t.numpy else None
                 if t is Boolean:
-                    lines.append(f"if type({a}) is not bool: return None")
+                    lines.append(f"if type({a}) is not bool and type({a}) is not _np{i}: return None")
                 elif t is ir.Int32:   # the range is checked by struct.pack (struct.error -> slow path)
-                    lines.append(f"if type({a}) is not int: return None")
+                    lines.append(f"if type({a}) is not int and type({a}) is not _np{i}: return None")
                 elif t is ir.Int64:
-                    lines.append(f"if type({a}) is not int or {_I32_MIN} <= {a} <= {_I32_MAX}: return None")
+                    lines.append(f"if type({a}) is not _np{i} and (type({a}) is not int or {_I32_MIN} <= {a} <= {_I32_MAX}): return None")
                 elif t is ir.Float32:
-                    lines.append(f"if type({a}) is not float: return None")
+                    lines.append(f"if type({a}) is not float and type({a}) is not _np{i}: return None")
                 else:
                     g[f"_np{i}"] = type(_np_scalar(t))
                     lines.append(f"if type({a}) is not _np{i}: return None")
@@ -168,6 +170,8 @@ class Specialization:
             kind = type(s)
             mine = slots.get(i, [])
             if kind is A.ConstSpec:
+                if type(s.value) not in (int, bool, str):
+                    return None  # floats and tuples need the type-tagged comparison of the Python guard
                 out.append((5, s.value))
             elif kind is A.PointerSpec:
                 out.append((0, mine[0][0], s.etype, s.memspace, s.align))
@@ -213,18 +217,20 @@ class Specialization:
             if type(a) is Pointer:   # a bare address: bounded by the host buffer the caller declared
                 ext[p.name] = pointer_extent(p, a)
                 continue
-            lay = a.layout
-            shp = flatten(lay.shape)
-            std = flatten(lay.stride)
-            lo = hi = 0
-            empty = False
-            for s_, d_ in zip(shp, std):
-                s, d = int(s_), int(d_)
-                if s == 0:
-                    empty = True
-                lo += min(0, (s - 1) * d)
-                hi += max(0, (s - 1) * d)
-            ext[p.name] = (0, 0) if empty else (lo, hi + 1)
+            span = offset_span(a.layout)
+            if span is None:
+                ext[p.name] = (0, 0)
+                continue
+            lo, hi = span
+            if a._f[0] is None and a.memspace == "generic":
+                # a tensor made over a bare host address (wb.make_tensor(wb.make_ptr(...), layout)) owns no
+                # memory: like a raw pointer it must lie inside a buffer declared with host_buffers(...)
+                plo, phi = pointer_extent(p, a.iterator)
+                if lo < plo or hi >= phi:
+                    raise ValueError(f"Expected tensor argument '{p.name}' ({a}) to stay inside its declared host "
+                                     f"buffer (elements {plo}..{phi - 1} around its address), but its layout reaches "
+                                     f"{lo}..{hi}.")
+            ext[p.name] = (lo, hi + 1)
         return ext
 
 
@@ -247,7 +253,7 @@ class _Launcher:
         for go in self.gos:
             try:
                 rc = go(*args)
-            except (TypeError, struct.error):
+            except (TypeError, struct.error, OverflowError):
                 continue        # wrong argument count or a value out of its type's range: slow path
             if rc is not None:
                 if rc:
@@ -264,7 +270,7 @@ class _Launcher:
             for go in self.gos:
                 try:
                     rc = go(*nargs)
-                except (TypeError, struct.error):
+                except (TypeError, struct.error, OverflowError):
                     continue
                 if rc is not None:
                     if rc:
@@ -327,7 +333,11 @@ class Kernel:
     def _launch(self, grid, block, smem, stream, args):
         for sp in self._hot:
             g = sp.gpu
-            if sp.pack(args, g.buf):
+            try:
+                packed = sp.pack(args, g.buf)
+            except (struct.error, OverflowError):
+                continue  # a value out of this specialization's parameter range: another one, or _slow
+            if packed:
                 rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                                  backend_cupy.stream_handle(stream) if stream is not None else None, g.params_ptr, None)
                 if rc:
@@ -386,7 +396,7 @@ class Kernel:
             raise ValueError(f"Expected at most 1024 threads per block, but got {block}.")
         try:
             vals = sp.values(nargs)
-        except struct.error as e:
+        except (struct.error, OverflowError) as e:
             raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
         if vals is None:
             raise ValueError(f"The arguments of {self.__name__} do not match the specialization they selected "
@@ -402,7 +412,7 @@ class Kernel:
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
         try:
             ok = sp.pack(nargs, g.buf)
-        except struct.error as e:
+        except (struct.error, OverflowError) as e:
             raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
         if not ok:
             raise ValueError(f"The arguments of {self.__name__} were refused by the guard of {sp.describe()}.")
