@@ -312,3 +312,14 @@ def test_cuda_tensors_are_gmem_and_round_trip():
     tc = wb.from_dlpack(c)
     assert tc.memspace == "gmem" and tc.data_ptr == c.data.ptr
     assert cupy.from_dlpack(tc).data.ptr == c.data.ptr
+
+
+def test_an_explicit_stream_goes_through_dlpack_not_the_exchange_api():
+    # The exchange API never synchronizes; asking for a stream must reach the producer's __dlpack__.
+    x = torch.arange(6.0)
+    assert consume(x).owner is x                          # exchange API: the tensor keeps itself alive
+    imp = consume(x, stream=1)
+    assert "DLPack owner" in repr(imp.owner) and imp.fields.shape == (6,)
+    with pytest.raises(BufferError, match="resolve_neg"):
+        consume(torch.randn(3, dtype=torch.complex64).conj().imag, stream=1)
+    assert wb.from_dlpack(x, stream=1).shape == (6,)

@@ -106,10 +106,12 @@ def dlpack_fields(x, stream=None) -> tuple:
     ex = _EXCHANGE.get(tp, _NO_API)
     if ex is _NO_API:
         ex = exchange_api_of(tp)
-    if ex is not None:
+    if ex is not None and stream is None:  # the exchange API never synchronizes: a stream asks for __dlpack__
         if ex[2] is not None:
             ex[2](x)
         return _native.exchange(ex[0], x, ex[1])
+    if ex is not None and ex[2] is not None:
+        ex[2](x)  # torch's __dlpack__ exports neg-bit tensors as negated data: refuse before asking
     if tp.__name__ == "PyCapsule":
         return _native.consume(x)
     method = getattr(x, "__dlpack__", None)
