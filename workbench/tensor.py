@@ -13,6 +13,7 @@ that ``assumed_align`` does not divide, complex dtypes, ``.layout``.
 from __future__ import annotations
 
 import sys
+from math import gcd
 
 from . import element_types as et
 from .dlpack import _native
@@ -27,7 +28,7 @@ from .dlpack.dtypes import dldtype_of, element_type_of_packed
 from .dlpack.importer import _CPU_ONLY_TYPES, _EXCHANGE, _torch_precheck, dlpack_fields, exchange_api_of
 from .layout import Dyn, Layout, make_layout
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
-from .layout.values import signature, value_of
+from .layout.values import has_values, signature, value_of
 
 _exchange = _native.exchange
 
@@ -255,6 +256,11 @@ class Tensor(_native.TensorBase):
                 lay = Layout(m[1], m[2])
             self._layout = lay
         return lay
+
+    def _with_layout(self, layout: Layout, offset) -> Tensor:
+        """This tensor's memory seen through a derived layout, ``offset`` elements in: what the
+        layout algebra (local_tile, local_partition, divides) returns for a tensor."""
+        return _view(self, layout, offset)
 
     def kernel_signature(self) -> tuple:
         """(shape markers, stride markers, flat shape values, flat stride values): what a compiled
@@ -616,17 +622,20 @@ def offset_span(layout) -> tuple[int, int] | None:
     return lo, hi
 
 
-def _check_inside(layout, src) -> None:
+def _check_inside(layout, src, offset=0) -> None:
     """A view made over a tensor must stay inside the memory that tensor spans (else a kernel or the
     CPU executor would read and write memory nobody owns)."""
-    try:
-        span, src_span = offset_span(layout), offset_span(src.layout)
-    except ValueError:
-        raise ValueError(f"Expected a layout with known extents for a view of {src}, but got {layout}.") from None
+    if not (has_values(layout.shape) and has_values(layout.stride)):
+        raise ValueError(f"Expected a layout with known extents for a view of {src}, but got {layout}.")
+    span, src_span = offset_span(layout), offset_span(src.layout)
+    if span is not None:
+        span = (span[0] + offset, span[1] + offset)
     if span is not None and (src_span is None or span[0] < src_span[0] or span[1] > src_span[1]):
         raise ValueError(
             f"Expected a layout inside the memory of {src} (offsets {src_span[0] if src_span else 0}.."
-            f"{src_span[1] if src_span else -1}), but {layout} reaches offsets {span[0]}..{span[1]}."
+            f"{src_span[1] if src_span else -1}), but {layout}{f' at offset {offset}' if offset else ''} reaches "
+            f"offsets {span[0]}..{span[1]}. A tile that runs past the tensor (a tiler that does not divide it) "
+            "exists only inside kernels, where make_identity_tensor + elem_less predicate it."
         )
 
 
@@ -635,19 +644,31 @@ def make_tensor(iterator, layout) -> Tensor:
     ``wb.make_tensor(wb.make_ptr(wb.Float32, addr, 'gmem'), wb.make_layout((m, k), stride=(k, 1)))``."""
     if type(layout) is not Layout:
         layout = make_layout(layout)
+    return _view(iterator, layout, 0)
+
+
+def _view(iterator, layout, offset) -> Tensor:
+    """make_tensor, ``offset`` elements past the iterator (what local_tile & co. return)."""
     if type(iterator) is Tensor:
         src = iterator
+        _check_inside(layout, src, offset)
         owner, dev, etype, flags, align, data = src, src.device, src._etype, src._f[2], src._align, src._data
         version = src._f[1]
-        _check_inside(layout, src)
+        if offset:
+            if offset * etype.bits % 8:
+                raise ValueError(f"Expected a view starting on a whole byte, but offset {offset} of {etype} is not.")
+            data += offset * etype.bits // 8
+            align = gcd(align, offset * etype.bits // 8)  # the largest power of two dividing both
     elif type(iterator) is Pointer:
+        if offset:
+            iterator = iterator + offset
         owner, etype, flags, align, data, version = None, iterator.element_type, 0, iterator.assumed_align, iterator.address, None
         dev = (_CUDA, 0) if iterator.memspace == "gmem" else (_CPU, 0)
     else:
         raise TypeError(f"Expected a wb.Pointer or wb.Tensor as the iterator, but got {type(iterator).__name__}.")
-    try:
+    if has_values(layout.shape) and has_values(layout.stride):
         shape, stride = value_of(layout.shape), value_of(layout.stride)
-    except ValueError:  # symbolic modes: the layout is all there is
+    else:  # symbolic modes: the layout is all there is
         shape, stride = layout.shape, layout.stride
     code, bits, lanes = dldtype_of(etype)
     t = _new(Tensor)

@@ -19,6 +19,8 @@ from .algebra import (
     right_inverse,
     select,
 )
+from .basis import E, ArithTuple
+from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import ceil_div, format_inttuple, prefix_product, product
 from .layout import (
     Layout,
@@ -50,10 +52,11 @@ from .tiling import (
     zipped_product,
 )
 from .tv import make_layout_tv
-from .values import Dyn, divisibility_of, is_dynamic, is_static, value_of
+from .values import Dyn, Symbolic, divisibility_of, is_dynamic, is_static, is_symbolic, known_value, value_of
 
 __all__ = [
-    "Dyn", "is_static", "is_dynamic", "value_of", "divisibility_of",
+    "Dyn", "Symbolic", "is_static", "is_dynamic", "is_symbolic", "known_value", "value_of", "divisibility_of",
+    "E", "ArithTuple", "IdentityTensor", "make_identity_tensor", "elem_less",
     "flatten", "product", "prefix_product", "ceil_div", "format_inttuple",
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride",
     "crd2idx", "idx2crd",

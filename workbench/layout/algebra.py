@@ -1,9 +1,9 @@
 """CuTe's layout algebra on one layout at a time: coalesce, composition, complement, inverses.
 
 Layouts are functions from integers to integers; every operation here states the property
-it guarantees.  Static values are plain ints and take a lean path; a dynamic value (``Dyn``)
-keeps the mode CuTe cannot simplify at compile time and carries the divisibility CuTe
-derives.  Where runtime values are known they are checked, so a bad layout is never
+it guarantees.  Integers follow the one protocol of ``values.py``: static ints take a lean path;
+a symbolic value (a host ``Dyn`` or a kernel expression) keeps the mode CuTe cannot simplify at
+compile time and carries the divisibility CuTe derives.  Where runtime values are known they are checked, so a bad layout is never
 returned: it raises ``ValueError`` naming the operation, the layout and the reason.
 """
 
@@ -13,7 +13,7 @@ from math import gcd
 
 from . import inttuple as it
 from .layout import Layout, _raw
-from .values import Dyn
+from .values import Symbolic, ceil_div, has_values, imin, known_value, shape_div
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
@@ -34,18 +34,8 @@ def _fail(op, what, reason):
     raise LayoutAlgebraError(f"{op}({what}): {reason}")
 
 
-# -- integer helpers that work on static ints and Dyn ----------------------------------------
-def _known(x):
-    """The integer value of x, or None for a symbolic dynamic value."""
-    return x if type(x) is int else x.value
-
-
-def _div_of(x):
-    return abs(x) if type(x) is int else x.divisibility
-
-
-def _width(*xs):
-    return max((x.width for x in xs if type(x) is Dyn), default=32)
+# -- integer helpers over the protocol (static int or Symbolic) --------------------------------
+_known = known_value
 
 
 def _is1(x):
@@ -53,48 +43,11 @@ def _is1(x):
 
 
 def _shape_div(a, b, op, what):
-    """CuTe's shape_div on leaves: a/b when b divides a, 1 when a divides b, else an error."""
-    if type(a) is int and type(b) is int:
-        if b and a % b == 0:
-            return a // b
-        if a and b % a == 0:
-            return 1
-        _fail(op, what, f"{a} and {b} do not divide one another (divisibility condition).")
-    if _is1(b):
-        return a
-    va, vb = _known(a), _known(b)
-    v = None
-    if va is not None and vb is not None:
-        if vb and va % vb == 0:
-            v = va // vb
-        elif va and vb % va == 0:
-            v = 1
-        else:
-            _fail(op, what, f"runtime values {va} and {vb} do not divide one another (divisibility condition).")
-    d = 1
-    if type(b) is int and _div_of(a) % b == 0:
-        d = _div_of(a) // b
-    return Dyn(v, _width(a, b), d if v is None or v % d == 0 else 1)
-
-
-def _ceil_div(a, b):
-    """ceil(a/b); exact (keeping divisibility) when b is static and divides a's divisibility."""
-    if type(a) is int and type(b) is int:
-        return -(-a // b)
-    if _is1(b):
-        return a
-    va, vb = _known(a), _known(b)
-    v = None if va is None or vb is None else -(-va // vb)
-    d = _div_of(a) // b if type(b) is int and _div_of(a) % b == 0 else 1
-    return Dyn(v, _width(a, b), d if v is None or v % d == 0 else 1)
-
-
-def _min(a, b):
-    if type(a) is int and type(b) is int:
-        return a if a < b else b
-    va, vb = _known(a), _known(b)
-    v = None if va is None or vb is None else min(va, vb)
-    return Dyn(v, _width(a, b), gcd(_div_of(a), _div_of(b)) or 1)
+    """CuTe's shape_div on leaves, its refusal reported as this operation's error."""
+    try:
+        return shape_div(a, b)
+    except ValueError as e:
+        _fail(op, what, str(e))
 
 
 def _wrap(shp, std):
@@ -109,7 +62,7 @@ def _wrap(shp, std):
 def _layout(x, op):
     if type(x) is Layout:
         return x
-    if type(x) is int or type(x) is Dyn:
+    if type(x) is int or isinstance(x, Symbolic):
         return _raw(x, 1)
     raise TypeError(f"{op}: expected a Layout, but got {type(x).__name__}.")
 
@@ -224,10 +177,10 @@ def _compose_leaf(ashp, astr, s, d, what):
         m = _shape_div(si, rd, "composition", what)
         nd = rd * di
         rd = _shape_div(rd, si, "composition", what)
-        if type(rs) is int and type(m) is Dyn and m.divisibility % rs == 0:
+        if type(rs) is int and isinstance(m, Symbolic) and m.divisibility % rs == 0:
             k = rs  # a multiple of rs: the whole rest fits in this mode
         else:
-            k = _min(m, rs)
+            k = imin(m, rs)
             vk, vr, vm = _known(k), _known(rs), _known(m)
             if vk is not None and vr is not None and vm is not None and vm < vr and vr % vm:
                 _fail("composition", what, f"runtime extents: mode of {vm} does not divide {vr} (shape divisibility condition).")
@@ -257,21 +210,31 @@ def _overlapping(B):
     return any(d1 < d0 * s0 for (d0, s0), (d1, _) in zip(leaves, leaves[1:]))
 
 
+# Checking an overlapping right operand enumerates it; beyond this many coordinates we refuse
+# rather than allocate gigabytes (a few int64 arrays of this length: ~100 MB).
+MAX_ENUMERATED = 1 << 22
+
+
 def _verify_overlapping(R, ashp, astr, B, what):
     """B's modes overlap, so the by-mode result may differ from A o B: check every index."""
     import numpy as np
 
-    try:
-        x = B.offsets().copy()
-        ref = np.zeros_like(x)
-        vs, vd = [int(v) for v in ashp], [int(v) for v in astr]
-        for s, d in zip(vs[:-1], vd[:-1]):
-            ref += (x % s) * d
-            x //= s
-        ref += x * vd[-1]
-        got = R.offsets()
-    except ValueError:
+    if not (has_values(B.shape) and has_values(B.stride) and has_values(R.shape) and has_values(R.stride)
+            and all(type(v) is int or isinstance(v, Symbolic) for v in (*ashp, *astr))
+            and has_values(tuple(ashp)) and has_values(tuple(astr))):
         _fail("composition", what, "the right operand's modes overlap and symbolic extents prevent checking the result.")
+    n = known_value(B.size) if type(B.size) is int else B.size.value
+    if n > MAX_ENUMERATED:
+        _fail("composition", what, f"the right operand's modes overlap, and checking the result would enumerate {n} "
+              f"coordinates (more than {MAX_ENUMERATED}); compose smaller or non-overlapping layouts.")
+    x = B.offsets().copy()
+    ref = np.zeros_like(x)
+    vs, vd = [int(known_value(v)) for v in ashp], [int(known_value(v)) for v in astr]
+    for s, d in zip(vs[:-1], vd[:-1]):
+        ref += (x % s) * d
+        x //= s
+    ref += x * vd[-1]
+    got = R.offsets()
     if not np.array_equal(got, ref):
         _fail("composition", what, "the right operand's modes overlap (it is not injective) and the left operand is "
               "not linear across them, so no layout compatible with it equals A o B.")
@@ -298,7 +261,7 @@ def composition(A, B):
     tb = type(B)
     if tb is Layout:
         return _compose(A, B, True)
-    if tb is int or tb is Dyn:
+    if tb is int or isinstance(B, Symbolic):
         return composition(A, _raw(B, 1))
     if B is None:
         return A
@@ -334,19 +297,23 @@ def _fmt_tiler(t):
 def _static_strides(op, layout, modes):
     for i, (s, d) in enumerate(modes):
         if type(d) is not int:
-            _fail(op, layout, f"needs static strides, but flat mode {i} ({s}:{d}) has a dynamic stride.")
+            _fail(op, layout, f"needs static integer strides, but flat mode {i} ({s}:{d}) has the {'dynamic' if isinstance(d, Symbolic) else 'non-integer'} stride {d}.")
         if d < 0:
             _fail(op, layout, f"needs non-negative strides, but flat mode {i} has stride {d}.")
 
 
 def complement(layout, cotarget=None):
-    """The layout R of the elements A does not touch, up to ``size(cotarget)``:
-    R is ordered (strides positive and increasing), A(i) != R(j) for j >= 1 (disjoint images),
-    and ``cosize(make_layout(A, R)) >= size(cotarget)``; ``make_layout(A, R)`` is injective.
+    """CuTe's complement: the ordered layout R of the offsets A leaves out, up to ``size(cotarget)``.
 
-    ``cotarget`` defaults to ``cosize(A)``; it may be an int, a Dyn or a shape (its size is
-    used).  Raises when no such layout exists (A overlaps itself, or leaves a gap that is not
-    a whole multiple of what precedes it).
+    With A's modes sorted by stride, R's mode k has shape ``d_k // (s_{k-1}*d_{k-1})`` (the gap
+    before stride d_k, in units of what precedes it) and the last mode extends to
+    ``ceil(size(cotarget) / (s*d of A's largest mode))``.  Guarantees: R's strides are positive and
+    increasing, ``cosize(make_layout(A, R)) >= size(cotarget)``, and when every stride of A is a
+    multiple of the extent below it, A and R have disjoint images (``make_layout(A, R)`` is
+    injective).  As CuTe and pycute, a gap that is not such a multiple is rounded down
+    (``complement((4,6):(1,6), 34) == 1:0``).  Raises, as CuTe does, when a stride falls inside the
+    span of the modes below it (``(2,2):(2,3)``), which every non-injective layout does.  ``cotarget`` defaults to ``cosize(A)``; it may be an int,
+    a symbolic value or a shape (its size is used).
     """
     layout = _layout(layout, "complement")
     if cotarget is None:
@@ -360,22 +327,16 @@ def complement(layout, cotarget=None):
     cur = 1
     out_s, out_d = [], []
     for s, d in flat:
-        if type(cur) is int:
-            if d % cur:
-                reason = ("the layout is not injective" if d < cur else
-                          f"the gap before stride {d} is not a multiple of {cur}")
-                _fail("complement", what, f"no complement exists: {reason}.")
-            n = d // cur
-        else:
-            vc = cur.value
-            if vc is not None and (d % vc or d < vc):
-                _fail("complement", what, f"no complement exists for the runtime extents: stride {d} vs {vc}.")
-            n = Dyn(None if vc is None else d // vc, cur.width)
+        vc = known_value(cur)
+        if vc is not None and d < vc:
+            _fail("complement", what, f"no complement exists: stride {d} lies inside the span {vc} of the modes "
+                  f"below it (CuTe's complement needs the modes, sorted by stride, not to interleave).")
+        n = d // cur
         if not _is1(n):
             out_s.append(n)
             out_d.append(cur)
         cur = s * d
-    rest = _ceil_div(M, cur)
+    rest = ceil_div(M, cur)
     if not _is1(rest):
         out_s.append(rest)
         out_d.append(cur)
@@ -463,7 +424,7 @@ def max_common_layout(a, b):
     inv_b = right_inverse(b)
     try:
         common = coalesce(composition(a, inv_b))
-    except ValueError:
+    except LayoutAlgebraError:  # a o b^-1 has no layout: nothing in common beyond one element
         return _raw(1, 0)
     c0 = _modes(common)[0]
     if c0.stride != 1:
@@ -472,19 +433,9 @@ def max_common_layout(a, b):
 
 
 def max_common_vector(a, b):
-    """The number of leading elements that a and b both map to 0, 1, 2, ...: for
-    ``0 <= i < n`` the offsets ``a(R(i)) == b(R(i)) == i`` with R = max_common_layout.
-    1 when a layout is dynamic (as CuTe)."""
-    a, b = _layout(a, "max_common_vector"), _layout(b, "max_common_vector")
-    if not (a.is_static and b.is_static):
-        return 1
-    inv_b = right_inverse(b)
-    try:
-        common = coalesce(composition(a, inv_b))
-    except ValueError:
-        return 1
-    c0 = _modes(common)[0]
-    return c0.shape if c0.stride == 1 else 1
+    """The number of leading elements that a and b both map to 0, 1, 2, ...:
+    ``size(max_common_layout(a, b))``; 1 when a layout is dynamic (as CuTe)."""
+    return max_common_layout(a, b).size
 
 
 # -- mode manipulation -----------------------------------------------------------------------

@@ -1,26 +1,26 @@
 """Pure functions over CuTe integer tuples.
 
-An IntTuple is an integer (static ``int`` or dynamic :class:`~workbench.layout.values.Dyn`)
-or a tuple of IntTuples.  Each function states the math it implements.
+An IntTuple is an integer (a static ``int`` or a :class:`~workbench.layout.values.Symbolic`
+value: a host ``Dyn`` or a kernel expression) or a tuple of IntTuples.  Each function states the math it implements.
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
-from .values import Dyn
+from . import values as _v
+from .values import Symbolic
 
 __all__ = [
     "is_int", "is_tuple", "flatten", "product", "rank", "depth", "prefix_product",
     "crd2idx", "idx2crd", "congruent", "inner_product", "shape_div", "ceil_div",
-    "format_inttuple", "unflatten", "compact_col_major", "compact_row_major",
+    "format_inttuple", "unflatten", "slice_modes", "fill_none", "compact_col_major", "compact_row_major",
 ]
 
 
 def is_int(x) -> bool:
-    """An integer leaf: a Python int (not bool) or a Dyn."""
-    t = type(x)
-    return t is int or t is Dyn
+    """An integer leaf: a Python int (not bool) or a symbolic value."""
+    return type(x) is int or isinstance(x, Symbolic)
 
 
 def is_tuple(x) -> bool:
@@ -161,27 +161,52 @@ def shape_div(a, b):
         return tuple(out)
     if type(b) is tuple:
         return shape_div(a, product(b))
-    if type(a) is int and type(b) is int:
-        if a % b == 0:
-            return a // b
-        if b % a == 0:
-            return 1
-        raise ValueError(f"shape_div: expected one of {a} and {b} to divide the other.")
-    if type(b) is int and b == 1:
-        return a
-    return Dyn(None if (type(a) is Dyn and a.value is None) or (type(b) is Dyn and b.value is None)
-               else max(int(a) // int(b), 1), 32, 1)
+    return _v.shape_div(a, b)
 
 
 def ceil_div(a, b):
-    """ceil(a / b) for integers; elementwise for tuples."""
+    """ceil(a / b) for integers (static or symbolic); elementwise for tuples."""
     if type(a) is tuple:
         return tuple(ceil_div(x, y) for x, y in zip(a, b)) if type(b) is tuple else tuple(ceil_div(x, b) for x in a)
-    return (a + b - 1) // b
+    return _v.ceil_div(a, b)
 
 
 def format_inttuple(t) -> str:
     """CuTe notation without spaces: (4,(2,?{div=2})); an integer prints bare."""
     if type(t) is tuple:
         return "(" + ",".join(format_inttuple(e) for e in t) + ")"
-    return str(t)
+    return "_" if t is None else str(t)
+
+
+# -- slicing with CuTe's underscore (None) --------------------------------------------------
+def slice_modes(crd, t, keep_none, where):
+    """The parts of IntTuple ``t`` selected by ``crd`` as a flat-at-this-level tuple.
+
+    keep_none=True is CuTe's slice (keep the underscore modes), False its dice (keep the
+    integer modes).  A tuple coordinate recurses and its parts are concatenated.
+    """
+    if crd is None:
+        return (t,) if keep_none else ()
+    if type(crd) is tuple:
+        if type(t) is not tuple:
+            if len(crd) != 1:
+                raise ValueError(f"{where}: expected a coordinate of rank 1 for mode {format_inttuple(t)}, but got {crd!r}.")
+            t = (t,)
+        if len(crd) != len(t):
+            raise ValueError(f"{where}: expected a coordinate of rank {len(t)} for {format_inttuple(t)}, but got {crd!r}.")
+        out = ()
+        for c, s in zip(crd, t):
+            out += slice_modes(c, s, keep_none, where)
+        return out
+    if type(crd) is not int and not isinstance(crd, Symbolic):
+        raise TypeError(f"{where}: expected None, an int or a tuple in the coordinate, but got {type(crd).__name__}.")
+    return () if keep_none else (t,)
+
+
+def fill_none(crd):
+    """The coordinate with every None (CuTe's underscore) set to 0."""
+    if crd is None:
+        return 0
+    if type(crd) is tuple:
+        return tuple(fill_none(c) for c in crd)
+    return crd

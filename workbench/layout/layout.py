@@ -2,8 +2,10 @@
 
 ``Layout(shape, stride)(c) = sum_i c_i * stride_i`` where the coordinate ``c`` is the
 natural (colexicographic) coordinate of an index or a (nested) coordinate congruent with
-``shape``.  Shapes and strides are IntTuples whose leaves are static ints or dynamic
-:class:`Dyn` values; a layout is printed exactly as CuTe DSL prints it: ``(4,(2,3)):(1,(4,8))``.
+``shape``.  Shapes and strides are IntTuples whose leaves follow the one integer protocol
+(static ints or :class:`~workbench.layout.values.Symbolic` values: host ``Dyn`` or kernel
+expressions); strides may also be basis elements (:class:`~workbench.layout.basis.E`, identity
+layouts).  A layout is printed exactly as CuTe DSL prints it: ``(4,(2,3)):(1,(4,8))``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import re
 import numpy as np
 
 from . import inttuple as it
-from .values import Dyn, is_static, value_of
+from .basis import E
+from .values import Dyn, Symbolic, has_values, is_static, value_of
 
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
@@ -26,7 +29,7 @@ def _check_leaves(t, what, allow_negative):
         for e in t:
             _check_leaves(e, what, allow_negative)
         return
-    if type(t) is Dyn:
+    if isinstance(t, Symbolic) or (type(t) is E and what == "stride"):
         return
     if type(t) is not int:
         raise TypeError(f"Expected {what} entries to be ints or dynamic values, but got {type(t).__name__} ({t!r}).")
@@ -109,15 +112,15 @@ class Layout:
     def __call__(self, *crd):
         """Offset of an index or coordinate: L(5), L((1,(0,2))), L(1, 2)."""
         c = crd[0] if len(crd) == 1 else tuple(crd)
-        if c is None or (type(c) is tuple and _has_none(c)):
-            from .slicing import slice_  # None is CuTe's underscore: L(None, 2) is the sub-layout
-            return slice_(self, c)
+        if c is None:  # None is CuTe's underscore: L(None) is L, L(None, 2) a sub-layout
+            return self
+        if type(c) is tuple and _has_none(c):
+            where = f"{self}({it.format_inttuple(c) if c is not None else '_'})"
+            return _raw(it.slice_modes(c, self.shape, True, where), it.slice_modes(c, self.stride, True, where))
         shp, std = self.shape, self.stride
-        if not self.is_static:
-            try:  # a layout read off a live tensor knows its runtime values: answer with ints
-                shp, std = value_of(shp), value_of(std)
-            except ValueError:
-                pass
+        if not self.is_static and has_values(shp) and has_values(std):
+            # a layout read off a live tensor knows its runtime values: answer with ints
+            shp, std = value_of(shp), value_of(std)
         return it.crd2idx(c, shp, std)
 
     def crd2idx(self, crd):
@@ -186,7 +189,7 @@ def _dispatch(x, attr):
     lay = getattr(x, "layout", None)
     if type(lay) is Layout:
         return lay
-    if type(x) is tuple or type(x) is int or type(x) is Dyn:
+    if type(x) is tuple or type(x) is int or isinstance(x, Symbolic):
         return None
     raise TypeError(f"Expected a Layout, a tensor or an IntTuple for {attr}(), but got {type(x).__name__}.")
 
@@ -210,6 +213,8 @@ def cosize(x):
         return 0
     total = 1
     for s, d in zip(shp, std):
+        if type(d) is E:
+            raise ValueError(f"cosize({lay}): a coordinate (basis-strided) layout maps to tuples, not offsets.")
         total = total + (s - 1) * (abs(d) if type(d) is int else d)
     return total
 
@@ -253,7 +258,12 @@ def idx2crd(idx, shape_):
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+)|(\?(?:\{[^}]*\})?))")
 
 
-def _parse_inttuple(text: str, pos: int):
+_MAX_NESTING = 32  # deeper text is refused with a ValueError rather than exhausting Python's stack
+
+
+def _parse_inttuple(text: str, pos: int, depth: int = 0):
+    if depth > _MAX_NESTING:
+        raise ValueError(f"Expected a layout nested at most {_MAX_NESTING} levels deep, but {text[:40]!r}... nests deeper.")
     m = _TOKEN.match(text, pos)
     if not m:
         raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}, but got {text[pos:pos+8]!r}.")
@@ -263,7 +273,7 @@ def _parse_inttuple(text: str, pos: int):
         if m2 and m2.group(2):
             return (), m2.end()
         while True:
-            item, pos = _parse_inttuple(text, pos)
+            item, pos = _parse_inttuple(text, pos, depth + 1)
             items.append(item)
             m2 = _TOKEN.match(text, pos)
             if m2 and m2.group(3):

@@ -10,41 +10,9 @@ from __future__ import annotations
 
 from . import inttuple as it
 from .layout import Layout, _raw
-from .values import value_of
+from .values import has_values, value_of
 
 __all__ = ["slice_", "dice", "slice_and_offset"]
-
-
-def _lift(crd, t, keep_none, where):
-    """The parts of IntTuple ``t`` selected by ``crd`` as a flat-at-this-level tuple.
-
-    keep_none=True is CuTe's slice (keep the underscore modes), False its dice (keep the
-    integer modes).  A tuple coordinate recurses and its parts are concatenated.
-    """
-    if crd is None:
-        return (t,) if keep_none else ()
-    if type(crd) is tuple:
-        if type(t) is not tuple:
-            if len(crd) != 1:
-                raise ValueError(f"{where}: expected a coordinate of rank 1 for mode {it.format_inttuple(t)}, but got {crd!r}.")
-            t = (t,)
-        if len(crd) != len(t):
-            raise ValueError(f"{where}: expected a coordinate of rank {len(t)} for {it.format_inttuple(t)}, but got {crd!r}.")
-        out = ()
-        for c, s in zip(crd, t):
-            out += _lift(c, s, keep_none, where)
-        return out
-    if type(crd) is not int:
-        raise TypeError(f"{where}: expected None, an int or a tuple in the coordinate, but got {type(crd).__name__}.")
-    return () if keep_none else (t,)
-
-
-def _fill(crd):
-    if crd is None:
-        return 0
-    if type(crd) is tuple:
-        return tuple(_fill(c) for c in crd)
-    return crd
 
 
 def _as_layout(layout, where):
@@ -64,8 +32,8 @@ def slice_(layout, crd):
         return layout._slice(crd)
     if crd is None:
         return layout
-    shp = _lift(crd, layout.shape, True, f"slice_({layout})")
-    std = _lift(crd, layout.stride, True, f"slice_({layout})")
+    shp = it.slice_modes(crd, layout.shape, True, f"slice_({layout})")
+    std = it.slice_modes(crd, layout.stride, True, f"slice_({layout})")
     return _raw(shp, std)
 
 
@@ -75,8 +43,8 @@ def dice(layout, crd):
     _as_layout(layout, "dice")
     if type(crd) is not tuple:
         return layout
-    shp = _lift(crd, layout.shape, False, f"dice({layout})")
-    std = _lift(crd, layout.stride, False, f"dice({layout})")
+    shp = it.slice_modes(crd, layout.shape, False, f"dice({layout})")
+    std = it.slice_modes(crd, layout.stride, False, f"dice({layout})")
     return _raw(shp, std)
 
 
@@ -92,12 +60,12 @@ def slice_and_offset(crd, layout):
     if getattr(layout, "_is_composed", False):
         return layout._slice_and_offset(crd)
     sub = slice_(layout, crd)
-    return sub, offset_of(layout, _fill(crd))
+    return sub, offset_of(layout, it.fill_none(crd))
 
 
 def offset_of(layout, crd):
-    """layout(crd), symbolic (a Dyn) when the layout holds symbolic dynamic values."""
-    try:
-        return it.crd2idx(crd, value_of(layout.shape), value_of(layout.stride))
-    except ValueError:
-        return it.crd2idx(crd, layout.shape, layout.stride)
+    """layout(crd): an int when every value is known, else symbolic (a Dyn or a kernel expression)."""
+    shp, std = layout.shape, layout.stride
+    if has_values(shp) and has_values(std):
+        shp, std = value_of(shp), value_of(std)
+    return it.crd2idx(crd, shp, std)

@@ -155,7 +155,7 @@ class ComposedLayout:
 
     def _slice_and_offset(self, crd):
         """The sliced composed layout keeps the swizzle; the slice's offset moves inside it."""
-        from .slicing import _fill
+        from .inttuple import fill_none as _fill
 
         sub = slice_(self.outer, crd)
         off = offset_of(self.outer, _fill(crd))

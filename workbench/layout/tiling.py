@@ -15,7 +15,6 @@ from .algebra import (
     _cat,
     _compose,
     _fmt_tiler,
-    _known,
     _layout,
     _modes,
     _raw,
@@ -26,7 +25,7 @@ from .algebra import (
 )
 from .layout import Layout
 from .slicing import slice_and_offset
-from .values import Dyn
+from .values import Symbolic, is_symbolic, known_value
 
 __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
@@ -46,7 +45,7 @@ def _size(x):
 def _tiler_layout(t, op):
     if type(t) is Layout:
         return t
-    if type(t) is int or type(t) is Dyn:
+    if type(t) is int or isinstance(t, Symbolic):
         return _raw(t, 1)
     raise TypeError(f"{op}: expected a tiler (Layout, int, None or a tuple of them), but got {type(t).__name__}.")
 
@@ -69,29 +68,25 @@ def _cat_any(*ls):
 # -- divides ---------------------------------------------------------------------------------
 def logical_divide(A, T):
     """``A o (T, T*)`` with ``T* = complement(T, size(A))``.  Guarantees:
-    ``R(i, j) == A((T, T*)(i, j))``, ``layout<0>(R) == composition(A, T)`` and
-    ``size(R) == size(A)``; raises when T does not tile A exactly (the tiles would run past A).
-    A tuple tiler divides mode by mode (None keeps a mode)."""
+    ``R(i, j) == A((T, T*)(i, j))`` and ``layout<0>(R) == composition(A, T)``.  As CuTe, a tiler
+    that does not divide A is allowed: the last tile runs past A (``size(R) >= size(A)``, e.g.
+    100 tiled by 32 is ``(32,4):(1,32)``) and the caller predicates the ragged edge
+    (``make_identity_tensor`` + ``elem_less``).  A tuple tiler divides mode by mode (None keeps a
+    mode).  A tensor (``.layout``) is divided as its layout and returned as a tensor."""
     if T is None:
         return A
+    if _is_tensor(A):
+        return A._with_layout(logical_divide(A.layout, T), 0)
     if type(T) is tuple:
         return _by_mode("logical_divide", logical_divide, A, T)
     if not _is_layoutish(A):
-        raise TypeError(f"logical_divide: expected a Layout, but got {type(A).__name__}.")
+        raise TypeError(f"logical_divide: expected a Layout or a tensor, but got {type(A).__name__}.")
     T = _tiler_layout(T, "logical_divide")
     n = _size(A)
     try:
         rest = complement(T, n)
     except LayoutAlgebraError as e:
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): the tiler has no complement in {n}: {e}") from None
-    if type(n) is int and type(T.shape) is not Dyn and T.is_static and rest.is_static:
-        vn, vt, vr = n, T.size, rest.size
-    else:
-        vn, vt, vr = _known(n), _known_size(T), _known_size(rest)
-    if vn is not None and vt is not None and vr is not None and vt * vr != vn:
-        raise LayoutAlgebraError(
-            f"logical_divide({A}, {T}): the tiler does not divide the layout: {vr} tiles of {vt} "
-            f"cover {vt * vr} elements, but the layout has {vn}.")
     try:
         if type(A) is Layout:  # (T, T*) is injective and ordered by construction: no overlap check
             return _compose(A, _cat(T, rest), False)
@@ -100,14 +95,10 @@ def logical_divide(A, T):
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
 
 
-def _known_size(L):
-    v = 1
-    for s in it.flatten(L.shape):
-        k = _known(s)
-        if k is None:
-            return None
-        v *= k
-    return v
+def _is_tensor(x) -> bool:
+    """A tensor in the layout core's sense: a layout plus a way to re-wrap a new layout and an
+    offset over the same data (wb.Tensor, identity tensors, in-kernel tensors)."""
+    return hasattr(x, "_with_layout") and type(getattr(x, "layout", None)) is Layout
 
 
 def _unzip(op, splitter, A, T):
@@ -128,6 +119,8 @@ def _unzip(op, splitter, A, T):
 def zipped_divide(A, T):
     """((TileM,TileN,...), (RestM,RestN,...,L,...)): the logical divide with the tile modes
     gathered in mode 0 and the rest in mode 1.  ``layout<0>(R) == composition(A, T)``."""
+    if _is_tensor(A):
+        return A._with_layout(zipped_divide(A.layout, T), 0)
     if type(T) is tuple and getattr(A, "_is_composed", False):
         return A._apply(lambda inner: zipped_divide(inner, T))
     return _unzip("zipped_divide", logical_divide, A, T)
@@ -143,11 +136,15 @@ def _expand(R, tile_flat):
 
 def tiled_divide(A, T):
     """((TileM,TileN,...), RestM, RestN, ..., L, ...): zipped_divide with mode 1 unpacked."""
+    if _is_tensor(A):
+        return A._with_layout(tiled_divide(A.layout, T), 0)
     return _expand(zipped_divide(A, T), False)
 
 
 def flat_divide(A, T):
     """(TileM, TileN, ..., RestM, RestN, ..., L, ...): zipped_divide with both modes unpacked."""
+    if _is_tensor(A):
+        return A._with_layout(flat_divide(A.layout, T), 0)
     return _expand(zipped_divide(A, T), True)
 
 
@@ -218,38 +215,60 @@ def raked_product(A, B):
 
 # -- tiles and partitions --------------------------------------------------------------------
 def local_tile(A, tiler, coord):
-    """The tile of A at tile-coordinate ``coord`` (CuTe's local_tile / inner_partition):
-    returns ``(tile_layout, offset)`` with ``A(tile element) == offset + tile_layout(c)``.
-    ``coord`` indexes the rest mode of zipped_divide(A, tiler); a None keeps that rest mode."""
+    """The tile of A at tile-coordinate ``coord`` (CuTe's local_tile / inner_partition).
+
+    For a layout, returns ``(tile_layout, offset)`` with ``A(tile element) == offset + tile_layout(c)``;
+    for a tensor, the tile as a tensor over the same data.  ``coord`` indexes the rest mode of
+    ``zipped_divide(A, tiler)`` and may be symbolic (a kernel's block index); a None keeps that
+    rest mode.  With a tiler that does not divide A the last tiles reach past A, as in CuTe:
+    predicate them with an identity tensor tiled the same way.
+    """
+    if _is_tensor(A):
+        sub, off = local_tile(A.layout, tiler, coord)
+        return A._with_layout(sub, off)
     z = zipped_divide(A, tiler)
     m0 = _modes(z)[0] if type(z) is Layout else z[0]
     crd = (tuple(None for _ in range(m0.rank)) if type(m0.shape) is tuple else None, coord)
     return slice_and_offset(crd, z)
 
 
-def local_partition(A, thr_layout, thr_idx):
-    """The elements of A that thread ``thr_idx`` owns when ``thr_layout`` threads tile A
-    (CuTe's local_partition / outer_partition): returns ``(layout, offset)``.  The thread's
-    coordinate c satisfies ``thr_layout(c) == thr_idx``; it picks element c of every tile."""
-    thr_layout = _layout(thr_layout, "local_partition")
+def _thread_coord(thr_layout, thr_idx, what):
+    """The coordinate c (one entry per top-level mode, colex within a mode) with thr_layout(c) == thr_idx;
+    thr_idx may be symbolic (the kernel's thread index), then the caller guarantees it is in range."""
     shp, std = thr_layout.shape, thr_layout.stride
-    tiler = tuple(it.product(s) for s in shp) if type(shp) is tuple else it.product(shp)
-    if not 0 <= thr_idx < _known(thr_layout.cosize):
-        raise LayoutAlgebraError(f"local_partition({A}, {thr_layout}, {thr_idx}): thread index out of range.")
+    if not thr_layout.is_static:
+        raise LayoutAlgebraError(f"{what}: the thread layout {thr_layout} must be static.")
 
     def coord(s, d):  # the per-leaf coordinate (idx / d) % s, then colex index in each top mode
         if type(s) is tuple:
             fs, fd = it.flatten(s), it.flatten(d)
-            c = [(thr_idx // x) % y if x else 0 for y, x in zip(fs, fd)]
-            return it.crd2idx(tuple(c), fs, it.prefix_product(fs))
+            c = tuple((thr_idx // x) % y if x else 0 for y, x in zip(fs, fd))
+            return it.crd2idx(c, fs, it.prefix_product(fs))
         return (thr_idx // d) % s if d else 0
 
-    if type(shp) is tuple:
-        crd = tuple(coord(s, d) for s, d in zip(shp, std))
-    else:
-        crd = coord(shp, std)
-    if thr_layout(crd if type(shp) is tuple else crd) != thr_idx:
-        raise LayoutAlgebraError(f"local_partition({A}, {thr_layout}, {thr_idx}): no thread coordinate maps to {thr_idx}.")
+    crd = tuple(coord(s, d) for s, d in zip(shp, std)) if type(shp) is tuple else coord(shp, std)
+    if not is_symbolic(thr_idx):
+        if not 0 <= thr_idx < known_value(thr_layout.cosize):
+            raise LayoutAlgebraError(f"{what}: thread index {thr_idx} is out of range for {thr_layout}.")
+        if thr_layout(crd) != thr_idx:
+            raise LayoutAlgebraError(f"{what}: no thread coordinate of {thr_layout} maps to {thr_idx}.")
+    return crd
+
+
+def local_partition(A, thr_layout, thr_idx):
+    """The elements of A that thread ``thr_idx`` owns when ``thr_layout`` threads tile A
+    (CuTe's local_partition / outer_partition).  For a layout, returns ``(layout, offset)``; for a
+    tensor, the thread's part as a tensor.  The thread's coordinate c satisfies
+    ``thr_layout(c) == thr_idx``; it picks element c of every tile.  As local_tile, a thread
+    layout that does not divide A gives the threads past the ragged edge elements beyond A."""
+    if _is_tensor(A):
+        sub, off = local_partition(A.layout, thr_layout, thr_idx)
+        return A._with_layout(sub, off)
+    thr_layout = _layout(thr_layout, "local_partition")
+    what = f"local_partition({A}, {thr_layout}, {thr_idx})"
+    crd = _thread_coord(thr_layout, thr_idx, what)
+    shp = thr_layout.shape
+    tiler = tuple(it.product(s) for s in shp) if type(shp) is tuple else it.product(shp)
     z = zipped_divide(A, tiler)
     m1 = _modes(z)[1] if type(z) is Layout else z[1]
     return slice_and_offset((crd, tuple(None for _ in range(m1.rank)) if type(m1.shape) is tuple else None), z)

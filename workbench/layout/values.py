@@ -1,25 +1,54 @@
-"""Static and dynamic integers.
+"""The one integer protocol of the layout core: a static ``int`` or a :class:`Symbolic` value.
 
-A static value is a plain Python ``int``.  A dynamic value (:class:`Dyn`) is a value that
-a compiled kernel does not know at compile time: CuTe prints it as ``?``.  It still carries
-what the compiler may assume about it (its bit width and a divisibility) and, when it
-came from a live tensor, the actual value, so that a layout with ``?`` modes can still be
-evaluated and drawn.
+A static value is a plain Python ``int``.  A symbolic value is one a compiled kernel does not
+know at compile time: CuTe prints it as ``?``.  Every symbolic value says what the compiler may
+assume about it (its bit ``width`` and a ``divisibility``) and, when known, its ``value``.
+Two kinds implement the protocol: :class:`Dyn` (a host-side ``?``, e.g. a marked tensor's extent,
+possibly carrying the live tensor's value) and the kernel IR's expressions (``workbench.dsl.ir``),
+so the same algebra runs on the host and inside kernels, as pycute's ``Integer`` does.
 
 Divisibility propagates the way CuTe derives it:
 ``div(a*b) = div(a)*div(b)``, ``div(a+b) = gcd(div(a), div(b))``,
 ``div(a // c) = div(a)//c`` when ``c`` divides ``div(a)``, else 1.
+
+Code that must tell static from symbolic asks by type (:func:`is_symbolic`, :func:`known_value`),
+never by catching an error.
 """
 
 from __future__ import annotations
 
 from math import gcd
 
-__all__ = ["Dyn", "is_static", "is_dynamic", "value_of", "divisibility_of", "signature"]
+__all__ = [
+    "Symbolic", "Dyn", "is_static", "is_symbolic", "is_dynamic", "known_value", "value_of", "divisibility_of",
+    "signature", "ceil_div", "shape_div", "imin",
+]
 
 
-class Dyn:
-    """A dynamic integer: ``?``, ``?{i64}``, ``?{div=N}``, ``?{i64 div=N}``.
+class Symbolic:
+    """Base of every symbolic (dynamic) integer.  The protocol the layout core relies on:
+
+    * ``value``: the runtime value when known, else ``None``;
+    * ``width``: 32 or 64 (bits); ``divisibility``: a positive int that divides the value;
+    * ``+ - * // %`` and unary ``-`` with ints and symbolic values of the same kind, giving an
+      int or a symbolic value (implementations fold what they can);
+    * ``ceil_div(b)``, ``shape_div(b)`` (CuTe's shape_div) and ``min(b)`` for int or symbolic b.
+    """
+
+    __slots__ = ()
+
+    def ceil_div(self, b):
+        raise NotImplementedError(f"{type(self).__name__} does not implement ceil_div")
+
+    def shape_div(self, b):
+        raise NotImplementedError(f"{type(self).__name__} does not implement shape_div")
+
+    def min(self, b):
+        raise NotImplementedError(f"{type(self).__name__} does not implement min")
+
+
+class Dyn(Symbolic):
+    """A host-side dynamic integer: ``?``, ``?{i64}``, ``?{div=N}``, ``?{i64 div=N}``.
 
     ``value`` is the runtime value when known (``None`` for a purely symbolic value);
     ``width`` is 32 or 64 bits; ``divisibility`` is a positive integer known to divide it.
@@ -144,36 +173,106 @@ class Dyn:
             return Dyn(None if self.value is None else other % self.value, self.width, 1)
         return NotImplemented
 
+    # -- the protocol's named operations --------------------------------------------------------
+    @staticmethod
+    def static(v: int) -> Dyn:
+        """A known int as a Dyn (so a protocol method can be called on it)."""
+        return Dyn(v, 64 if abs(v) >= 1 << 31 else 32, abs(v) or 1)
+
+    def _div(self, other) -> int:
+        return other.divisibility if type(other) is Dyn else abs(other)
+
+    def _width(self, other) -> int:
+        return max(self.width, other.width) if type(other) is Dyn else self.width
+
+    def _known(self, other):
+        return other.value if type(other) is Dyn else other
+
+    def _make(self, other, v, d) -> Dyn:
+        return Dyn(v, self._width(other), d if d and (v is None or v % d == 0) else 1)
+
+    def ceil_div(self, b):
+        """ceil(self / b); exact (keeping divisibility) when a static b divides the divisibility."""
+        va, vb = self.value, self._known(b)
+        v = None if va is None or vb is None else -(-va // vb)
+        d = self.divisibility // b if type(b) is int and self.divisibility % b == 0 else 1
+        return self._make(b, v, d)
+
+    def shape_div(self, b):
+        """CuTe's shape_div; with both values known a pair that does not divide raises."""
+        va, vb = self.value, self._known(b)
+        v = None
+        if va is not None and vb is not None:
+            if vb and va % vb == 0:
+                v = va // vb
+            elif va and vb % va == 0:
+                v = 1
+            else:
+                raise ValueError(f"runtime values {va} and {vb} do not divide one another (divisibility condition).")
+        d = self.divisibility // b if type(b) is int and self.divisibility % b == 0 else 1
+        return self._make(b, v, d)
+
+    def min(self, b):
+        va, vb = self.value, self._known(b)
+        v = None if va is None or vb is None else min(va, vb)
+        return self._make(b, v, gcd(self.divisibility, self._div(b)))
+
+
+
 
 def is_static(x) -> bool:
-    """True for an int or a (nested) tuple holding only ints."""
-    if type(x) is int:
+    """True for an int or a (nested) tuple holding only ints (a static basis stride counts)."""
+    t = type(x)
+    if t is int:
         return True
-    if type(x) is tuple:
+    if t is tuple:
         return all(is_static(e) for e in x)
-    return False
+    return getattr(x, "_is_basis", False) and is_static(x.scale)
 
 
-def is_dynamic(x) -> bool:
-    """True for a :class:`Dyn`."""
-    return type(x) is Dyn
+def is_symbolic(x) -> bool:
+    """True for a symbolic (dynamic) integer: a :class:`Dyn` or a kernel expression."""
+    return isinstance(x, Symbolic)
+
+
+is_dynamic = is_symbolic
+
+
+def known_value(x):
+    """The integer value of x when known (a static int, or a symbolic value that carries one), else None."""
+    return x if type(x) is int else x.value
 
 
 def value_of(x):
-    """The runtime value of an int, a Dyn or a nested tuple of them (raises for a symbolic Dyn)."""
+    """The runtime value of an int, a symbolic value or a nested tuple of them (raises for an unknown one)."""
     if type(x) is int:
         return x
-    if type(x) is Dyn:
-        return int(x)
     if type(x) is tuple:
         return tuple(value_of(e) for e in x)
+    if isinstance(x, Symbolic):
+        if x.value is None:
+            raise ValueError(f"Expected a dynamic value with a known runtime value, but got the symbolic {x!r}.")
+        return x.value
+    if getattr(x, "_is_basis", False):
+        return x
     raise TypeError(f"Expected an int, a dynamic value or a tuple of them, but got {type(x).__name__}.")
 
 
-def divisibility_of(x) -> int:
-    """The largest power the compiler may assume divides x: x itself for a static int."""
+def has_values(x) -> bool:
+    """True when every leaf of x is an int or a symbolic value with a known value (value_of succeeds)."""
     if type(x) is int:
-        return abs(x) if x else 0
+        return True
+    if type(x) is tuple:
+        return all(has_values(e) for e in x)
+    if isinstance(x, Symbolic):
+        return x.value is not None
+    return getattr(x, "_is_basis", False) and has_values(x.scale)
+
+
+def divisibility_of(x) -> int:
+    """The largest number known to divide x: |x| for a static int (0 for 0), else x.divisibility."""
+    if type(x) is int:
+        return abs(x)
     return x.divisibility
 
 
@@ -183,3 +282,45 @@ def signature(x):
     if type(x) is tuple:
         return tuple(signature(e) for e in x)
     return x if type(x) is int else x.signature()
+
+
+# -- the operations the algebra needs beyond + - * // %, dispatched by type -----------------------
+def ceil_div(a, b):
+    """ceil(a / b) for a > 0, b > 0; symbolic operands keep what divisibility proves."""
+    if type(a) is int and type(b) is int:
+        return -(-a // b)
+    if type(b) is int and b == 1:
+        return a
+    if type(a) is int:
+        return _lift(b, a).ceil_div(b)
+    return a.ceil_div(b)
+
+
+def shape_div(a, b):
+    """CuTe's shape_div: a / b when b divides a, 1 when a divides b (the mode is used up), else an
+    error (the divisibility condition)."""
+    if type(a) is int and type(b) is int:
+        if b and a % b == 0:
+            return a // b
+        if a and b % a == 0:
+            return 1
+        raise ValueError(f"{a} and {b} do not divide one another (divisibility condition).")
+    if type(b) is int and b == 1:
+        return a
+    if type(a) is int:
+        return _lift(b, a).shape_div(b)
+    return a.shape_div(b)
+
+
+def imin(a, b):
+    """min(a, b) over the protocol."""
+    if type(a) is int and type(b) is int:
+        return a if a < b else b
+    if type(a) is int:
+        return b.min(a)
+    return a.min(b)
+
+
+def _lift(like, v: int):
+    """A static int as a symbolic value of like's kind (to call a protocol method on it)."""
+    return like.static(v)
