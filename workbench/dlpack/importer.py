@@ -114,6 +114,9 @@ def dlpack_fields(x, stream=None) -> tuple:
         ex[2](x)  # torch's __dlpack__ exports neg-bit tensors as negated data: refuse before asking
     if tp.__name__ == "PyCapsule":
         return _native.consume(x)
+    own = getattr(x, "__wb_dlpack__", None)
+    if own is not None:  # a workbench tensor: served without the export rule's refusals (we honour both)
+        return _native.consume(own(max_version=MAX_VERSION))
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError(f"Expected an object implementing __dlpack__ (a torch/numpy/cupy/jax array), but got {tp.__name__}.")
