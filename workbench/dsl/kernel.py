@@ -384,7 +384,7 @@ class Kernel:
             self.stats.lowerings += 1
         for i in sp.written:
             a = nargs[i]
-            if type(a) is Tensor and a.read_only:
+            if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target
