@@ -28,9 +28,10 @@ def fill(a, v):
 
 @wb.kernel
 def fill_ptr(p, n, v):
+    a = wb.make_tensor(p, wb.make_layout(n))
     i = wb.thread_idx().x
     if i < n:
-        p[i] = v
+        a[i] = v
 
 
 @wb.kernel
