@@ -169,7 +169,7 @@ static int validate_strides(const DLTensor *t, int64_t count, int64_t *lo, int64
 static int validate_address(const DLTensor *t, int64_t count, int64_t lo, int64_t hi) {
   uint64_t base, bytes = ((uint64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
   if (__builtin_add_overflow((uint64_t)(uintptr_t)t->data, t->byte_offset, &base)) {
-    PyErr_Format(PyExc_BufferError, "Expected DLTensor.data + byte_offset below 2**64, but got %#llx + %llu.",
+    PyErr_Format(PyExc_BufferError, "Expected DLTensor.data + byte_offset below 2**64, but got %llu + %llu.",
                  (unsigned long long)(uintptr_t)t->data, (unsigned long long)t->byte_offset);
     return -1;
   }
@@ -179,7 +179,7 @@ static int validate_address(const DLTensor *t, int64_t count, int64_t lo, int64_
   if ((__int128)base + lo_b < 0 || (__int128)base + hi_b > ((__int128)1 << 64) ||
       hi_b - lo_b > (__int128)INT64_MAX) {
     PyErr_Format(PyExc_BufferError, "Expected a DLTensor whose elements lie inside the 64-bit address space, but "
-                 "data + byte_offset = %#llx with element offsets %lld..%lld of %llu bytes does not.",
+                 "data + byte_offset = %llu with element offsets %lld..%lld of %llu bytes does not.",
                  (unsigned long long)base, (long long)lo, (long long)hi, (unsigned long long)bytes);
     return -1;
   }
