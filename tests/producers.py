@@ -22,6 +22,7 @@ _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 _KEEP: dict[int, object] = {}  # address of the managed struct -> everything it points into
+_DEAD: list = []               # RawCapsules whose deleter ran, freed when the next one is made
 
 
 class Producer:
@@ -119,6 +120,8 @@ class RawCapsule:
                  ndim=1, dtype=(2, 32, 1), shape=(1,), strides=(1,), byte_offset=0, deleter="count", backing=None):
         self.deleter_calls = 0
         self.backing = backing
+        _DEAD.clear()          # deleters that ran before this capsule was made have returned: free them now
+        _KEEP[id(self)] = self  # the struct and the deleter's trampoline live until the deleter runs (a NULL one: forever)
         self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape) if shape is not None else None
         self._strides = (ctypes.c_int64 * max(len(strides), 1))(*strides) if strides is not None else None
         if versioned:
@@ -147,5 +150,6 @@ class RawCapsule:
 
     def _on_delete(self, ptr):
         self.deleter_calls += 1
+        _DEAD.append(_KEEP.pop(id(self), None))  # not freed here: this call still runs on its trampoline
         if self._raise:
             raise RuntimeError("a misbehaving deleter")

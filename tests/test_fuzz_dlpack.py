@@ -177,6 +177,7 @@ def test_honest_capsules_import_exactly_and_keep_read_only(v):
                 if md is not None and md.size():
                     with pytest.raises(TypeError, match="const"):
                         md[(0,) * md.rank()] = 1
+                del md
                 assert wb.make_tensor(t, t.layout).read_only and t.iterator.read_only
             r = weakref.ref(t)
             del t
