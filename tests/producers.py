@@ -108,6 +108,8 @@ def _capsule_destructor(capsule):
 
 
 _DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(_capsule_destructor)
+# Capsules may die during interpreter shutdown, after this module's globals: the trampoline is immortal.
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_DESTRUCTOR))
 
 
 class RawCapsule:

@@ -238,6 +238,7 @@ def test_a_raising_deleter_neither_crashes_nor_leaks_an_exception():
     gc.collect()
     assert raw.deleter_calls == 1
     assert wb.from_dlpack(np.zeros(2)).shape == (2,)  # no exception left pending
+    raw.capsule = None
 
 
 def test_generated_case_counts():
