@@ -123,7 +123,7 @@ class RawCapsule:
         self.deleter_calls = 0
         self.backing = backing
         _DEAD.clear()          # deleters that ran before this capsule was made have returned: free them now
-        _KEEP[id(self)] = self  # the struct and the deleter's trampoline live until the deleter runs (a NULL one: forever)
+        _KEEP[id(self)] = self  # struct and deleter trampoline live until the deleter runs (a NULL one: forever)
         self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape) if shape is not None else None
         self._strides = (ctypes.c_int64 * max(len(strides), 1))(*strides) if strides is not None else None
         if versioned:

@@ -6,7 +6,6 @@ must run exactly once (zero times for a capsule we may not consume) once the las
 Run under AddressSanitizer by ``make test-asan``: a read past a short shape array would be reported.
 """
 
-import ctypes
 import gc
 import weakref
 

@@ -191,7 +191,8 @@ class _SubTensor(torch.Tensor):
 
 def test_torch_checks_apply_to_subclasses():
     z = torch.randn(3, dtype=torch.complex64)
-    for x, fix in ((z.conj().imag, "resolve_neg"), (z.conj(), "resolve_conj"), (torch.ones(3, requires_grad=True), "detach")):
+    cases = ((z.conj().imag, "resolve_neg"), (z.conj(), "resolve_conj"), (torch.ones(3, requires_grad=True), "detach"))
+    for x, fix in cases:
         s = x.as_subclass(_SubTensor)
         with pytest.raises(BufferError, match=fix):
             wb.from_dlpack(s)

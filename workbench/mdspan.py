@@ -708,7 +708,8 @@ def validate_device_type(c):
 def validate_rank(c):
     """2. ``ndim == Rank``."""
     if c.tensor.ndim != c.rank:
-        raise ValueError(f"DLTensor rank does not match expected rank: expected {c.rank}, but got ndim={c.tensor.ndim}.")
+        raise ValueError(
+            f"DLTensor rank does not match expected rank: expected {c.rank}, but got ndim={c.tensor.ndim}.")
 
 
 def validate_data_type(c):
