@@ -17,7 +17,8 @@ import struct
 
 from ..dlpack import _native
 from ..element_types import Boolean
-from ..tensor import Pointer, Tensor, offset_span
+from ..layout import offset_span
+from ..tensor import Pointer, Tensor
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate

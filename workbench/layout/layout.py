@@ -20,7 +20,7 @@ from .values import Dyn, Symbolic, has_values, is_static, value_of
 
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
-    "shape", "stride", "crd2idx", "idx2crd",
+    "shape", "stride", "crd2idx", "idx2crd", "offset_span",
 ]
 
 
@@ -217,6 +217,20 @@ def cosize(x):
             raise ValueError(f"cosize({lay}): a coordinate (basis-strided) layout maps to tuples, not offsets.")
         total = total + (s - 1) * (abs(d) if type(d) is int else d)
     return total
+
+
+def offset_span(x):
+    """(lowest, highest) offset the layout reaches, ``sum(min(0, (s-1)*d))`` and ``sum(max(0, (s-1)*d))``
+    over the leaves, with runtime values for ``?`` modes; None for an empty layout.  The memory a view
+    touches: negative strides included, unlike cosize."""
+    lay = _dispatch(x, "offset_span")
+    lo = hi = 0
+    for s, d in zip(it.flatten(value_of(lay.shape)), it.flatten(value_of(lay.stride))):
+        if s == 0:
+            return None
+        lo += min(0, (s - 1) * d)
+        hi += max(0, (s - 1) * d)
+    return lo, hi
 
 
 def rank(x, mode=None) -> int:
