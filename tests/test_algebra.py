@@ -118,7 +118,7 @@ def test_mode_helpers():
     assert str(wb.append(L(4))) == "(4,1):(1,0)"
     assert str(wb.prepend(L((2, 3)), L(5, 0))) == "(5,2,3):(0,1,2)"
     assert str(wb.append(L((2, 3)), up_to_rank=4)) == "(2,3,1,1):(1,2,0,0)"
-    assert str(wb.filter(L((2, 3, 4), (0, 1, 3)))) == "12:1"
+    assert str(wb.filter_(L((2, 3, 4), (0, 1, 3)))) == "12:1"
     assert str(wb.filter_zeros(L((2, 3, 4), (0, 1, 3)))) == "(1,3,4):(0,1,3)"
     assert str(wb.make_ordered_layout((2, 3, 4), (2, 0, 1))) == "(2,3,4):(12,1,3)"
     assert wb.product_each((2, (3, 4))) == (2, 12)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from workbench.dsl import compile_ptx
 from workbench.dsl import examples as E
 from workbench.dsl.cpu_executor import KernelRuntimeError, host_buffers
 from workbench.dsl.frontend import KernelError
@@ -34,7 +35,7 @@ def _args_for(name):
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_example_codegen_compiles_to_ptx_for_sm90(name):
     k, xs = _args_for(name)
-    ptx = wb.compile_ptx(wb.show_code(k, *xs), "sm_90")
+    ptx = compile_ptx(wb.show_code(k, *xs), "sm_90")
     assert f".entry {k.__name__}(" in ptx
 
 
@@ -46,7 +47,7 @@ def test_pointer_bypass_kernel_compiles_and_runs_on_cpu():
     with host_buffers(x, y, z):       # a bare address has no extent: declare the memory it points into
         E.add_ptr[(1, 1, 1), (32, 1, 1)](*ps, 3, 4)
     assert np.array_equal(z, x + y)
-    assert ".entry add_ptr(" in wb.compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
+    assert ".entry add_ptr(" in compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
 
 
 def _aligned16(n):
@@ -60,7 +61,7 @@ def test_vectorized_copy_emits_128bit_loads_and_stores():
     b = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     code = wb.show_code(E.vcopy, a, b, 8)
     assert "uint4" in code
-    ptx = wb.compile_ptx(code)
+    ptx = compile_ptx(code)
     assert "ld.global.v4.u32" in ptx and "st.global.v4.u32" in ptx
 
 
@@ -69,7 +70,7 @@ def test_vectorized_copy_falls_back_when_alignment_is_not_proven():
     b = wb.from_dlpack(np.zeros(1024, np.float32)).mark_layout_dynamic()
     code = wb.show_code(E.vcopy, a, b, 8)
     assert "uint4" not in code
-    assert "v4" not in wb.compile_ptx(code)
+    assert "v4" not in compile_ptx(code)
     a16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     b16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     assert "uint4" not in wb.show_code(E.vcopy, a16, b16, 2)     # 8-byte tiles: only 64-bit accesses
@@ -281,7 +282,7 @@ def test_while_break_continue_device_function_math_and_select():
     s = sum(abs(v) for v in a[::2])
     assert out[0] == pytest.approx(min(max(s / 100, 0), 1))
     assert list(out[1:]) == [-1.0, 0.0, 2.0, 3.0]
-    ptx = wb.compile_ptx(wb.show_code(features, a, out, 10))
+    ptx = compile_ptx(wb.show_code(features, a, out, 10))
     assert "sqrt" in ptx
 
 

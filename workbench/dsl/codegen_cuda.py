@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..element_types import (
+from .._element_types import (
     Boolean,
     Float16,
     Float32,

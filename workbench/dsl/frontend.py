@@ -17,7 +17,7 @@ import linecache
 import math
 import textwrap
 
-from ..element_types import Boolean, ElementType, Float32, Float64, Int32, Int64
+from .._element_types import Boolean, ElementType, Float32, Float64, Int32, Int64
 from ..layout import Layout
 from ..layout import inttuple as it
 from . import builtins as B

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from ..element_types import (
+from .._element_types import (
     Boolean,
     ElementType,
     Float16,

@@ -16,9 +16,9 @@ import operator
 import struct
 
 from ..dlpack import _native
-from ..element_types import Boolean
+from .._element_types import Boolean
 from ..layout import offset_span
-from ..tensor import Pointer, Tensor
+from .._tensor import Pointer, Tensor
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate

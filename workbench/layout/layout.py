@@ -20,7 +20,7 @@ from .values import Dyn, Symbolic, has_values, is_static, value_of
 
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
-    "shape", "stride", "crd2idx", "idx2crd", "offset_span",
+    "shape", "stride", "offset_span",
 ]
 
 
@@ -122,12 +122,6 @@ class Layout:
             # a layout read off a live tensor knows its runtime values: answer with ints
             shp, std = value_of(shp), value_of(std)
         return it.crd2idx(c, shp, std)
-
-    def crd2idx(self, crd):
-        return it.crd2idx(crd, self.shape, self.stride)
-
-    def idx2crd(self, idx):
-        return it.idx2crd(idx, self.shape)
 
     def offsets(self) -> np.ndarray:
         """Offsets of all indices 0..size-1 as one int64 array (vectorized, cached).
@@ -253,19 +247,6 @@ def shape(x):
 
 def stride(x):
     return _dispatch(x, "stride").stride
-
-
-def crd2idx(crd, shape_, stride_=None):
-    """Offset of crd in shape:stride (compact column-major stride when omitted)."""
-    if type(shape_) is Layout:
-        return shape_(crd)
-    return it.crd2idx(crd, shape_, it.compact_col_major(shape_) if stride_ is None else stride_)
-
-
-def idx2crd(idx, shape_):
-    if type(shape_) is Layout:
-        shape_ = shape_.shape
-    return it.idx2crd(idx, shape_)
 
 
 # -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------
