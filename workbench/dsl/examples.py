@@ -175,13 +175,22 @@ def _grid2(m, n, bx=16, by=16):
     return (math.ceil(n / bx), math.ceil(m / by), 1), (bx, by, 1)
 
 
+# Every size is a non-multiple of the tiles (32x32 transpose, 8-element copy, 256-wide rows, 16x16 gemm),
+# so each example runs its ragged-edge predication; vcopy's length n1 + 3 is odd.
+SIZES = {
+    "small": dict(n1=1000, m2=40, n2=56, rs=(6, 300), mm=(40, 24, 36)),                    # CI, CPU executor
+    "irregular": dict(n1=999_999, m2=1000, n2=999, rs=(1000, 999), mm=(1000, 999, 250)),  # GPU + memcheck
+    "large": dict(n1=(1 << 22) + 5, m2=4099, n2=4097, rs=(512, 4099), mm=(1000, 999, 513)),
+}
+
+
 def make_examples(size="small"):
-    """The examples at a size: 'small' (CI on the CPU executor) or 'large' (GPU)."""
-    big = size == "large"
-    n1 = 1 << 20 if big else 1000
-    m2, n2 = (1024, 768) if big else (40, 56)
-    rs = (512, 4096) if big else (6, 300)
-    mm = (512, 384, 256) if big else (40, 24, 36)
+    """The examples at a size of :data:`SIZES`: 'small' (CI on the CPU executor), 'irregular'
+    (1000 x 999 class, for the GPU under compute-sanitizer) or 'large' (GPU)."""
+    if size not in SIZES:
+        raise ValueError(f"Expected a size in {sorted(SIZES)}, but got {size!r}.")
+    z = SIZES[size]
+    n1, m2, n2, rs, mm = z["n1"], z["m2"], z["n2"], z["rs"], z["mm"]
 
     def strided_vadd(rng):
         a = _f32(rng, 2 * n1)[::2]                       # stride 2

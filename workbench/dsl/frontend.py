@@ -165,7 +165,7 @@ class Lowering:
         self.params = params
         self.name = name
         self.out: list = []
-        self.names: dict = {}
+        self.used = {p.name for p in params}       # C names taken (parameters first)
         self.mutable: set = set()
         self.shared: list = []
         self.shared_bytes = 0
@@ -198,10 +198,14 @@ class Lowering:
 
     # -- helpers used by the visitor and by builtins' lowerings -------------------------------
     def fresh(self, base):
+        """A C variable name not used yet in this kernel (parameter names included)."""
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"
-        n = self.names.get(base, 0)
-        self.names[base] = n + 1
-        return base if n == 0 else f"{base}_{n}"
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
 
     def emit(self, stmt):
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1
