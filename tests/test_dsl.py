@@ -446,3 +446,20 @@ def test_in_kernel_values_implement_the_core_integer_protocol():
     assert isinstance(wb.make_layout((v, 3)).shape[0], ir.Var)
     with pytest.raises(TypeError, match="known while compiling"):     # never silently truthy
         bool(ir.compare("<", v, 3))
+
+
+def test_nested_dynamic_tensor_argument_is_tiled_by_the_core_in_a_kernel():
+    @wb.kernel
+    def tiles(a, out):
+        t = wb.thread_idx().x
+        g = wb.local_tile(a, (4,), (t,))
+        c = wb.local_tile(wb.make_identity_tensor(wb.size(a)), (4,), (t,))
+        for i in range(4):
+            if wb.elem_less(c[i], wb.size(a)):
+                out[t * 4 + i] = g[i]
+    x = np.arange(30, dtype=np.float32)
+    nested = wb.logical_divide(wb.from_dlpack(x).mark_layout_dynamic(), (6,))     # ((6,?)):((1,6))
+    out = np.full(32, -1, np.float32)
+    tiles[1, 8](nested, wb.from_dlpack(out))
+    assert np.array_equal(out[:30], x) and list(out[30:]) == [-1, -1]
+    assert "a_shape1" in wb.show_code(tiles, nested, wb.from_dlpack(out))

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from math import gcd
 
-from ..layout.values import Symbolic
-
 from .._element_types import (
     Boolean,
     ElementType,
@@ -30,6 +28,7 @@ from .._element_types import (
     Uint32,
     Uint64,
 )
+from ..layout.values import Symbolic
 
 INT_TYPES = (Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64)
 FLOAT_TYPES = (Float16, Float32, Float64)
