@@ -63,9 +63,9 @@ def lowering(f):
     return entry[1] if entry is not None and entry[0] is f else None
 
 
+_HOST_ONLY = {"Dyn", "Symbolic", "LayoutAlgebraError"}    # host-side values and the error class
 _TRACE_TIME = {id(getattr(_layout, n)): getattr(_layout, n) for n in _layout.__all__
-               if callable(getattr(_layout, n)) and not (isinstance(getattr(_layout, n), type)
-                                                         and issubclass(getattr(_layout, n), BaseException))}
+               if n not in _HOST_ONLY and callable(getattr(_layout, n))}
 
 
 def is_trace_time(f) -> bool:
