@@ -463,3 +463,21 @@ def test_nested_dynamic_tensor_argument_is_tiled_by_the_core_in_a_kernel():
     tiles[1, 8](nested, wb.from_dlpack(out))
     assert np.array_equal(out[:30], x) and list(out[30:]) == [-1, -1]
     assert "a_shape1" in wb.show_code(tiles, nested, wb.from_dlpack(out))
+
+
+def test_errors_from_builtins_are_located_at_the_call():
+    @wb.kernel
+    def dyn_smem(a, n):
+        s = wb.shared_tensor(wb.Float32, wb.make_layout(n))
+        s[0] = 1.0
+
+    @wb.kernel
+    def missing(a):
+        s = wb.shared_tensor(wb.Float32)
+        s[0] = 1.0
+    with pytest.raises(KernelError, match="static layout for shared memory") as e:
+        dyn_smem[1, 1](np.zeros(2, np.float32), 4)
+    assert isinstance(e.value, ValueError) and "wb.shared_tensor(wb.Float32, wb.make_layout(n))" in str(e.value)
+    with pytest.raises(KernelError, match="missing 1 required positional argument: 'layout'") as e:
+        missing[1, 1](np.zeros(2, np.float32))
+    assert isinstance(e.value, TypeError) and "test_dsl.py" in str(e.value)
