@@ -77,7 +77,7 @@ def test_coalesce_keeps_the_function(A):
     prof = tuple(1 for _ in range(A.rank)) if type(A.shape) is tuple else None
     Cp = wb.coalesce(A, prof)
     assert fn(Cp) == fn(A) and Cp.rank == A.rank
-    F = wb.filter(A)
+    F = wb.filter_(A)
     assert set(F.offsets()) == set(A.offsets())
 
 
@@ -116,16 +116,16 @@ def test_complement_is_ordered_disjoint_and_reaches_the_cotarget(A, M):
     except ValueError as e:
         # CuTe refuses only modes that interleave: a stride inside the span of the modes below it
         assert "complement(" in str(e) and "inside the span" in str(e)
-        F = wb.filter(A)
+        F = wb.filter_(A)
         modes = sorted((d, s) for s, d in zip(it.flatten(F.shape), it.flatten(F.stride)) if d)
         assert any(d1 < s0 * d0 for (d0, s0), (d1, _) in zip(modes, modes[1:]))
         return False
     r = fn(R)
     assert r == sorted(r) and len(set(r)) == len(r)  # ordered: strides positive and increasing
-    fa = set(wb.filter(A).offsets())
+    fa = set(wb.filter_(A).offsets())
     assert all(x not in fa for x in r[1:])  # disjoint images
     # R reaches the cotarget: its last mode repeats the span of A's modes ceil(M / span) times
-    F = wb.filter(A)
+    F = wb.filter_(A)
     top = max([s * d for s, d in zip(it.flatten(F.shape), it.flatten(F.stride)) if d], default=1)
     last = R if type(R.shape) is not tuple else R[R.rank - 1]
     assert top * (wb.size(last) if last.stride == top else 1) >= M

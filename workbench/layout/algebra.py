@@ -16,9 +16,9 @@ from .layout import Layout, _raw
 from .values import Symbolic, ceil_div, has_values, imin, known_value, shape_div
 
 __all__ = [
-    "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
+    "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
     "max_common_vector", "max_common_layout", "select", "group_modes", "flatten", "append", "prepend",
-    "make_ordered_layout", "product_each", "LayoutAlgebraError",
+    "make_ordered_layout", "product_each", "LayoutAlgebraError", "is_compact",
 ]
 
 
@@ -125,7 +125,7 @@ def filter_zeros(layout):
     return _raw(go(layout.shape, layout.stride), layout.stride)
 
 
-def filter(layout):  # noqa: A001 - CuTe's name
+def filter_(layout):
     """coalesce(filter_zeros(L)): drops stride-0 and size-1 modes.  The image of the result
     equals the image of L, and the result visits each of its offsets exactly once when L
     is injective on its non-zero-stride modes."""
@@ -521,6 +521,18 @@ def make_ordered_layout(shape, order):
         strides[i] = cur
         cur = cur * fs[i]
     return Layout(shape, it.unflatten(strides, shape))
+
+
+def is_compact(layout) -> bool:
+    """True when L, its extent-1 modes dropped, is a bijection onto ``[0, size(L))``: a compact layout
+    in some order of its modes (stride 1 on the smallest, each next stride the extent below it)."""
+    layout = _layout(layout, "is_compact")
+    want = 1
+    for d, n in sorted((d, n) for n, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)) if n != 1):
+        if d != want:
+            return False
+        want *= n
+    return True
 
 
 def product_each(shape):

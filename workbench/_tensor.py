@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 from math import gcd
 
-from . import element_types as et
+from . import _element_types as et
 from .dlpack import _native
 from .dlpack.abi import (
     DLPACK_FLAG_BITMASK_IS_COPIED,
@@ -26,7 +26,7 @@ from .dlpack.abi import (
 from .dlpack.dtypes import PACKED as _PACKED
 from .dlpack.dtypes import dldtype_of, element_type_of_packed
 from .dlpack.importer import _CPU_ONLY_TYPES, _EXCHANGE, _torch_precheck, dlpack_fields, exchange_api_of
-from .layout import Dyn, Layout, make_layout
+from .layout import Dyn, Layout, is_compact, make_layout, make_ordered_layout, offset_span
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
 from .layout.values import has_values, signature, value_of
 
@@ -370,12 +370,15 @@ class Tensor(_native.TensorBase):
                 raise ValueError("The stride_order is not consistent with the last stride_order.")
             deduced = self._order or _deduce_stride_order(shape, stride)
             if deduced is not None and stride_order != deduced:
-                if not _compact_along(shape, stride, stride_order):
-                    raise ValueError("The stride_order is not consistent with the deduced stride_order.")
+                # as CuTe DSL: an order that contradicts the tensor's own is refused, even where an
+                # extent-1 mode would let both describe the same memory
+                raise ValueError(
+                    f"The stride_order is not consistent with the deduced stride_order: expected {deduced} for "
+                    f"{self._static_str()}, but got {stride_order}.")
         else:
             stride_order = self._order or _deduce_stride_order(shape, stride)
             if stride_order is None:
-                if not _is_compact_in_some_order(shape, stride):
+                if not is_compact(Layout(tuple(shape), tuple(stride))):
                     raise ValueError(
                         f"Expected a compact tensor for mark_compact_shape_dynamic, but got {self._static_str()}, "
                         "which is compact in no stride order; use mark_layout_dynamic for strided, broadcast or "
@@ -402,16 +405,10 @@ class Tensor(_native.TensorBase):
             lshape = list(shape)
         s = shape[mode]
         lshape[mode] = Dyn(s, 64 if s > _INT32_MAX else 32, divisibility)
-        lstride = [0] * n
-        running = 1
-        for i in reversed(stride_order):
-            e = lshape[i]
-            if type(e) is int and e == 1:
-                lstride[i] = 0
-                continue
-            lstride[i] = Dyn(running.value, 64, running.divisibility) if type(running) is Dyn else running
-            running = running * e
-        self._marks = ("compact", tuple(lshape), tuple(lstride))
+        # a stride that depends on a ? extent is itself a 64-bit ? (as CuTe DSL)
+        lstride = tuple(Dyn(d.value, 64, d.divisibility) if type(d) is Dyn else d
+                        for d in _compact_strides(lshape, stride_order))
+        self._marks = ("compact", tuple(lshape), lstride)
         self._order = stride_order
         self._layout = None
         return self
@@ -526,31 +523,26 @@ def _deduce_stride_order(shape, stride):
     return tuple(sorted(range(len(stride)), key=lambda i: (-stride[i], -shape[i])))
 
 
+def _compact_strides(shape, order):
+    """The strides of ``shape`` made compact along ``order`` (outermost mode first, as torch's
+    dim_order): the core's make_ordered_layout, with extent-1 modes at stride 0 (their stride is
+    arbitrary; CuTe DSL writes 0)."""
+    n = len(shape)
+    rank = [0] * n
+    for k, i in enumerate(order):
+        rank[i] = n - 1 - k
+    strides = make_ordered_layout(tuple(shape), tuple(rank)).stride
+    return tuple(0 if type(e) is int and e == 1 else d for e, d in zip(shape, strides))
+
+
 def _first_non_compact(shape, stride, order):
-    """(mode, expected stride) of the first mode that breaks compactness along order, or None.
-    Modes of extent 1 may have any stride."""
-    want = 1
+    """(mode, expected stride) of the first mode, innermost first, that breaks compactness along
+    order, or None.  Modes of extent 1 may have any stride."""
+    want = _compact_strides(shape, order)
     for i in reversed(order):
-        if shape[i] == 1:
-            continue
-        if stride[i] != want:
-            return i, want
-        want *= shape[i]
+        if shape[i] != 1 and stride[i] != want[i]:
+            return i, want[i]
     return None
-
-
-def _is_compact_in_some_order(shape, stride) -> bool:
-    """Whether the modes of extent > 1, taken by increasing stride, are compact."""
-    want = 1
-    for d, n in sorted((d, n) for n, d in zip(shape, stride) if n != 1):
-        if d != want:
-            return False
-        want *= n
-    return True
-
-
-def _compact_along(shape, stride, order) -> bool:
-    return _first_non_compact(shape, stride, order) is None
 
 
 # --------------------------------------------------------------------------------------------
@@ -662,17 +654,6 @@ def _device_name(code: int) -> str:
         return DLDeviceType(code).name
     except ValueError:
         return f"unknown device type {code}"
-
-
-def offset_span(layout) -> tuple[int, int] | None:
-    """(lowest, highest) offset a layout with known values reaches; None when it is empty."""
-    lo = hi = 0
-    for s, d in zip(flatten(value_of(layout.shape)), flatten(value_of(layout.stride))):
-        if s == 0:
-            return None
-        lo += min(0, (s - 1) * d)
-        hi += max(0, (s - 1) * d)
-    return lo, hi
 
 
 def _check_inside(layout, src, offset=0) -> None:
