@@ -34,7 +34,8 @@ test: $(STAMP) /usr/bin/chromium
 # CPython (LD_PRELOAD).  detect_leaks=0: CPython keeps interned objects and its arenas until exit by
 # design, which LeakSanitizer would report as thousands of leaks unrelated to our code.  libstdc++ is
 # preloaded too: ASan resolves __cxa_throw when it starts, and torch throws C++ exceptions.  python -P
-# keeps the working tree's own (uninstrumented) extensions off sys.path.  NVRTC (closed source) fails
+# keeps the working tree's own (uninstrumented) extensions off sys.path.  PYTHONMALLOC=malloc: objects
+# from CPython's small-object arenas (ctypes arrays, tuples) are invisible to ASan otherwise.  NVRTC (closed source) fails
 # its builtin-operations step when ASan's allocator is interposed, so the one test that compiles
 # through it is left to the ordinary run.
 ASAN_DIR   := build/asan
@@ -53,7 +54,7 @@ test-asan: $(STAMP)
 	  $(PY) -P -c "import workbench.dlpack._native as n, sys; assert '$(ASAN_DIR)' in n.__file__, n.__file__" && \
 	LD_PRELOAD="$(ASAN_PRELOAD)" PYTHONPATH=$(ASAN_DIR)/pkg \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(PY) -P -m pytest -q -p no:cacheprovider -o addopts='' --capture=sys $(ASAN_TESTS) \
+	  PYTHONMALLOC=malloc $(PY) -P -m pytest -q -p no:cacheprovider -o addopts='' --capture=sys $(ASAN_TESTS) \
 	  --deselect tests/test_dsl_native_launcher.py::test_half_precision_kernels_compile_and_bf16_arithmetic_is_a_clear_error
 
 # root (containers, CI machines) needs --allow-root; nobody else gets it
