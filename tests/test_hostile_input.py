@@ -268,3 +268,28 @@ def test_cccl_harness_lives_in_a_private_directory(tmp_path, monkeypatch):
     mine = tmp_path / "mine"
     assert cccl.private_dir(mine) == mine and (mine.stat().st_mode & 0o777) == 0o700
     assert str(cccl.cache_root()).startswith(str(cccl.REPO))   # never $TMPDIR
+
+
+def test_hot_launch_paths_refuse_a_read_only_pointer():
+    """The GPU hot paths (the C launcher and the generated Python guard) hand a read-only pointer back to
+    the slow path, which refuses it when the kernel writes it; checked without a GPU through a C-callable
+    stand-in for cuLaunchKernel."""
+    import ctypes
+
+    from workbench.dsl import examples as E
+
+    launch_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_void_p)
+    calls = []
+    fn = launch_t(lambda *a: calls.append(a) or 0)
+    sp = E.add_ptr.specialize((wb.make_ptr(wb.Float32, 256, "gmem", assumed_align=16),) * 3 + (32, 32))
+    buf = ctypes.create_string_buffer(sp.size)
+    n = max(1, sp.size // 8)
+    params = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+    go = _native.Launcher(ctypes.cast(fn, ctypes.c_void_p).value, 0x1234, (4, 1, 1, 256, 1, 1), 0,
+                          ctypes.addressof(params), ctypes.addressof(buf), ctypes.sizeof(buf), sp.c_specs(), fn)
+    ptrs = [wb.make_ptr(wb.Float32, a, "gmem", assumed_align=16) for a in (0x1000, 0x2000, 0x3000)]
+    assert go(*ptrs, 32, 7) == 0 and len(calls) == 1
+    ro = wb.Pointer(wb.Float32, 0x3000, "gmem", 16, read_only=True)
+    assert go(*ptrs[:2], ro, 32, 7) is None and len(calls) == 1
+    assert "read_only" in sp._go_template

@@ -734,6 +734,7 @@ static int put_arg(char *buf, PyObject *spec, PyObject *a) {
   case 0: {
     if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) return 0;
     PointerBase *p = (PointerBase *)a;
+    if (p->read_only) return 0;  /* the slow path refuses it if the kernel writes it, else launches it */
     if (p->element_type != PyTuple_GET_ITEM(spec, 2)) return 0;
     if (p->memspace != PyTuple_GET_ITEM(spec, 3) &&
         PyUnicode_Compare(p->memspace, PyTuple_GET_ITEM(spec, 3)) != 0) return 0;

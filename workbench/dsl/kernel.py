@@ -120,8 +120,9 @@ class Specialization:
                     lines.append(f"if type({a}) is not _np{i}: return None")
                 vals[("scalar", i)] = a
             elif k is A.PointerSpec:
+                ro = f" or {a}.read_only" if i in self.written else ""   # a read-only tensor's .iterator
                 lines.append(f"if type({a}) is not _Pointer or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align}: return None")
+                             f"or {a}.assumed_align != {s.align}{ro}: return None")
                 lines.append(f"p{i} = {a}.address")
                 lines.append(f"if p{i} & {s.align - 1}: return None")
                 vals[("ptr", i)] = f"p{i}"
