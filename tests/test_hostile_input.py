@@ -293,3 +293,26 @@ def test_hot_launch_paths_refuse_a_read_only_pointer():
     ro = wb.Pointer(wb.Float32, 0x3000, "gmem", 16, read_only=True)
     assert go(*ptrs[:2], ro, 32, 7) is None and len(calls) == 1
     assert "read_only" in sp._go_template
+
+
+@pytest.mark.gpu
+def test_gpu_read_only_memory_is_refused_on_every_launch_path():
+    from workbench.dsl import backend_cupy
+    from workbench.dsl import examples as E
+
+    if not backend_cupy.gpu_available():
+        pytest.skip("needs cupy and a CUDA GPU")
+    import cupy
+
+    a, b, c = (cupy.arange(64, dtype=cupy.float32) for _ in range(3))
+    pa, pb, pc = (wb.make_ptr(wb.Float32, x.data.ptr, "gmem", assumed_align=16) for x in (a, b, c))
+    E.add_ptr[(1, 1, 1), (64, 1, 1)](pa, pb, pc, 8, 8)       # warm: the C launcher now serves this launch
+    cupy.cuda.runtime.deviceSynchronize()
+    assert cupy.allclose(c, a + b)
+    ro = wb.Pointer(wb.Float32, c.data.ptr, "gmem", 16, read_only=True)  # what a read-only tensor's .iterator is
+    before = c.copy()
+    for _ in range(2):                                       # cold and hot
+        with pytest.raises(ValueError, match="read-only"):
+            E.add_ptr[(1, 1, 1), (64, 1, 1)](pa, pb, ro, 8, 8)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert cupy.array_equal(c, before)
