@@ -48,10 +48,12 @@ test-asan: $(STAMP)
 	cp -r workbench $(ASAN_DIR)/pkg/ && find $(ASAN_DIR)/pkg -name '*.so' -delete
 	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
 	  $(PY) setup.py -q build_ext --force --build-lib $(ASAN_DIR)/pkg --build-temp $(ASAN_DIR)/tmp
-	cd $(ASAN_DIR)/pkg && test "$$(find workbench -name '*.so' | wc -l)" -ge 1
-	LD_PRELOAD="$(ASAN_PRELOAD)" PYTHONPATH=$(ASAN_DIR)/pkg \
-	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(PY) -P -c "import workbench.dlpack._native as n, sys; assert '$(ASAN_DIR)' in n.__file__, n.__file__" && \
+	$(PY) -c "import setuptools, distutils.core as d; \
+	  print(' '.join(e.name for e in d.run_setup('setup.py', stop_after='init').ext_modules))" > $(ASAN_DIR)/extensions
+	LD_PRELOAD="$(ASAN_PRELOAD)" PYTHONPATH=$(ASAN_DIR)/pkg ASAN_OPTIONS=detect_leaks=0 \
+	  $(PY) -P -c "import importlib, sys; names = open('$(ASAN_DIR)/extensions').read().split(); \
+	  files = [importlib.import_module(n).__file__ for n in names]; \
+	  assert names and all('$(ASAN_DIR)/pkg/' in f for f in files), files; print('ASan build of', *names)" && \
 	LD_PRELOAD="$(ASAN_PRELOAD)" PYTHONPATH=$(ASAN_DIR)/pkg \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  PYTHONMALLOC=malloc $(PY) -P -m pytest -q -p no:cacheprovider -o addopts='' --capture=sys $(ASAN_TESTS) \
