@@ -131,7 +131,8 @@ _VALID = dict(name=b"dltensor_versioned", versioned=True, version=(1, 3), flags=
               dtype=(2, 32, 1), shape=[3, 4], strides=[4, 1], byte_offset=0, deleter="count")
 _MUTATIONS = {
     "name": names, "version": st.tuples(st.integers(0, 3), st.integers(0, (1 << 32) - 1)), "flags": U64,
-    "data": _extremes(U64, 0, 1, 2, (1 << 64) - 16, (1 << 63)), "device": st.tuples(st.integers(-3, 20), st.integers(-2, 8)),
+    "data": _extremes(U64, 0, 1, 2, (1 << 64) - 16, (1 << 63)),
+    "device": st.tuples(st.integers(-3, 20), st.integers(-2, 8)),
     "ndim": st.sampled_from([-1, 0, 1, 3, 65, 1 << 20, -(1 << 31)]),
     "dtype": st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(0, 65535)),
     "shape": st.lists(_extremes(I64, 0, -1, 1 << 40, (1 << 63) - 1), min_size=2, max_size=2),
