@@ -62,11 +62,21 @@ class MarkingExplorer(SvgFallback, W.VBox):
         for c in (self.operation_control, self.leading_dim_control, self.mode_control,
                   self.stride_order_control, self.divisibility_control):
             c.observe(self._on_control, "value")
-        controls = W.VBox([self.operation_control,
-                           W.HBox([self.leading_dim_control]),
-                           W.HBox([self.mode_control, self.stride_order_control, self.divisibility_control])])
-        grids = W.HBox([self.static_canvas, self.marked_canvas]) if self._draw else W.HBox([])
+        # only the chosen marking's own arguments are shown
+        self.layout_dynamic_controls = W.HBox([self.leading_dim_control])
+        self.compact_controls = W.HBox([self.mode_control, self.stride_order_control, self.divisibility_control],
+                                       layout=W.Layout(flex_flow="row wrap"))
+        self._show_controls()
+        self.operation_control.observe(lambda _ch: self._show_controls(), "value")
+        controls = W.VBox([self.operation_control, self.layout_dynamic_controls, self.compact_controls])
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
+        grids = W.HBox([self.static_canvas, self.marked_canvas], layout=wrap) if self._draw else W.HBox([])
         super().__init__([controls, self.info, grids])
+
+    def _show_controls(self) -> None:
+        op = self.operation_control.value
+        self.layout_dynamic_controls.layout.display = None if op == "mark_layout_dynamic" else "none"
+        self.compact_controls.layout.display = None if op == "mark_compact_shape_dynamic" else "none"
 
     # -- the marking ---------------------------------------------------------------------------
     def _on_control(self, _change) -> None:
