@@ -195,5 +195,16 @@ class LayoutView(SvgFallback, W.VBox):
 
         return source_svg(self._source, self._subtitle())
 
+    def to_tikz(self) -> str:
+        """CuTe's ``print_latex`` of the layout (TikZ; layouts of at most 2^14 cells)."""
+        from .export import layout_tikz
+
+        return layout_tikz(self._layout)
+
+    def _save_png(self, path) -> None:
+        from .export import grid_png
+
+        grid_png(self._source, path, self._subtitle())
+
     def __repr__(self) -> str:
         return f"LayoutView({self._layout}, color_by={self.color_by!r}{', show=values' if self._show == 'values' else ''})"

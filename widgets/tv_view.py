@@ -212,5 +212,24 @@ class TVLayoutView(SvgFallback, W.VBox):
     def to_svg(self) -> str:
         return grid_svg(self._grid, self._subtitle())
 
+    def to_tikz(self) -> str:
+        """CuTe's ``print_latex_tv`` of the TV layout on the tile's shape (TikZ)."""
+        from .export import tv_tikz
+
+        nr, nc = self._grid.shape
+        seen, pairs = set(), []
+        for t in range(self._T):
+            for v in range(self._V):
+                i = int(self._idx[t, v])
+                if i not in seen:
+                    seen.add(i)
+                    pairs.append((t, v, i % nr, i // nr))
+        return tv_tikz(self._tv, pairs, nr, nc)
+
+    def _save_png(self, path) -> None:
+        from .export import grid_png
+
+        grid_png(self._grid, path, self._subtitle())
+
     def __repr__(self) -> str:
         return f"TVLayoutView({self._tv}, tile={self._tile}, element_type={self.element_type.name})"
