@@ -112,11 +112,11 @@ def grid_svg(grid, subtitle: str = "") -> str:
     row_labels = meta["row_labels"]
     left = max(CHAR_W * max(len(s) for s in row_labels) + 12, 12)
     grid_w = left + nc * cw + 12
-    legend_x = grid_w + 12
-    leg, leg_w, leg_h = _legend_svg(getattr(grid, "legend", {}) or {}, legend_x, top)
+    # the legend goes under the row-mode line, so it never widens the picture beyond its text
+    leg, leg_w, leg_h = _legend_svg(getattr(grid, "legend", {}) or {}, 4, top + nr * ch + 26)
     axis_len = max(len(f"columns {grid.cols.title} (dynamic)"), len(f"rows {grid.rows.title} (dynamic)"))
-    width = max(legend_x + leg_w + 8, left + CHAR_W * axis_len + 8, CHAR_W * max(len(s) for s in lines) + 12)
-    height = max(top + nr * ch + 26, top + leg_h + 8)
+    width = max(grid_w, 4 + leg_w + 8, left + CHAR_W * axis_len + 8, CHAR_W * max(len(s) for s in lines) + 12)
+    height = top + nr * ch + 26 + (leg_h + 6 if leg else 0)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
