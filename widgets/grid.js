@@ -69,7 +69,7 @@ function render({ model, el }) {
   zoomInfo.className = "wb-zoom"; zoomInfo.style.color = "#555";
   bar.appendChild(zoomInfo);
   const colTitle = div("wb-coltitle");
-  const body = div("wb-body", { display: "flex", gap: "8px", alignItems: "flex-start", whiteSpace: "normal" });
+  const body = div("wb-body", { display: "flex", flexWrap: "wrap", gap: "8px", alignItems: "flex-start", whiteSpace: "normal" });
   const canvas = document.createElement("canvas");
   canvas.className = "wb-canvas";
   canvas.style.cursor = "crosshair";
@@ -150,8 +150,9 @@ function render({ model, el }) {
   }
 
   const cellW = () => st.cw0 * z, cellH = () => CELL_H * z;
+  const maxW = () => Math.min(MAX_W, Math.max(200, (root.clientWidth || MAX_W) - 4));   // never wider than the output
   function viewSize() {
-    const W = Math.max(120, Math.min(MAX_W, st.left + st.cols * cellW() + 1));
+    const W = Math.max(120, Math.min(maxW(), st.left + st.cols * cellW() + 1));
     const H = Math.max(40, Math.min(MAX_H, st.top + st.rows * cellH() + 1));
     return [W, H];
   }
@@ -161,7 +162,7 @@ function render({ model, el }) {
     oy = Math.max(0, Math.min(oy, st.rows * cellH() - (H - st.top)));
   }
   function fitZoom() {
-    return Math.min(1, (MAX_W - st.left - 1) / (st.cols * st.cw0), (MAX_H - st.top - 1) / (st.rows * CELL_H));
+    return Math.min(1, (maxW() - st.left - 1) / (st.cols * st.cw0), (MAX_H - st.top - 1) / (st.rows * CELL_H));
   }
   function neededStep() {
     const s = Math.min(cellW(), cellH());
