@@ -10,9 +10,9 @@ The server is always killed.  Skips cleanly when Chromium or Playwright is missi
 from __future__ import annotations
 
 import ast
-import re
 import json
 import os
+import re
 import shutil
 import signal
 import socket

@@ -18,7 +18,7 @@ from .grid import folded
 
 MAX_TIKZ_CELLS = 1 << 14
 _BW8 = ("black!00", "black!40", "black!20", "black!60", "black!10", "black!50", "black!30", "black!70")
-_TV8 = tuple("{rgb,255:red,%d;green,%d;blue,%d}" % c for c in (
+_TV8 = tuple(f"{{rgb,255:red,{r};green,{g};blue,{b}}}" for r, g, b in (
     (175, 175, 255), (175, 255, 175), (255, 255, 175), (255, 175, 175),
     (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210)))
 _HEAD = ("\\documentclass[convert]{standalone}\n\\usepackage{tikz}\n\n\\begin{document}\n"
