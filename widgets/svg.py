@@ -104,8 +104,9 @@ def grid_svg(grid, subtitle: str = "") -> str:
         om, _, ocol = overview(grid, OVERVIEW_BLOCKS)
         px = max(1, min(4, 512 // max(om["nr"], om["nc"])))
         lines.append(f"overview: a heat map of all {NR}x{NC} cells, each pixel block the mean of "
-                     f"{om['step']}x{om['step']} cells; below, rows 0..{nr - 1} and columns 0..{nc - 1} "
-                     f"({nr * nc} of {NR * NC} cells); the rest is left out of this static picture")
+                     f"{om['step']}x{om['step']} cells")
+        lines.append(f"below: rows 0..{nr - 1} and columns 0..{nc - 1} ({nr * nc} of {NR * NC} cells); "
+                     f"the rest is left out of this static picture")
         ov_h = om["nr"] * px + 8
     top_ov = 18 * len(lines) + 4
     top = top_ov + ov_h + 40                  # titles, overview, then the column-mode line and column labels
