@@ -44,6 +44,12 @@ def test_marking_shows_only_the_chosen_markings_controls():
     assert m.layout_dynamic_controls.layout.display == "none" and m.compact_controls.layout.display == "none"
 
 
+def test_marking_draws_large_tensors_without_enumerating():
+    m = MarkingExplorer(np.zeros((2048, 2048), np.float32))
+    assert (m.static_canvas.rows, m.marked_canvas.cols) == (2048, 2048)
+    assert m.static_canvas.source.layout._offsets is None and len(m.to_svg()) < 1_000_000
+
+
 def test_marking_errors_are_shown_not_raised():
     m = MarkingExplorer(torch.zeros(4, 8))
     m.leading_dim_control.value = 0            # a control change, as in the browser

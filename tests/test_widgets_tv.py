@@ -103,6 +103,8 @@ def test_view_state_selection_and_element_type():
     assert "f16" in v.to_svg() and v.canvas.subtitle.endswith("Float16")
     with pytest.raises(ValueError, match="thread in"):
         v.thread = 32
+    with pytest.raises(ValueError, match="at most 1048576 elements for a TV view"):
+        TVLayoutView(wb.make_layout((32, 4)), (2048, 2048))
 
 
 def test_row_major_tile_vectorizes_and_make_layout_tv_tuple():

@@ -17,10 +17,9 @@ import workbench as wb
 
 from .base import SvgFallback
 from .canvas import GridCanvas
-from .grid import layout_grid
+from .grid import LayoutSource
 from .svg import hstack_svg, table_svg, vstack_svg
 
-MAX_DRAWN = 4096
 OPERATIONS = ("static", "mark_layout_dynamic", "mark_compact_shape_dynamic")
 
 
@@ -52,8 +51,8 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self.stride_order_control = W.Text(value="", placeholder="deduce, or e.g. 1,0", description="stride_order")
         self.divisibility_control = W.IntText(value=1, description="divisibility")
         self.info = W.HTML()
-        # grids for tensors up to 64x64 elements; larger ones show the read-outs only
-        self._draw = draw and wb.size(self._static.layout) <= MAX_DRAWN
+        # the grids compute only the windows they draw, so a tensor of any size is drawn
+        self._draw = draw
         self._quiet = False
         self.static_canvas, self.marked_canvas = GridCanvas(), GridCanvas()
         self._marked = None
@@ -104,9 +103,9 @@ class MarkingExplorer(SvgFallback, W.VBox):
     def _refresh(self) -> None:
         self.info.value = self._html()
         if self._draw:
-            self.static_canvas.show(layout_grid(self._static.layout), "static (from_dlpack)")
+            self.static_canvas.show(LayoutSource(self._static.layout), "static (from_dlpack)")
             if self._marked is not None:
-                self.marked_canvas.show(layout_grid(self._marked.layout), f"after {self.operation_control.value}")
+                self.marked_canvas.show(LayoutSource(self._marked.layout), f"after {self.operation_control.value}")
                 self.marked_canvas.layout.visibility = "visible"
             else:
                 self.marked_canvas.layout.visibility = "hidden"
@@ -208,7 +207,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
 def _grid_svg(layout) -> str:
     from .svg import grid_svg
 
-    return grid_svg(layout_grid(layout))
+    return grid_svg(LayoutSource(layout))
 
 
 def _mask_text(mask) -> str:

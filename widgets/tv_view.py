@@ -23,6 +23,7 @@ from .canvas import GridCanvas
 from .grid import TV_PALETTE, Grid, axis_of, fold, it_values
 from .svg import grid_svg
 
+MAX_TILE_CELLS = 1 << 20
 ELEMENT_CHOICES = ("Float16", "BFloat16", "Float32", "Float64", "Int8", "Int32", "Float8E4M3FN", "Float4E2M1FN")
 
 
@@ -73,6 +74,9 @@ class TVLayoutView(SvgFallback, W.VBox):
         if tile is None:
             raise TypeError("Expected a tile (shape or Layout) with the TV layout, but got None.")
         self._tv, self._tile = tv_layout, _as_tile(tile)
+        if int(self._tile.size) > MAX_TILE_CELLS:   # ownership and access costs enumerate every element
+            raise ValueError(f"Expected a tile of at most {MAX_TILE_CELLS} elements for a TV view, but got "
+                             f"{self._tile} with {self._tile.size}.")
         owner, idx = tv_cells(self._tv, self._tile)
         self._T, self._V = idx.shape
         self._idx = idx
