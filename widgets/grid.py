@@ -260,7 +260,10 @@ class LayoutSource:
             return {"kind": "scale", "label": "colour: tensor value", "lo": f"{lo:.4g}", "hi": f"{hi:.4g}"}
         what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)",
                 "tile": f"tile (rows of {self._periods()[0]}, columns of {self._periods()[1]})"}[self.color_by]
-        entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(q)]
+        pr, pc = self._periods()
+        kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q,
+                 "tile": -(-self.rows.n // pr) * -(-self.cols.n // pc)}[self.color_by]
+        entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(min(q, kinds))]
         return {"kind": "swatches", "label": f"colour: {what} mod {q} (repeats every {q})", "entries": entries}
 
     def _periods(self) -> tuple:

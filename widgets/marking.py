@@ -44,9 +44,10 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self._source = tensor
         self._static = wb.from_dlpack(tensor)
         n = self._static.ndim
-        self.operation_control = W.ToggleButtons(options=OPERATIONS, value=operation, description="marking")
-        self.leading_dim_control = W.Dropdown(options=[("None (deduce)", None)] + [(str(i), i) for i in range(n)],
-                                              value=None, description="leading_dim")
+        self.operation_control = W.ToggleButtons(options=OPERATIONS, value=operation, description="marking",
+                                                 style={"button_width": "auto"})   # whole names, never clipped
+        self.leading_dim_control = W.Dropdown(options=[("None (deduce)", -1)] + [(str(i), i) for i in range(n)],
+                                              value=-1, description="leading_dim")  # -1: None (a Dropdown shows None blank)
         self.mode_control = W.Dropdown(options=list(range(n)), value=0, description="mode")
         self.stride_order_control = W.Text(value="", placeholder="deduce, or e.g. 1,0", description="stride_order")
         self.divisibility_control = W.IntText(value=1, description="divisibility")
@@ -72,6 +73,11 @@ class MarkingExplorer(SvgFallback, W.VBox):
         grids = W.HBox([self.static_canvas, self.marked_canvas], layout=wrap) if self._draw else W.HBox([])
         super().__init__([controls, self.info, grids])
 
+    @property
+    def _leading_dim(self):
+        v = self.leading_dim_control.value
+        return None if v == -1 else v
+
     def _show_controls(self) -> None:
         op = self.operation_control.value
         self.layout_dynamic_controls.layout.display = None if op == "mark_layout_dynamic" else "none"
@@ -88,7 +94,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self._error, self._marked = "", None
         try:
             if op == "mark_layout_dynamic":
-                t.mark_layout_dynamic(leading_dim=self.leading_dim_control.value)
+                t.mark_layout_dynamic(leading_dim=self._leading_dim)
             elif op == "mark_compact_shape_dynamic":
                 t.mark_compact_shape_dynamic(self.mode_control.value,
                                              stride_order=_parse_order(self.stride_order_control.value),
@@ -136,7 +142,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         try:
             if operation is not None:
                 self.operation_control.value = operation
-            self.leading_dim_control.value = leading_dim
+            self.leading_dim_control.value = -1 if leading_dim is None else leading_dim
             self.mode_control.value = mode
             if stride_order is not None:
                 self.stride_order_control.value = stride_order if isinstance(stride_order, str) else ",".join(map(str, stride_order))
@@ -163,7 +169,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         rows.append(("dynamic strides", _mask_text(m.dynamic_strides_mask)))
         op = self.operation_control.value
         if op == "mark_layout_dynamic":
-            given = self.leading_dim_control.value
+            given = self._leading_dim
             rows.append(("leading_dim", f"{m.leading_dim}" + (" (deduced)" if given is None else " (given)")))
         elif op == "mark_compact_shape_dynamic":
             given = _parse_order(self.stride_order_control.value)
@@ -176,7 +182,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         if op == "static":
             return "wb.from_dlpack(x)"
         if op == "mark_layout_dynamic":
-            return f"wb.from_dlpack(x).mark_layout_dynamic(leading_dim={self.leading_dim_control.value})"
+            return f"wb.from_dlpack(x).mark_layout_dynamic(leading_dim={self._leading_dim})"
         so = self.stride_order_control.value.strip()
         return (f"wb.from_dlpack(x).mark_compact_shape_dynamic(mode={self.mode_control.value}, "
                 f"stride_order={'(' + so + ')' if so else None}, divisibility={self.divisibility_control.value})")
