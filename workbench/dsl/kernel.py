@@ -282,6 +282,7 @@ class _Launcher:
 
 class Kernel:
     """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
+    _wb_device_function = True   # the frontend inlines calls to it (recognized by this marker, no import)
 
     def __init__(self, fn):
         self.fn = fn

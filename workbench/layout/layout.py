@@ -37,6 +37,11 @@ def _check_leaves(t, what, allow_negative):
         raise ValueError(f"Expected non-negative {what} entries, but got {t}.")
 
 
+# Enumerating every offset of a layout beyond this many elements is refused (about 400 MiB of
+# int64 working arrays): views and checks evaluate windows instead.
+MAX_OFFSETS = 1 << 24
+
+
 class Layout:
     """A CuTe layout ``shape:stride``.  Immutable; hashable; callable on coordinates."""
 
@@ -126,12 +131,18 @@ class Layout:
     def offsets(self) -> np.ndarray:
         """Offsets of all indices 0..size-1 as one int64 array (vectorized, cached).
 
-        Dynamic modes use their runtime values; a symbolic ``?`` raises.
+        Dynamic modes use their runtime values; a symbolic ``?`` raises.  Refuses layouts of more
+        than ``MAX_OFFSETS`` elements (evaluate a window of coordinates instead).
         """
         if self._offsets is None:
             shp = it.flatten(value_of(self.shape))
             std = it.flatten(value_of(self.stride))
+            if any(type(d) is E for d in std):
+                raise ValueError(f"offsets() of {self}: a coordinate (basis-strided) layout maps to tuples, not offsets.")
             n = it.product(shp)
+            if n > MAX_OFFSETS:
+                raise ValueError(f"offsets() of {self}: {n} elements would take {n * 24 >> 20} MiB to enumerate, "
+                                 f"above the limit of {MAX_OFFSETS} elements; evaluate the coordinates you need instead.")
             idx = np.arange(n, dtype=np.int64)
             out = np.zeros(n, dtype=np.int64)
             for s, d in zip(shp, std):
