@@ -167,6 +167,9 @@ def test_playground_errors_in_place():
     assert p.error == "" and p.canvases[2].layout.display is None
     with pytest.raises(ValueError, match="operation"):
         AlgebraPlayground(operation="transpose")
+    big = AlgebraPlayground("(64,128):(1,64)", "(2,2):(1,2)", "logical_product")
+    assert rows(big)["not drawn"] == "A, result: more than 4096 cells (use LayoutView for any size)"
+    assert big.canvases[0].layout.display == "none" and big.canvases[1].layout.display is None
 
 
 def test_playground_svg_golden():

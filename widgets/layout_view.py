@@ -43,6 +43,10 @@ class LayoutView(SvgFallback, W.VBox):
 
     Readable state (also what the browser changes): ``hover`` (the hovered cell's (row, col) or
     None), ``hover_text``, ``selected_offset`` (settable), ``selected_cells``, ``color_by``.
+
+    Sizes: the view itself never enumerates the layout.  What must enumerate refuses clearly above a
+    limit: ``grid`` and ``selected_cells`` (2^20 cells), the injectivity read-out and the selection count
+    (2^20, skipped above), ``to_tikz`` (2^14), ``print_layout`` (2^16).
     """
 
     def __init__(self, layout_or_tensor, color_by: str = "offset", color_layout: Layout | None = None,

@@ -147,6 +147,10 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         if self.result is not None:
             rows.append(("result", str(self.result)))
             rows.append(("size / cosize", f"{self.result.size} / {self.result.cosize}"))
+        big = [name for name, lay in (("A", self.A), ("B", self.B), ("result", self.result))
+               if lay is not None and lay.is_static and lay.size > MAX_DRAWN]
+        if big:   # the shared colouring enumerates A, B and the result: say what is not drawn
+            rows.append(("not drawn", f"{', '.join(big)}: more than {MAX_DRAWN} cells (use LayoutView for any size)"))
         return rows
 
     def to_svg(self) -> str:
