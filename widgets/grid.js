@@ -220,14 +220,14 @@ function render({ model, el }) {
     // the overview is always underneath: a large grid is never a blank box while tiles arrive
     const om = st.om;
     g.drawImage(st.ov, left - ox, top - oy, om.nc * om.step * cw, om.nr * om.step * ch);
-    const v = visible();
+    const v = visible(), need = neededStep();
     const t = tile && tile.gen === model.get("generation") ? tile : null;
     if (t) g.drawImage(t.img, left + t.c0 * cw - ox, top + t.r0 * ch - oy, t.nc * t.step * cw, t.nr * t.step * ch);
     const exact = t && t.step === 1;
     const at = (r, c) => (exact && r >= t.r0 && r < t.r0 + t.nr && c >= t.c0 && c < t.c0 + t.nc) ? (r - t.r0) * t.nc + (c - t.c0) : -1;
     const X = (c) => left + c * cw - ox, Y = (r) => top + r * ch - oy;
     // cell rules, nesting rules and labels only where cells are large enough to carry them
-    if (exact && Math.min(cw, ch) >= 6) {
+    if (exact && need === 1 && Math.min(cw, ch) >= 6) {
       g.strokeStyle = "#555"; g.lineWidth = 0.5; g.beginPath();
       for (let c = v.c0; c <= v.c1; c++) { g.moveTo(X(c), Y(v.r0)); g.lineTo(X(c), Y(v.r1)); }
       for (let r = v.r0; r <= v.r1; r++) { g.moveTo(X(v.c0), Y(r)); g.lineTo(X(v.c1), Y(r)); }
@@ -247,8 +247,10 @@ function render({ model, el }) {
     rules(model.get("col_groups"), model.get("col_dynamic"), true);
     rules(model.get("row_groups"), model.get("row_dynamic"), false);
     g.setLineDash([]);
-    let lod = exact ? "colour" : `heat map: each pixel block = mean of ${t && !exact ? t.step : om.step}x${t && !exact ? t.step : om.step} cells`;
-    if (exact && ch >= 11) {
+    // what this zoom shows: cells (labelled when they fit) or block means, at the finest step at hand
+    const shown = t && t.step === need && covers(t, v, need) ? t.step : om.step;
+    let lod = need === 1 && exact ? "colour" : `heat map: each pixel block = mean of ${shown}x${shown} cells`;
+    if (exact && need === 1 && ch >= 11) {
       const texts = t.texts || [];
       g.font = FONT; g.textAlign = "center";
       let drawn = false;
@@ -283,7 +285,7 @@ function render({ model, el }) {
     const labels = (n, first, last, size, pos, colLabels) => {
       const names = exact ? (colLabels ? t.col_labels : t.row_labels) : null;
       const off = exact ? (colLabels ? t.c0 : t.r0) : 0;
-      const widest = colLabels ? CHAR_W * (model.get("col_label_chars") + 1) : 12;
+      const widest = colLabels ? CHAR_W * (model.get("col_label_chars") + 1) : 14;
       const every = Math.max(1, Math.ceil(widest / size));
       for (let k = Math.ceil(first / every) * every; k < last; k += every) {
         const name = names && k - off >= 0 && k - off < names.length ? names[k - off] : String(k);
