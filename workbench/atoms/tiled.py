@@ -190,41 +190,25 @@ class TiledMMA:
         return f"TiledMMA({self.atom.name}, atom_layout={self.atom_layout_mnk}, permutation=({perm}))"
 
 
-def _flat_coord(layout, idx):
-    """CuTe's ``layout.get_flat_coord(idx)``: the flat colexicographic coordinate of a domain index."""
-    out = []
-    for s in _flat(layout.shape):
-        out.append(idx % s)
-        idx //= s
-    return out
-
-
-def _flat(t):
-    return [x for y in t for x in _flat(y)] if type(t) is tuple else [t]
-
-
 class ThrMMA:
     """One thread's view of a TiledMMA (CuTe's ``ThrMMA``): partitions of A, B and C."""
 
     def __init__(self, tiled: TiledMMA, thr_idx: int):
         self.tiled, self.thr_idx = tiled, thr_idx
-        v = tiled.thr_layout_vmnk
-        # the flat coordinate groups back into CuTe's (V, M, N, K) modes
-        flat = _flat_coord(v, thr_idx)
-        self.thr_vmnk, pos = [], 0
+        # CuTe's get_flat_coord: one integer per top mode (V, M, N, K), colexicographic
+        self.thr_vmnk, idx = [], thr_idx
         for i in range(4):
-            n = len(_flat(v[i].shape))
-            self.thr_vmnk.append(_regroup(v[i].shape, flat[pos:pos + n]))
-            pos += n
+            n = tiled.thr_layout_vmnk[i].size
+            self.thr_vmnk.append(idx % n)
+            idx //= n
 
     def _part(self, x, thrfrg, a, b):
         lay = getattr(x, "layout", x)
         thr = thrfrg(lay)
         rest_rank = thr[1][1].rank if type(thr[1][1].shape) is tuple else 1
         crd = ((self.thr_vmnk[0], (self.thr_vmnk[a], self.thr_vmnk[b])), (None, (None,) * rest_rank))
-        part = slice_(thr, crd)
         if isinstance(x, Layout):
-            return part
+            return slice_(thr, crd)
         return _tensor_slice(x, thr, crd)
 
     def partition_A(self, x):
@@ -236,17 +220,6 @@ class ThrMMA:
 
     def partition_C(self, x):
         return self._part(x, self.tiled.thrfrg_C, 1, 2)
-
-
-def _regroup(shape, flat):
-    if type(shape) is not tuple:
-        return flat[0]
-    out, pos = [], 0
-    for s in shape:
-        n = len(_flat(s))
-        out.append(_regroup(s, flat[pos:pos + n]))
-        pos += n
-    return tuple(out)
 
 
 def _tensor_slice(x, thr_layout, crd):
@@ -377,7 +350,7 @@ class ThrCopy:
     def _part(self, x, fn):
         lay = getattr(x, "layout", x)
         thr = fn(lay)
-        crd = (self.thr_idx,) + (None,) * (thr.rank - 1)
+        crd = (self.thr_idx, None, (None,) * (thr[2].rank if type(thr[2].shape) is tuple else 1))
         if isinstance(x, Layout):
             return slice_(thr, crd)
         return _tensor_slice(x, thr, crd)
