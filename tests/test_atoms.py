@@ -158,3 +158,26 @@ def test_suggest_swizzle_finds_cute_gmma_swizzles(k, atom):
     assert s.swizzle == gmma_smem_atom(atom, F16).inner
     assert s.after.conflict_free and not s.before.conflict_free and s.before.total > s.after.total
     assert len(s.compared) > 10 and min(s.compared.values()) == s.after.total
+
+
+def test_partitions_of_a_tensor():
+    torch = pytest.importorskip("torch")
+    m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, 32, 16))
+    t = wb.from_dlpack(torch.zeros(64, 64))
+    part = m.get_slice(5).partition_C(t)
+    assert part.layout == m.get_slice(5).partition_C(t.layout)
+    # lane 5 of the first atom holds C(1, 2), C(1, 3), C(9, 2), C(9, 3) (PTX's m16n8 accumulator fragment)
+    assert part.data_ptr - t.data_ptr == 4 * (1 * 64 + 2)
+    c = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), m)
+    src = c.get_slice(3).partition_S(t)
+    assert src.layout == c.get_slice(3).partition_S(t.layout) and src.layout.size == 8 * 2 * 4
+
+
+def test_tiled_mma_shape_api():
+    m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, wb.make_layout((8, 2, 2), stride=(1, 16, 8)), 16))
+    assert m.size == 128 and [m.get_tile_size(i) for i in range(3)] == [32, 32, 16]
+    assert str(m.thr_layout_vmnk) == "(32,2,2,1):(1,32,64,0)"
+    with pytest.raises(ValueError, match="mode 0 .M., 1 .N. or 2 .K."):
+        m.get_tile_size(3)
+    with pytest.raises(ValueError, match=r"thread index in \[0, 128\)"):
+        m.get_slice(128)
