@@ -1,9 +1,9 @@
 """Building host-only C++ test harnesses with g++, cached by content.
 
 ``build_harnesses(sources, include_dirs, hash_files)`` compiles each source into its own
-executable, in parallel, and caches them under the repository's ``build/cxx_harness/<hash>/``
+executable, in parallel, and caches each under the repository's ``build/cxx_harness/<hash>/``
 (a directory of this checkout, not a predictable shared /tmp path another user could plant).
-The hash covers the sources, every file in ``hash_files`` (the headers the harness relies on),
+The hash covers the source, every file in ``hash_files`` (the headers the harness relies on),
 the flags and ``g++ --version``, so a changed header or compiler rebuilds.  Executables are
 written under a fresh ``tempfile.mkdtemp`` directory and moved into place atomically, so
 parallel sessions never run half a binary.  ``missing_toolchain`` names what is absent so a
@@ -48,13 +48,16 @@ def build_harnesses(sources, include_dirs, hash_files=(), flags=("-std=c++17", "
     cxx = cxx or shutil.which("g++")
     sources = [pathlib.Path(s) for s in sources]
     flags = list(flags)
-    out_dir = CACHE_ROOT / _digest(sources, hash_files, flags + [str(d) for d in include_dirs], cxx)
-    exes = {s.stem: out_dir / s.stem for s in sources}
+    # one cache entry per source: editing one translation unit rebuilds only that one
+    key_flags = flags + [str(d) for d in include_dirs]
+    exes = {s.stem: CACHE_ROOT / _digest([s], hash_files, key_flags, cxx) / s.stem for s in sources}
     todo = [s for s in sources if not exes[s.stem].is_file()]
     t0 = time.perf_counter()
     if todo:
-        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        work = pathlib.Path(tempfile.mkdtemp(dir=out_dir))
+        CACHE_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for s in todo:
+            exes[s.stem].parent.mkdir(exist_ok=True, mode=0o700)
+        work = pathlib.Path(tempfile.mkdtemp(dir=CACHE_ROOT))
 
         def build(src):
             tmp = work / src.stem

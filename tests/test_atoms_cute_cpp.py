@@ -20,6 +20,7 @@ import shutil
 
 import numpy as np
 import pytest
+from cxx_harness import build_harnesses, missing_toolchain, run_harness
 
 import workbench as wb
 from workbench.atoms import (
@@ -32,8 +33,6 @@ from workbench.atoms import (
     mma_atom,
 )
 from workbench.atoms.smem import gmma_smem_atom
-
-from cxx_harness import build_harnesses, missing_toolchain, run_harness
 
 HERE = pathlib.Path(__file__).parent
 SOURCES = [HERE / "cute" / n for n in ("atoms_harness.cpp", "atoms_tiled_mma.cpp", "atoms_tiled_copy.cpp")]
@@ -244,3 +243,13 @@ def test_tiled_copies(cute_output):
         smem = wb.make_layout((M, N), stride=(N, 1))
         assert_same_function(thr.partition_S(smem), cute_output[f"tcopy|{id_}|partition_S"], f"{id_} partition_S")
         assert_same_function(thr.partition_D(smem), cute_output[f"tcopy|{id_}|partition_D"], f"{id_} partition_D")
+
+
+def test_retile_of_mma_fragments(cute_output):
+    copies = tiled_copies(tiled_mmas())
+    ids = sorted({k.split("|")[1] for k in cute_output if k.startswith("tretile|")})
+    assert len(ids) == 8
+    for id_ in ids:
+        frag = _parse(cute_output[f"tretile|{id_}|frag"])  # CuTe's partition_fragment_A/B of thread 1
+        ours = copies[id_].get_slice(1).retile_D(frag)
+        assert_same_function(ours, cute_output[f"tretile|{id_}|retile"], f"{id_} retile_D({frag})")

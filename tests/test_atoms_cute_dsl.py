@@ -19,8 +19,15 @@ import pytest
 from test_atoms_cute_cpp import assert_same_function
 
 import workbench as wb
-from workbench.atoms import copy_atom, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C
-from workbench.atoms import make_tiled_mma, mma_atom
+from workbench.atoms import (
+    copy_atom,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+    mma_atom,
+)
 
 if importlib.util.find_spec("cutlass") is None:
     pytest.skip("nvidia-cutlass-dsl is not installed", allow_module_level=True)

@@ -17,6 +17,23 @@ void tcopy(char const* id, TC const& c) {
   snprintf(buf, sizeof buf, "tcopy|%s|partition_D", id); emit(buf, thr.partition_D(s).layout());
 }
 
+// retile_D of one thread's MMA fragment (the ldmatrix -> mma register view of every CuTe GEMM mainloop)
+template <int Operand, class TC, class TM>
+void tretile(char const* id, TC const& c, TM const& m) {
+  char buf[256];
+  auto M = tile_size<0>(m) * _2{}; auto N = tile_size<1>(m) * _2{}; auto K = tile_size<2>(m) * _2{};
+  auto thr = m.get_slice(1);
+  auto frag = [&] {
+    if constexpr (Operand == 0) {
+      return thr.partition_fragment_A(make_tensor(make_smem_ptr((half_t*)nullptr), make_layout(make_shape(M, K))));
+    } else {
+      return thr.partition_fragment_B(make_tensor(make_smem_ptr((half_t*)nullptr), make_layout(make_shape(N, K))));
+    }
+  }();
+  snprintf(buf, sizeof buf, "tretile|%s|frag", id); emit(buf, frag.layout());
+  snprintf(buf, sizeof buf, "tretile|%s|retile", id); emit(buf, c.get_slice(1).retile_D(frag).layout());
+}
+
 int main() {
   TILED_MMAS
   using LDSM4 = Copy_Atom<SM75_U32x4_LDSM_N, half_t>;
@@ -46,5 +63,13 @@ int main() {
   tcopy("c20", make_tiled_copy_A(Copy_Atom<SM75_U32x1_LDSM_N, half_t>{}, t6));
   tcopy("c21", make_tiled_copy_A(LDSM4{}, t20));
   tcopy("c22", make_tiled_copy_A(LDSM4{}, t5));
-    return 0;
+  tretile<0>("c1", make_tiled_copy_A(LDSM4{}, t1), t1);
+  tretile<1>("c2", make_tiled_copy_B(LDSM4{}, t1), t1);
+  tretile<1>("c3", make_tiled_copy_B(Copy_Atom<SM75_U32x2_LDSM_N, half_t>{}, t2), t2);
+  tretile<0>("c4", make_tiled_copy_A(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, t1), t1);
+  tretile<0>("c14", make_tiled_copy_A(LDSM4{}, t4), t4);
+  tretile<1>("c15", make_tiled_copy_B(LDSM4{}, t4), t4);
+  tretile<0>("c20", make_tiled_copy_A(Copy_Atom<SM75_U32x1_LDSM_N, half_t>{}, t6), t6);
+  tretile<0>("c21", make_tiled_copy_A(LDSM4{}, t20), t20);
+  return 0;
 }
