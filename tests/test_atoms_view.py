@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
+
 import numpy as np
 import pytest
-from test_widgets_layout import check_golden
 
 import workbench as wb
 from widgets.atoms_view import CopyView, MMAView, owners
 from workbench.atoms import copy_atom, make_tiled_copy_A, make_tiled_mma, mma_atom
 
 SM80 = "SM80_16x8x16_F32F16F16F32_TN"
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+def check_golden(name: str, svg: str) -> None:
+    """Byte-equal to tests/golden/<name>; WB_UPDATE_GOLDEN=1 rewrites it (then review the diff)."""
+    path = GOLDEN / name
+    if os.environ.get("WB_UPDATE_GOLDEN"):
+        path.write_text(svg, encoding="utf-8", newline="\n")
+    assert path.exists(), f"missing golden file {path}: run with WB_UPDATE_GOLDEN=1 once and review it"
+    assert svg == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
 
 
 def _mma(k=16):

@@ -17,7 +17,8 @@ import numpy as np
 from .. import element_types as et
 from ..layout import ComposedLayout, Layout, Swizzle
 
-__all__ = ["BankConflicts", "bank_conflicts", "smem_accesses", "suggest_swizzle", "SwizzleSuggestion"]
+__all__ = ["BankConflicts", "bank_conflicts", "phase_wavefronts", "smem_accesses", "suggest_swizzle",
+           "SwizzleSuggestion"]
 
 BANKS, BANK_BYTES = 32, 4
 
@@ -121,6 +122,17 @@ def smem_accesses(tiled_copy, smem_layout, element_type=None, side=None):
     return addr
 
 
+def phase_wavefronts(byte_addresses) -> tuple[int, int]:
+    """(wavefronts, ideal) of one phase: the byte addresses its threads touch, any shape.
+
+    Wavefronts: the most distinct 4-byte words one bank serves; ideal: the 128-byte lines the
+    distinct words need at least.
+    """
+    words = np.unique(np.asarray(byte_addresses).reshape(-1) // BANK_BYTES)
+    counts = np.bincount(words % BANKS, minlength=BANKS)
+    return int(counts.max()), max(1, -(-words.size // BANKS))
+
+
 def bank_conflicts(tiled_copy, smem_layout, element_type=None, side=None) -> BankConflicts:
     """Wavefronts per phase for ``tiled_copy``'s instruction over ``smem_layout``."""
     side = _smem_side(tiled_copy, side)
@@ -128,14 +140,12 @@ def bank_conflicts(tiled_copy, smem_layout, element_type=None, side=None) -> Ban
     tpp, name = _threads_per_phase(tiled_copy, side)
     out = BankConflicts(name, tpp)
     calls, warps, phases = addr.shape[:3]
-    words = addr // BANK_BYTES
     for c in range(calls):
         for w in range(warps):
             for p in range(phases):
-                u = np.unique(words[c, w, p])
-                counts = np.bincount(u % BANKS, minlength=BANKS)
-                out.wavefronts.append(int(counts.max()))
-                out.ideal.append(max(1, -(-u.size // BANKS)))
+                wf, ideal = phase_wavefronts(addr[c, w, p])
+                out.wavefronts.append(wf)
+                out.ideal.append(ideal)
     return out
 
 
