@@ -66,10 +66,12 @@ def build_harnesses(sources, include_dirs, hash_files=(), flags=("-std=c++17", "
             assert r.returncode == 0, f"compiling {src.name} failed:\n{' '.join(cmd)}\n{r.stderr[-4000:]}"
             os.replace(tmp, exes[src.stem])
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
-            for f in [pool.submit(build, s) for s in todo]:
-                f.result()
-        shutil.rmtree(work, ignore_errors=True)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
+                for f in [pool.submit(build, s) for s in todo]:
+                    f.result()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return exes, time.perf_counter() - t0
 
 
