@@ -82,7 +82,7 @@ def test_legacy_producer_fallback_and_capsule_name_branching():
 def test_fast_path_falls_back_for_producers_without_max_version(monkeypatch):
     # numpy < 2.1 is a CPU-only producer whose __dlpack__ knows no max_version: the C fast path
     # must hand it to the Python path, which retries without the keyword.
-    import workbench.tensor as T
+    import workbench._tensor as T
 
     monkeypatch.setitem(T._CPU_ONLY_FOR_C, Producer, True)
     p = Producer(versioned=False, accepts_max_version=False)

@@ -1,4 +1,4 @@
-"""Unit tests of workbench/mdspan.py: every rule of seed 000 in CCCL's order, the views
+"""Unit tests of workbench/_mdspan.py: every rule of seed 000 in CCCL's order, the views
 (seed 003's accessors), to_dlpack_tensor (seed 001) and every documented improvement.
 The differential proof against the real CCCL headers is tests/test_mdspan_cccl.py."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-import workbench.mdspan as wbm
+import workbench._mdspan as wbm
 from workbench.dlpack.abi import DLTensor
 
 CPU, CUDA, MANAGED = 1, 2, 13

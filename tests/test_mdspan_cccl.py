@@ -8,7 +8,7 @@ fields and one or two bad ones); the harness prints what CCCL accepts or the exc
 and our Python functions must agree: same acceptance, same extents, strides, offset, data handle,
 required_span_size and is_strided, and error messages that start with CCCL's text.
 
-The only allowed differences are the documented improvements of workbench/mdspan.py, each
+The only allowed differences are the documented improvements of workbench/_mdspan.py, each
 counted and each required to occur:
 - an empty tensor with data NULL is accepted (CCCL: "DLTensor data must be non-null");
 - a stride_relaxed tensor whose negative strides reach below its data pointer is rebased (data
@@ -36,7 +36,7 @@ import tempfile
 import pytest
 
 import workbench as wb
-import workbench.mdspan as wbm
+import workbench._mdspan as wbm
 from workbench.dlpack.abi import DLTensor
 
 HERE = pathlib.Path(__file__).parent

@@ -7,7 +7,7 @@ notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written ne
 from __future__ import annotations
 
 from workbench.layout import ComposedLayout, Layout, parse_layout
-from workbench.tensor import from_dlpack
+from workbench import from_dlpack
 
 
 def as_layout(obj) -> tuple[Layout, object]:

@@ -41,7 +41,7 @@ import struct
 
 import numpy as np
 
-from ..element_types import Boolean, Float16, Float32, Float64, Int32
+from .._element_types import Boolean, Float16, Float32, Float64, Int32
 from . import ir
 
 

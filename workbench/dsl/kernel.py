@@ -16,9 +16,9 @@ import operator
 import struct
 
 from ..dlpack import _native
-from ..element_types import Boolean
+from .._element_types import Boolean
 from ..layout import offset_span
-from ..tensor import Pointer, Tensor
+from .._tensor import Pointer, Tensor
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
@@ -282,6 +282,7 @@ class _Launcher:
 
 class Kernel:
     """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
+    _wb_device_function = True   # the frontend inlines calls to it (recognized by this marker, no import)
 
     def __init__(self, fn):
         self.fn = fn

@@ -66,7 +66,7 @@ import operator
 
 import numpy as np
 
-from . import element_types as et
+from . import _element_types as et
 from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack.dtypes import dldtype_of
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from math import gcd
 
-from . import element_types as et
+from . import _element_types as et
 from .dlpack import _native
 from .dlpack.abi import (
     DLPACK_FLAG_BITMASK_IS_COPIED,
