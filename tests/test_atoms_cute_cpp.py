@@ -31,6 +31,7 @@ from workbench.atoms import (
     make_tiled_copy_C,
     make_tiled_mma,
     mma_atom,
+    mma_atom_names,
 )
 from workbench.atoms.smem import gmma_smem_atom
 
@@ -115,7 +116,7 @@ def test_every_mma_atom(cute_output):
             assert_same_function(ours, cute_output[f"mma|{name}|{part}"], f"{name} {part}")
         assert atom.shape_mnk == _parse(cute_output[f"mma|{name}|mnk"]).shape, name
     # every non-GMMA atom of the catalog went through CuTe
-    sync = {n for n in wb.atoms.mma_atom_names(include_gmma=False) if n != "UniversalFMA"}
+    sync = {n for n in mma_atom_names(include_gmma=False) if n != "UniversalFMA"}
     printed_names = {p for p in labels if "_" in p}
     printed = set(labels)
     untested = {n for n in sync if n not in printed and re.sub(r"_SATURATE$", "", n) not in printed}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import element_types as et
+from .. import _element_types as et
 from ..layout import ComposedLayout, Layout, Swizzle
 
 __all__ = ["BankConflicts", "bank_conflicts", "phase_wavefronts", "smem_accesses", "suggest_swizzle",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 
-from .. import element_types as et
+from .. import _element_types as et
 from ..layout import Layout
 
 __all__ = ["CopyAtom", "copy_atom", "copy_atom_names", "upcast"]

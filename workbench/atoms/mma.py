@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .. import element_types as et
+from .. import _element_types as et
 from ..layout import Layout
 
 __all__ = ["MMAAtom", "mma_atom", "mma_atom_names"]

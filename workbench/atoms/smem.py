@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from .. import element_types as et
+from .. import _element_types as et
 from ..layout import ComposedLayout, Layout, Swizzle
 
 __all__ = ["gmma_smem_atom", "GMMA_SMEM_ATOMS"]
