@@ -14,14 +14,12 @@ from .tiled import (
     make_tiled_mma,
 )
 
+from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle
+from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
+
 __all__ = [
+    "BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS", "gmma_smem_atom",
     "MMAAtom", "mma_atom", "mma_atom_names", "CopyAtom", "copy_atom", "copy_atom_names",
     "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C",
 ]
-
-from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle  # noqa: E402
-from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom  # noqa: E402
-
-__all__ += ["BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS",
-            "gmma_smem_atom"]
