@@ -49,7 +49,8 @@ P = wb.parse_layout
 # -- the cases (layouts as CuTe strings; tilers: int, None, layout string, or a tuple of them) ---------
 DIVIDE_CASES = [
     ("100:1", 32), ("100:1", "32:1"), ("(100,90):(1,100)", (32, 32)), ("(100,90):(90,1)", (32, 32)),
-    ("(100,90):(1,100)", (32, None)), ("(100,90):(1,100)", (32, "1:0")), ("(6,7):(1,6)", (4, 3)), ("(12,10):(1,12)", ("4:2", "3:1")),
+    ("(100,90):(1,100)", (32, None)), ("(100,90):(1,100)", (32, "1:0")), ("(6,7):(1,6)", (4, 3)),
+    ("(12,10):(1,12)", ("4:2", "3:1")),
     ("10:1", "4:2"), ("(10,10):(1,10)", 32), ("(9,(4,8)):(59,(13,1))", ("3:3", "(2,4):(1,8)")),
     ("(7,5):(5,1)", (2, 2)), ("(33,17):(1,33)", ("(4,2):(2,1)", 8)), ("(5,(3,4)):(12,(1,3))", (2, 5)),
     ("(10,10):(1,12)", 32),  # no layout: a 32-element tile would cut a mode of 10 (both refuse)
@@ -454,3 +455,63 @@ def test_host_tensor_refuses_ragged_tiles_but_tiles_evenly_as_cute_dsl():
     assert (tile.data_ptr - t.data_ptr) // 4 == off == 2 * 32 * 90 + 30
     with pytest.raises(ValueError, match="make_identity_tensor"):
         wb.local_tile(t, (32, 30), (3, 1))  # rows 96..127 of 100: only a kernel can predicate them
+
+
+# -- more tiles and partitions, printed: None coordinates, layout tilers, nested and col-major threads ---------
+SHAPES_CASES = {  # name: (ours, CuTe's), both applied to a layout/tensor X of shape (100, 90)
+    "tile (_,2)": (lambda X: wb.local_tile(X, (32, 32), (None, 2)), lambda X: cute.local_tile(X, (32, 32), (None, 2))),
+    "tile by layouts": (lambda X: wb.local_tile(X, (P("32:1"), P("16:2")), (1, 2)),
+                        lambda X: cute.local_tile(X, (cute.make_layout(32), cute.make_layout(16, stride=2)), (1, 2))),
+    "partition nested threads": (
+        lambda X: wb.local_partition(X, P("((2,2),8):((1,16),2)"), 7),
+        lambda X: cute.local_partition(X, cute.make_layout(((2, 2), 8), stride=((1, 16), 2)), cutlass.Int32(7))),
+    "partition col-major threads": (lambda X: wb.local_partition(X, P("(4,8):(1,4)"), 13),
+                                    lambda X: cute.local_partition(X, cute.make_layout((4, 8)), cutlass.Int32(13))),
+    "flat_divide": (lambda X: wb.flat_divide(X, (32, 32)), lambda X: cute.flat_divide(X, (32, 32))),
+    "tile with a rank-1 coordinate": (lambda X: wb.local_tile(X, (32,), (3,)), lambda X: cute.local_tile(X, (32,), (3,))),
+}
+_SHAPES = {}
+
+
+def _trace_more_tiles(buf, out, sizes):
+    data = cute.make_tensor(buf.iterator, cute.make_layout((100, 90)))
+    ident = cute.make_identity_tensor((100, 90))
+    for row, (name, (_, theirs)) in enumerate(SHAPES_CASES.items()):
+        for kind, X in (("data", data), ("identity", ident)):
+            try:
+                T = theirs(X)
+                _SHAPES[name, kind] = str(T.layout) if kind == "data" else str(T)
+                if kind == "data":
+                    _store_tensor(T, out, sizes, row)
+            except Exception as e:  # noqa: BLE001
+                _SHAPES[name, kind] = _refused(e)
+
+
+@cute.jit
+def _cute_more_tiles(buf: cute.Tensor, out: cute.Tensor, sizes: cute.Tensor):
+    _trace_more_tiles(buf, out, sizes)  # plain Python while tracing (the DSL rewrites loops in its own body)
+
+
+def test_more_tiles_and_partitions_match_cute_dsl():
+    cap = _cap(100, 90)
+    buf, out = np.arange(cap, dtype=np.int32), np.full((len(SHAPES_CASES), cap), -1, dtype=np.int32)
+    sizes = np.zeros(len(SHAPES_CASES), dtype=np.int32)
+    _cute_more_tiles(*(from_dlpack(x) for x in (buf, out, sizes)))
+    refused = 0
+    for row, (name, (ours, _)) in enumerate(SHAPES_CASES.items()):
+        for kind, X in (("data", wb.make_layout((100, 90))), ("identity", wb.make_identity_tensor((100, 90)))):
+            theirs = _SHAPES[name, kind]
+            try:
+                R = ours(X)
+            except ValueError:  # CuTe DSL: "failed to construct a valid coordinate"
+                assert theirs.startswith("refused"), (name, kind, theirs)
+                refused += 1
+                continue
+            if kind == "identity":
+                assert str(R) == theirs, (name, str(R), theirs)  # origin, shape and basis strides
+                continue
+            sub, off = R if isinstance(R, tuple) else (R, 0)
+            assert str(sub) == theirs, (name, str(sub), theirs)
+            n = wb.size(sub)
+            assert sizes[row] == n and np.array_equal(out[row, :n], off + sub.offsets()), name  # offsets too
+    assert refused == 2
