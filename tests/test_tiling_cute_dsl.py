@@ -31,6 +31,7 @@ Documented differences:
   CuTe returns it.  Layouts and identity tensors tile raggedly exactly as CuTe does.
 """
 
+import random
 import re
 
 import numpy as np
@@ -82,7 +83,7 @@ def _cute_layout(x):
 def _cute_tiler(t):
     if isinstance(t, tuple):
         return tuple(_cute_tiler(e) for e in t)
-    return _cute_layout(t) if isinstance(t, str) else t
+    return _cute_layout(t) if isinstance(t, (str, wb.Layout)) else t
 
 
 def _wb_tiler(t):
@@ -468,7 +469,8 @@ SHAPES_CASES = {  # name: (ours, CuTe's), both applied to a layout/tensor X of s
     "partition col-major threads": (lambda X: wb.local_partition(X, P("(4,8):(1,4)"), 13),
                                     lambda X: cute.local_partition(X, cute.make_layout((4, 8)), cutlass.Int32(13))),
     "flat_divide": (lambda X: wb.flat_divide(X, (32, 32)), lambda X: cute.flat_divide(X, (32, 32))),
-    "tile with a rank-1 coordinate": (lambda X: wb.local_tile(X, (32,), (3,)), lambda X: cute.local_tile(X, (32,), (3,))),
+    "tile with a rank-1 coordinate": (lambda X: wb.local_tile(X, (32,), (3,)),
+                                      lambda X: cute.local_tile(X, (32,), (3,))),
 }
 _SHAPES = {}
 
@@ -515,3 +517,161 @@ def test_more_tiles_and_partitions_match_cute_dsl():
             n = wb.size(sub)
             assert sizes[row] == n and np.array_equal(out[row, :n], off + sub.offsets()), name  # offsets too
     assert refused == 2
+
+
+# -- generated pairs against CuTe DSL: every difference explained -----------------------------------------
+# Beyond the hand-picked cases: random layouts and tilers (extents 1..16 that rarely divide), every op traced
+# once.  Each result is classified; a class that is not one of the explanations below fails the test.
+def _random_shape(rng, leaves):
+    if leaves == 1 or rng.random() < 0.3:
+        return rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16])
+    return tuple(_random_shape(rng, max(1, leaves // 2)) for _ in range(rng.randint(2, 3)))
+
+
+def _random_layout(rng, kind):
+    """kind: 'compact' (col- or row-major), 'injective' (gaps), 'any' (random strides); at most 128 elements."""
+    shape = _random_shape(rng, rng.randint(1, 5))
+    while it.product(shape) > 128:
+        shape = _random_shape(rng, rng.randint(1, 5))
+    flat = it.flatten(shape)
+    if kind == "any":
+        return wb.Layout(shape, it.unflatten([rng.randint(0, 10) for _ in flat], shape))
+    order = list(range(len(flat)))
+    if kind == "injective":
+        rng.shuffle(order)
+    elif rng.random() < 0.4:
+        order.reverse()
+    strides, cur = [0] * len(flat), 1
+    for i in order:
+        cur *= rng.choice([1, 1, 2]) if kind == "injective" else 1
+        strides[i] = cur
+        cur *= flat[i]
+    return wb.Layout(shape, it.unflatten(strides, shape))
+
+
+def _random_tiler(rng):
+    r = rng.random()
+    if r < 0.35:
+        return wb.Layout(rng.randint(1, 40), 1)
+    if r < 0.5:
+        return wb.Layout(rng.randint(1, 12), rng.randint(1, 4))
+    return _random_layout(rng, "injective")
+
+
+def _generated_cases():
+    rng = random.Random(11)
+    cases = []
+    for _ in range(120):
+        A = _random_layout(rng, "compact" if rng.random() < 0.7 else "injective")
+        T = _random_tiler(rng)
+        cases += [(op, A, T) for op in DIVIDES]
+    for _ in range(80):
+        A = _random_layout(rng, "injective" if rng.random() < 0.6 else "compact")
+        B = _random_layout(rng, "injective")
+        cases += [(op, A, B) for op in PRODUCTS]
+    for _ in range(120):
+        A = _random_layout(rng, "injective" if rng.random() < 0.7 else "any")
+        cases.append(("complement", A, rng.randint(1, 3 * wb.cosize(A) + 5)))
+    for _ in range(120):
+        A = _random_layout(rng, "any" if rng.random() < 0.3 else "compact")
+        B = _random_tiler(rng) if rng.random() < 0.5 else _random_layout(rng, "injective")
+        cases.append(("composition", A, B))
+    return cases
+
+
+GENERATED = _generated_cases()
+_GENERATED_RESULTS = []
+
+
+def _trace_generated():
+    for op, a, b in GENERATED:
+        try:
+            _GENERATED_RESULTS.append(str(getattr(cute, op)(_cute_layout(a), _cute_tiler(b))))
+        except Exception as e:  # noqa: BLE001
+            _GENERATED_RESULTS.append(_refused(e) + " " + " ".join(str(e).split())[:300])
+
+
+@cute.jit
+def _cute_generated():
+    _trace_generated()
+
+
+def _definition(op, A, B):
+    """(positions, wanted values, in-domain mask) of op(A, B) by its definition, from our primitives that the
+    other tests compare with CuTe (complement, the layout as a function): divides are A o (B, B*), products
+    (A, complement(A, size(A)*cosize(B)) o B), composition A o B.  Values are checked where A (or the
+    complement) is evaluated inside its domain: outside it, CuTe's extension of a trailing size-1 mode is
+    not one rule (see the test below)."""
+    if op in DIVIDES:
+        C = wb.complement(B, wb.size(A))
+        TT = wb.Layout((B.shape, C.shape), (B.stride, C.stride))
+        x = TT.offsets()
+        return np.array([A(int(v)) for v in x]), x < wb.size(A)
+    if op == "composition":
+        x = B.offsets()
+        return np.array([A(int(v)) for v in x]), x < wb.size(A)
+    C = wb.complement(A, wb.size(A) * wb.cosize(B))
+    na, x = wb.size(A), B.offsets()
+    want = np.array([A(i % na) + C(int(x[i // na])) for i in range(na * wb.size(B))])
+    return want, np.repeat(x < wb.size(C), na)
+
+
+def _meets_definition(op, A, B, R):
+    if op in ("blocked_product", "raked_product", "flat_product", "tiled_product", "zipped_product"):
+        op = "logical_product_set"  # modes regrouped: the same set of offsets as the logical product
+    if op == "logical_product_set":
+        want, _ = _definition("logical_product", A, B)
+        return wb.size(R) == len(want) and sorted(R.offsets()) == sorted(want)
+    want, inside = _definition(op, A, B)
+    got = R.offsets()
+    return len(got) == len(want) and np.array_equal(got[inside], want[inside])
+
+
+def _size1_strides_zeroed(layout):
+    def z(s, d):
+        return tuple(z(a, b) for a, b in zip(s, d)) if type(s) is tuple else (0 if s == 1 else d)
+    return wb.Layout(layout.shape, z(layout.shape, layout.stride))
+
+
+def test_generated_pairs_match_cute_dsl_or_differ_for_a_documented_reason():
+    if not _GENERATED_RESULTS:
+        _cute_generated()
+    counts = {}
+    for (op, A, B), theirs in zip(GENERATED, _GENERATED_RESULTS):
+        try:
+            ours = getattr(wb, op)(A, B)
+        except wb.LayoutAlgebraError:
+            ours = None
+        if ours is None and theirs.startswith("refused"):
+            why = "both refuse"
+        elif ours is None:  # CuTe DSL answers what we refuse: its answer breaks the definition, or ...
+            R = P(theirs)
+            if op == "complement":
+                assert wb.size(R) == 0, (op, A, B, theirs)  # interleaved modes: CuTe DSL returns a 0 extent
+                why = "CuTe DSL answer is wrong"
+            elif not _meets_definition(op, A, B, R):
+                why = "CuTe DSL answer is wrong"
+            else:  # ... B's strides do not divide A's modes but B's image stays inside one mode of A: CuTe DSL
+                # answers (correctly), we refuse by the stride divisibility condition (C++ CuTe asserts)
+                with pytest.raises(ValueError, match="stride divisibility"):
+                    getattr(wb, op)(A, B)
+                why = "we refuse, stride divisibility"
+        elif theirs.startswith("refused"):  # we answer what CuTe DSL refuses: ours meets the definition
+            assert _meets_definition(op, A, B, ours), (op, A, B, str(ours), theirs)
+            why = "CuTe DSL refuses"
+        elif str(ours) == theirs:
+            why = "same print"
+        else:
+            R = P(theirs)
+            if _size1_strides_zeroed(ours) == _size1_strides_zeroed(R):
+                why = "strides of size-1 modes"  # CuTe keeps an arbitrary stride where we print 0: no index uses it
+            elif op in UNCOALESCED_IN_CUTE_DSL and same_function(ours, R):
+                why = "pairs left uncoalesced by CuTe DSL"
+            else:  # A extended past its size: CuTe DSL extends a trailing size-1 mode's stride (C++ CuTe's
+                # coalesce_x), we extend coalesce(A) (test_algebra_props states it): equal inside A's domain
+                assert op in ("composition", *DIVIDES) and it.flatten(A.shape)[-1] == 1, (op, A, B, str(ours), theirs)
+                assert _meets_definition(op, A, B, ours) and _meets_definition(op, A, B, R), (op, A, B)
+                why = "extension past size(A)"
+        counts[why] = counts.get(why, 0) + 1
+    assert sum(counts.values()) == len(GENERATED) and counts["same print"] >= len(GENERATED) * 2 // 3, counts
+    assert counts.get("CuTe DSL answer is wrong", 0) >= 10, counts  # divides/compositions CuTe DSL gets wrong
