@@ -118,7 +118,7 @@ def test_mode_helpers():
     assert str(wb.append(L(4))) == "(4,1):(1,0)"
     assert str(wb.prepend(L((2, 3)), L(5, 0))) == "(5,2,3):(0,1,2)"
     assert str(wb.append(L((2, 3)), up_to_rank=4)) == "(2,3,1,1):(1,2,0,0)"
-    assert str(wb.filter(L((2, 3, 4), (0, 1, 3)))) == "12:1"
+    assert str(wb.filter_(L((2, 3, 4), (0, 1, 3)))) == "12:1"
     assert str(wb.filter_zeros(L((2, 3, 4), (0, 1, 3)))) == "(1,3,4):(0,1,3)"
     assert str(wb.make_ordered_layout((2, 3, 4), (2, 0, 1))) == "(2,3,4):(12,1,3)"
     assert wb.product_each((2, (3, 4))) == (2, 12)
@@ -240,3 +240,28 @@ def test_coalesce_does_not_merge_what_it_cannot_decide():
     assert str(wb.coalesce(L((D(), 4), (1, D())))) == "(?,4):(1,?)"
     assert str(wb.coalesce(L((2, D()), (1, 2)))) == "?{div=2}:1"  # 2*1 == 2 is static: merged, extent 2*?
     assert str(wb.coalesce(L((D(), 1), (1, 7)))) == "?:1"
+
+
+def test_work_is_bounded_with_clear_errors():
+    """Issue 10: algebra that enumerates coordinates refuses above a documented size, fast."""
+    import time
+
+    t0 = time.perf_counter()
+    big = L((8, 12_500_000), (1, 1))  # 1e8 coordinates, overlapping modes
+    with pytest.raises(ValueError, match=r"composition.*enumerate 100000000 coordinates"):
+        wb.composition(L((8, 11), (1, 10)), big)
+    with pytest.raises(ValueError, match=r"offsets\(\).*above the limit"):
+        L((10_000, 10_000)).offsets()
+    with pytest.raises(ValueError, match="nested at most 32 levels"):
+        wb.parse_layout("(" * 5000 + "1" + ")" * 5000)
+    assert time.perf_counter() - t0 < 5  # refused before any large allocation
+
+
+def test_extent_1_modes_stay_predicable():
+    """A static extent-1 mode tiled past its end: CuTe gives (16,1):(0,0), which collapses the ragged
+    identity tile onto one coordinate, so elem_less would call all 16 rows present (the DSL's
+    sgemm with k == 1 computed 16x C).  We extend along the mode's stride instead."""
+    assert str(wb.logical_divide(L(1, 5), 16)) == "(16,1):(5,0)"
+    tile = wb.local_tile(wb.make_identity_tensor((1, 90)), (16, 32), (0, 2))
+    assert [wb.elem_less(tile[(r, 0)], (1, 90)) for r in range(3)] == [True, False, False]
+    assert str(wb.coalesce(L((6, D(5)), (wb.E(0), wb.E(0, 6))))) == "?{div=6}:1@0"  # basis strides coalesce

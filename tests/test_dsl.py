@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from workbench.dsl import compile_ptx
 from workbench.dsl import examples as E
 from workbench.dsl.cpu_executor import KernelRuntimeError, host_buffers
 from workbench.dsl.frontend import KernelError
@@ -34,7 +35,7 @@ def _args_for(name):
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_example_codegen_compiles_to_ptx_for_sm90(name):
     k, xs = _args_for(name)
-    ptx = wb.compile_ptx(wb.show_code(k, *xs), "sm_90")
+    ptx = compile_ptx(wb.show_code(k, *xs), "sm_90")
     assert f".entry {k.__name__}(" in ptx
 
 
@@ -46,7 +47,7 @@ def test_pointer_bypass_kernel_compiles_and_runs_on_cpu():
     with host_buffers(x, y, z):       # a bare address has no extent: declare the memory it points into
         E.add_ptr[(1, 1, 1), (32, 1, 1)](*ps, 3, 4)
     assert np.array_equal(z, x + y)
-    assert ".entry add_ptr(" in wb.compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
+    assert ".entry add_ptr(" in compile_ptx(wb.show_code(E.add_ptr, *ps, 3, 4))
 
 
 def _aligned16(n):
@@ -60,7 +61,7 @@ def test_vectorized_copy_emits_128bit_loads_and_stores():
     b = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     code = wb.show_code(E.vcopy, a, b, 8)
     assert "uint4" in code
-    ptx = wb.compile_ptx(code)
+    ptx = compile_ptx(code)
     assert "ld.global.v4.u32" in ptx and "st.global.v4.u32" in ptx
 
 
@@ -69,7 +70,7 @@ def test_vectorized_copy_falls_back_when_alignment_is_not_proven():
     b = wb.from_dlpack(np.zeros(1024, np.float32)).mark_layout_dynamic()
     code = wb.show_code(E.vcopy, a, b, 8)
     assert "uint4" not in code
-    assert "v4" not in wb.compile_ptx(code)
+    assert "v4" not in compile_ptx(code)
     a16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     b16 = wb.from_dlpack(_aligned16(1024), assumed_align=16).mark_layout_dynamic()
     assert "uint4" not in wb.show_code(E.vcopy, a16, b16, 2)     # 8-byte tiles: only 64-bit accesses
@@ -281,7 +282,7 @@ def test_while_break_continue_device_function_math_and_select():
     s = sum(abs(v) for v in a[::2])
     assert out[0] == pytest.approx(min(max(s / 100, 0), 1))
     assert list(out[1:]) == [-1.0, 0.0, 2.0, 3.0]
-    ptx = wb.compile_ptx(wb.show_code(features, a, out, 10))
+    ptx = compile_ptx(wb.show_code(features, a, out, 10))
     assert "sqrt" in ptx
 
 
@@ -320,3 +321,163 @@ def test_out_of_bounds_access_is_reported_on_cpu():
         a[wb.thread_idx().x] = 1.0
     with pytest.raises(KernelRuntimeError, match="out-of-bounds"):
         oob[1, 8](np.zeros(4, np.float32))
+
+
+# -- irregular sizes: CuTe's predication (identity tensor + local_tile + elem_less) -----------------
+IRREGULAR = E.make_examples("irregular")
+
+
+@pytest.mark.parametrize("name", ["transpose_smem", "vcopy", "row_sum"])
+def test_examples_at_1000_by_999_on_cpu_executor_match_numpy(name):
+    ex = IRREGULAR[name]
+    xs = ex.make(np.random.default_rng(5))
+    ex.launch(xs)
+    for i, ref in zip(ex.outputs, ex.reference(xs)):
+        assert E.rel_error(xs[i], ref) <= ex.rtol
+
+
+@pytest.mark.parametrize("m,k,n", [(2, 1, 3), (17, 33, 15), (33, 5, 47)])
+def test_sgemm_on_ragged_tiles_matches_numpy(m, k, n):
+    rng = np.random.default_rng(m * k * n)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    E.sgemm[(math.ceil(n / E.MM), math.ceil(m / E.MM), 1), (E.MM, E.MM, 1)](a, b, c)
+    assert E.rel_error(c, a.astype(np.float64) @ b) <= 1e-5
+
+
+def test_vcopy_predicates_the_ragged_tile_and_keeps_128bit_accesses_elsewhere():
+    src, dst = _aligned16(1003), _aligned16(1003)
+    a = wb.from_dlpack(src, assumed_align=16).mark_layout_dynamic()
+    b = wb.from_dlpack(dst, assumed_align=16).mark_layout_dynamic()
+    code = wb.show_code(E.vcopy, a, b, 8)
+    full, ragged = code.split("} else {")
+    assert "uint4" in full and "uint4" not in ragged and ragged.count("< src_shape0") == 8
+    assert "ld.global.v4.u32" in compile_ptx(code, "sm_90")
+
+
+def test_in_kernel_identity_tensor_and_elem_less_lower_to_an_and_chain():
+    code = wb.show_code(E.transpose_smem, np.zeros((40, 56), np.float32), np.zeros((56, 40), np.float32))
+    assert code.count("&&") == 8 and "src_shape0" in code and "dst_shape1" in code
+
+
+# -- the frontend: builtins by identity, one place that locates errors, scopes ------------------------
+def test_misspelled_annotation_is_a_located_error_not_an_int_parameter():
+    # this module has `from __future__ import annotations`: the annotation is only text until we resolve it
+    with pytest.raises(KernelError, match="Constexprr") as e:
+        @wb.kernel
+        def typo(a, n: wb.Constexprr):  # noqa: F821
+            a[0] = n
+    msg = str(e.value)
+    assert isinstance(e.value, AttributeError) and "test_dsl.py" in msg and "^" in msg and "parameter 'n'" in msg
+
+
+def test_builtins_are_recognized_by_identity_not_by_name_or_module():
+    def thread_idx():
+        return 0
+    thread_idx.__module__ = "workbench.dsl.builtins"      # a look-alike: same name, same module string
+
+    @wb.kernel
+    def fake(a):
+        a[0] = thread_idx()
+
+    with pytest.raises(KernelError, match="calls to .*thread_idx are not supported"):
+        fake[1, 1](np.zeros(2, np.float32))
+    tid = wb.thread_idx                                   # the real builtin under another name works
+
+    @wb.kernel
+    def aliased(a):
+        a[tid().x] = 1.0
+    x = np.zeros(4, np.float32)
+    aliased[1, 4](x)
+    assert np.array_equal(x, np.ones(4, np.float32))
+    with pytest.raises(RuntimeError, match="only has a meaning inside a @wb.kernel"):
+        wb.thread_idx()
+
+
+def test_a_layout_error_inside_a_kernel_is_located_and_keeps_its_cause():
+    @wb.kernel
+    def bad_tile(a):
+        t = wb.local_tile(a, (4, 4, 4), (0, 0, 0))
+        t[0, 0, 0] = 1.0
+    with pytest.raises(KernelError) as e:
+        bad_tile[1, 1](np.zeros((8, 8), np.float32))
+    assert isinstance(e.value, ValueError) and isinstance(e.value.__cause__, wb.LayoutAlgebraError)
+    assert "wb.local_tile(a, (4, 4, 4), (0, 0, 0))" in str(e.value) and "rank 3" in str(e.value)
+
+
+def test_a_name_bound_in_the_then_branch_is_not_visible_in_the_else_branch():
+    @wb.kernel
+    def leak(a):
+        if wb.thread_idx().x > 0:
+            t = 1.0
+        else:
+            a[0] = t  # noqa: F821
+    with pytest.raises(KernelError, match="'t' is assigned inside dynamic control flow .* cannot be used"):
+        leak[1, 2](np.zeros(2, np.float32))
+
+
+def test_no_import_cycles_inside_the_dsl():
+    import ast as _ast
+    import pathlib
+
+    root = pathlib.Path(wb.__file__).parent / "dsl"
+    graph = {}
+    for f in root.glob("*.py"):
+        deps = set()
+        for node in _ast.walk(_ast.parse(f.read_text())):
+            if isinstance(node, _ast.ImportFrom) and node.level == 1:
+                deps |= {node.module} if node.module else {a.name for a in node.names}
+        graph[f.stem] = {d for d in deps if (root / f"{d}.py").exists()}
+    assert "kernel" not in graph["frontend"] and "args" not in graph["frontend"]
+
+    def visit(n, path):
+        assert n not in path, f"import cycle: {' -> '.join(path + [n])}"
+        for d in graph[n]:
+            visit(d, path + [n])
+    for n in graph:
+        visit(n, [])
+
+
+def test_in_kernel_values_implement_the_core_integer_protocol():
+    from workbench.dsl import ir
+    v = ir.Var("n", wb.Int64, 8)
+    assert isinstance(v, wb.Symbolic) and v.value is None and v.width == 64 and v.divisibility == 8
+    assert wb.ceil_div(v, 4).divisibility == 2 and str(v) == "?{i64 div=8}"
+    assert isinstance(wb.make_layout((v, 3)).shape[0], ir.Var)
+    with pytest.raises(TypeError, match="known while compiling"):     # never silently truthy
+        bool(ir.compare("<", v, 3))
+
+
+def test_nested_dynamic_tensor_argument_is_tiled_by_the_core_in_a_kernel():
+    @wb.kernel
+    def tiles(a, out):
+        t = wb.thread_idx().x
+        g = wb.local_tile(a, (4,), (t,))
+        c = wb.local_tile(wb.make_identity_tensor(wb.size(a)), (4,), (t,))
+        for i in range(4):
+            if wb.elem_less(c[i], wb.size(a)):
+                out[t * 4 + i] = g[i]
+    x = np.arange(30, dtype=np.float32)
+    nested = wb.logical_divide(wb.from_dlpack(x).mark_layout_dynamic(), (6,))     # ((6,?)):((1,6))
+    out = np.full(32, -1, np.float32)
+    tiles[1, 8](nested, wb.from_dlpack(out))
+    assert np.array_equal(out[:30], x) and list(out[30:]) == [-1, -1]
+    assert "a_shape1" in wb.show_code(tiles, nested, wb.from_dlpack(out))
+
+
+def test_errors_from_builtins_are_located_at_the_call():
+    @wb.kernel
+    def dyn_smem(a, n):
+        s = wb.shared_tensor(wb.Float32, wb.make_layout(n))
+        s[0] = 1.0
+
+    @wb.kernel
+    def missing(a):
+        s = wb.shared_tensor(wb.Float32)
+        s[0] = 1.0
+    with pytest.raises(KernelError, match="static layout for shared memory") as e:
+        dyn_smem[1, 1](np.zeros(2, np.float32), 4)
+    assert isinstance(e.value, ValueError) and "wb.shared_tensor(wb.Float32, wb.make_layout(n))" in str(e.value)
+    with pytest.raises(KernelError, match="missing 1 required positional argument: 'layout'") as e:
+        missing[1, 1](np.zeros(2, np.float32))
+    assert isinstance(e.value, TypeError) and "test_dsl.py" in str(e.value)

@@ -33,6 +33,18 @@ def test_example_gpu_matches_cpu_executor(name):
         assert E.rel_error(cupy.asnumpy(dev[i]), cpu[i]) <= ex.rtol
 
 
+@pytest.mark.parametrize("name", list(E.make_examples("irregular")))
+def test_example_at_1000_by_999_on_gpu_matches_numpy(name):
+    ex = E.make_examples("irregular")[name]
+    host = ex.make(np.random.default_rng(11))
+    dev = [cupy.asarray(x) if x.flags.c_contiguous else cupy.asfortranarray(cupy.asarray(x)) for x in host]
+    if name == "vadd_strided":
+        dev[0] = cupy.asarray(np.repeat(host[0], 2))[::2]
+    ex.launch(dev)
+    for i, ref in zip(ex.outputs, ex.reference(host)):
+        assert E.rel_error(cupy.asnumpy(dev[i]), ref) <= ex.rtol
+
+
 def test_vcopy_is_vectorized_and_correct_on_gpu():
     x = cupy.arange(4096, dtype=cupy.float32)
     y = cupy.full(4096, cupy.nan, dtype=cupy.float32)

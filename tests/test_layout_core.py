@@ -83,20 +83,3 @@ def test_idx2crd_crd2idx_round_trip_and_offsets(shape):
     for i in range(n):
         assert it.crd2idx(it.idx2crd(i, shape), shape, L.stride) == i
     assert np.array_equal(L.offsets(), np.arange(n))
-
-
-def test_public_names_do_not_overlap_between_submodules():
-    import itertools
-
-    import workbench.dsl
-    import workbench.element_types
-    import workbench.layout
-    import workbench.mdspan
-    import workbench.tensor
-
-    mods = [workbench.dsl, workbench.element_types, workbench.layout, workbench.mdspan, workbench.tensor]
-    for a, b in itertools.combinations(mods, 2):
-        assert not set(a.__all__) & set(b.__all__), (a.__name__, b.__name__)
-    for m in mods:
-        assert all(getattr(wb, n) is getattr(m, n) for n in m.__all__)
-    assert wb.Float32.name == "Float32" and wb.Float4E2M1FN.width == 4

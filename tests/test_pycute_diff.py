@@ -67,7 +67,10 @@ def test_coalesce_and_composition_agree_with_pycute():
         except AssertionError:
             continue  # pycute asserts on some valid cases (e.g. (6,2):(1,6) o 4:1); the properties test ours
         n = wb.size(B)
-        assert fn(ours, n) == fn(theirs, n), (A, B, ours, theirs)
+        # Note: for an A whose every extent is 1, pycute extends past its one element with stride 0
+        # and we along A's last stride (so ragged identity tiles stay predicable): compare inside A
+        idx = range(n) if wb.size(wb.filter_(A)) > 1 or wb.coalesce(A).shape != 1 else [i for i in range(n) if B(i) < 1]
+        assert [ours(i) for i in idx] == [theirs(i) for i in idx], (A, B, ours, theirs)
         agreed += 1
     assert agreed > CASES // 3
 

@@ -1,14 +1,186 @@
 """Layout Workbench: see and measure CuTe-style tensor layouts.
 
-``import workbench as wb`` gives the public API of DESIGN.md section 3: layouts and their
-algebra, element types, ``from_dlpack`` / ``make_ptr`` / ``make_tensor``, the mdspan views,
-and the kernel DSL.  The submodules' public names do not overlap (a test checks it).
+``import workbench as wb`` gives the public API of DESIGN.md section 3.  Every export is named
+here (array-api-strict style): a name not listed is internal, reachable only through its
+submodule (``workbench.dsl.compile_ptx``, ``workbench._mdspan.MdspanMapping`` ...).  No public
+name shadows a Python builtin or a submodule (tests/test_public_api.py checks it).
 """
 
-from .dsl import *  # noqa: F403
-from .element_types import *  # noqa: F403
-from .layout import *  # noqa: F403
-from .mdspan import *  # noqa: F403
-from .tensor import *  # noqa: F403
+from .atoms import (
+    CopyAtom,
+    MMAAtom,
+    TiledCopy,
+    TiledMMA,
+    bank_conflicts,
+    copy_atom,
+    gmma_smem_atom,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+    mma_atom,
+    suggest_swizzle,
+)
+from .dsl import (
+    Constexpr,
+    Kernel,
+    KernelError,
+    KernelRuntimeError,
+    block_dim,
+    block_idx,
+    cache_info,
+    copy,
+    gpu_available,
+    grid_dim,
+    host_buffers,
+    kernel,
+    shared_tensor,
+    show_code,
+    sync_threads,
+    thread_idx,
+)
+from ._element_types import (
+    BFloat16,
+    Boolean,
+    Complex32,
+    Complex64,
+    Complex128,
+    ElementType,
+    Float4E2M1FN,
+    Float6E2M3FN,
+    Float6E3M2FN,
+    Float8E3M4,
+    Float8E4M3,
+    Float8E4M3B11FNUZ,
+    Float8E4M3FN,
+    Float8E4M3FNUZ,
+    Float8E5M2,
+    Float8E5M2FNUZ,
+    Float8E8M0FNU,
+    Float16,
+    Float32,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Uint8,
+    Uint16,
+    Uint32,
+    Uint64,
+    vector_type,
+)
+from .layout.printing import print_layout
+from .layout import (
+    ArithTuple,
+    ComposedLayout,
+    Dyn,
+    E,
+    IdentityTensor,
+    Layout,
+    LayoutAlgebraError,
+    Swizzle,
+    Symbolic,
+    append,
+    blocked_product,
+    ceil_div,
+    coalesce,
+    complement,
+    composition,
+    cosize,
+    crd2idx,
+    depth,
+    dice,
+    elem_less,
+    filter_,
+    filter_zeros,
+    flat_divide,
+    flat_product,
+    flatten,
+    group_modes,
+    idx2crd,
+    is_compact,
+    is_dynamic,
+    is_static,
+    left_inverse,
+    local_partition,
+    local_tile,
+    logical_divide,
+    logical_product,
+    make_composed_layout,
+    make_identity_tensor,
+    make_layout,
+    make_layout_tv,
+    make_ordered_layout,
+    make_swizzle,
+    max_common_layout,
+    max_common_vector,
+    offset_span,
+    parse_layout,
+    prepend,
+    product,
+    product_each,
+    raked_product,
+    rank,
+    right_inverse,
+    select,
+    shape,
+    size,
+    slice_,
+    slice_and_offset,
+    stride,
+    tiled_divide,
+    tiled_product,
+    zipped_divide,
+    zipped_product,
+)
+from ._mdspan import (
+    Mdspan,
+    const,
+    full_extent,
+    make_mdspan,
+    submdspan,
+    to_device_mdspan,
+    to_dlpack_tensor,
+    to_host_mdspan,
+    to_managed_mdspan,
+)
+from ._tensor import AddressSpace, Pointer, Tensor, from_dlpack, make_ptr, make_tensor
 
 __version__ = "0.1.0"
+
+__all__ = [
+    # element types (CuTe DSL's spellings)
+    "ElementType", "vector_type",
+    "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64",
+    "Float16", "Float32", "Float64", "BFloat16", "Float8E3M4", "Float8E4M3", "Float8E4M3B11FNUZ", "Float8E4M3FN",
+    "Float8E4M3FNUZ", "Float8E5M2", "Float8E5M2FNUZ", "Float8E8M0FNU", "Float6E2M3FN", "Float6E3M2FN", "Float4E2M1FN",
+    "Complex32", "Complex64", "Complex128",
+    # layouts: values, construction, queries
+    "Layout", "Dyn", "Symbolic", "E", "ArithTuple", "make_layout", "parse_layout", "make_ordered_layout",
+    "size", "cosize", "rank", "depth", "shape", "stride", "crd2idx", "idx2crd", "offset_span", "is_compact",
+    "is_static", "is_dynamic", "product", "product_each", "ceil_div", "flatten",
+    # the layout algebra
+    "LayoutAlgebraError", "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse",
+    "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes", "append", "prepend",
+    "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
+    "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset",
+    "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
+    "print_layout",
+    # predication
+    "IdentityTensor", "make_identity_tensor", "elem_less",
+    # tensors
+    "AddressSpace", "Pointer", "Tensor", "from_dlpack", "make_ptr", "make_tensor",
+    # mdspan views (CCCL)
+    "Mdspan", "const", "full_extent", "make_mdspan", "submdspan",
+    "to_host_mdspan", "to_device_mdspan", "to_managed_mdspan", "to_dlpack_tensor",
+    # MMA and copy atoms (CuTe C++ names)
+    "MMAAtom", "CopyAtom", "TiledMMA", "TiledCopy", "mma_atom", "copy_atom", "make_tiled_mma", "make_tiled_copy",
+    "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "gmma_smem_atom", "bank_conflicts",
+    "suggest_swizzle",
+    # the kernel DSL
+    "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
+    "grid_dim", "sync_threads", "shared_tensor", "copy", "show_code", "cache_info", "gpu_available", "host_buffers",
+]

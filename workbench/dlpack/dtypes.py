@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import element_types as et
+from .. import _element_types as et
 from .abi import DLDataTypeCode as C
 
 __all__ = ["element_type_of", "dldtype_of", "SCALAR_TABLE"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
+from .._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
 from ..layout import Dyn, Layout
 from ..layout.inttuple import flatten
-from ..tensor import Pointer, Tensor, from_dlpack
+from .._tensor import Pointer, Tensor, from_dlpack
 from . import ir
 
 _I32 = (-(1 << 31), (1 << 31) - 1)

@@ -1,77 +1,175 @@
-"""Functions that only mean something inside a ``@wb.kernel`` function.
+"""What a ``@wb.kernel`` function may call, recognized by identity (Triton's ``@builtin``).
 
-The frontend recognizes them by identity and lowers them to IR; called from ordinary Python
-they raise, because there is no thread, block or shared memory there.
+Three kinds of callables mean something inside a kernel:
+
+* DSL builtins (``wb.thread_idx``, ``wb.sync_threads``, ``wb.shared_tensor``, ``wb.copy`` ...),
+  defined here with :func:`builtin`: the decorated body *is* the in-kernel lowering (it gets the
+  lowering context ``cx`` first); the public function raises when called from ordinary Python,
+  where there is no thread, block or shared memory.
+* Functions of other modules with an in-kernel meaning of their own (``wb.make_tensor`` on a
+  pointer parameter, ``wb.elem_less`` as an IR and-chain), registered with :func:`lowers`.
+* The layout core (every public function of ``workbench.layout``): run as is while tracing, on
+  ints and IR expressions (which implement the core's integer protocol), as CuTe DSL does.
+
+:func:`lowering` and :func:`is_trace_time` answer by identity, never by module or name.
 """
 
 from __future__ import annotations
 
-__all__ = [
-    "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "shared_tensor",
-    "local_tile", "logical_divide_tensor", "local_partition", "copy", "make_tensor_in_kernel",
-    "Constexpr", "lane_count",
-]
+import functools
+import inspect
+
+from .. import layout as _layout
+from .._element_types import ElementType
+from .._tensor import make_tensor as _make_tensor
+from ..layout import IdentityTensor, Layout, cosize, elem_less, make_layout
+from ..layout import inttuple as it
+from . import ir
+from .views import KPointer, KTensor
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "shared_tensor", "copy", "Constexpr",
+           "Triple", "builtin", "lowers", "lowering", "is_trace_time"]
+
+_LOWERINGS: dict = {}    # id(public function) -> (public function, lowering)
 
 
-def _outside(name):
-    raise RuntimeError(f"wb.{name}() only has a meaning inside a @wb.kernel function, but was called from Python.")
+def builtin(lower):
+    """Make ``lower(cx, *args, **kw)`` a kernel builtin: returns the public function (same name,
+    docstring and signature without ``cx``) that raises outside kernels; the frontend finds the
+    lowering by the public function's identity."""
+    name = lower.__name__
+
+    @functools.wraps(lower)
+    def public(*args, **kw):
+        raise RuntimeError(f"wb.{name}() only has a meaning inside a @wb.kernel function, but was called from Python.")
+
+    sig = inspect.signature(lower)
+    public.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    _LOWERINGS[id(public)] = (public, lower)
+    return public
 
 
-def thread_idx():
+def lowers(fn):
+    """Register the decorated ``lower(cx, *args, **kw)`` as fn's meaning inside kernels (fn keeps its meaning outside)."""
+    def register(lower):
+        _LOWERINGS[id(fn)] = (fn, lower)
+        return lower
+    return register
+
+
+def lowering(f):
+    """The in-kernel lowering of callable f, or None."""
+    entry = _LOWERINGS.get(id(f))
+    return entry[1] if entry is not None and entry[0] is f else None
+
+
+_HOST_ONLY = {"Dyn", "Symbolic", "LayoutAlgebraError"}    # host-side values and the error class
+_TRACE_TIME = {id(getattr(_layout, n)): getattr(_layout, n) for n in _layout.__all__
+               if n not in _HOST_ONLY and callable(getattr(_layout, n))}
+
+
+def is_trace_time(f) -> bool:
+    """True for the layout core's functions (and classes): evaluated while tracing."""
+    return _TRACE_TIME.get(id(f)) is f
+
+
+class Triple:
+    """thread_idx() & co: .x/.y/.z, indexable and unpackable."""
+
+    __slots__ = ("vals",)
+
+    def __init__(self, vals):
+        self.vals = tuple(vals)
+
+
+def _triple(which):
+    return Triple(ir.Special(f"{which}.{c}") for c in "xyz")
+
+
+# -- DSL builtins ------------------------------------------------------------------------------
+@builtin
+def thread_idx(cx):
     """The thread's index in its block: a triple with .x/.y/.z (unpacks as x, y, z)."""
-    _outside("thread_idx")
+    return _triple("threadIdx")
 
 
-def block_idx():
+@builtin
+def block_idx(cx):
     """The block's index in the grid (.x/.y/.z)."""
-    _outside("block_idx")
+    return _triple("blockIdx")
 
 
-def block_dim():
+@builtin
+def block_dim(cx):
     """Threads per block (.x/.y/.z)."""
-    _outside("block_dim")
+    return _triple("blockDim")
 
 
-def grid_dim():
+@builtin
+def grid_dim(cx):
     """Blocks per grid (.x/.y/.z)."""
-    _outside("grid_dim")
+    return _triple("gridDim")
 
 
-def sync_threads():
-    """Barrier for the threads of a block (__syncthreads)."""
-    _outside("sync_threads")
+@builtin
+def sync_threads(cx):
+    """Barrier for the threads of a block (__syncthreads).  Every thread of the block must reach
+    it (the CPU executor reports divergent barriers)."""
+    cx.uses_sync = True
+    cx.emit(ir.SyncThreads())
 
 
-def shared_tensor(element_type, layout):
+@builtin
+def shared_tensor(cx, element_type, layout):
     """A __shared__ tensor of element_type laid out by a static layout (cosize elements)."""
-    _outside("shared_tensor")
+    if type(element_type) is not ElementType or element_type not in ir.SCALAR_TYPES:
+        raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")
+    lay = layout if type(layout) is Layout else make_layout(layout)
+    if not lay.is_static:
+        raise ValueError(f"Expected a static layout for shared memory, but got {lay}.")
+    return KTensor(cx.declare_shared(element_type, cosize(lay)), 0, lay)
 
 
-def local_tile(tensor, tiler, coord):
-    """The tile at coord of tensor divided by tiler (CuTe's local_tile)."""
-    _outside("local_tile")
-
-
-def logical_divide_tensor(tensor, tiler):
-    _outside("logical_divide")
-
-
-def local_partition(tensor, thread_layout, thread_index):
-    """The part of tensor that thread thread_index owns when tensor is spread over thread_layout."""
-    _outside("local_partition")
-
-
-def copy(src, dst):
+@builtin
+def copy(cx, src, dst):
     """dst[i] = src[i] for every element; 128-bit accesses where layouts and alignment prove it safe."""
-    _outside("copy")
+    from .vectorize import lower_copy
+    for t, w in ((src, "src"), (dst, "dst")):
+        if type(t) is not KTensor:
+            raise TypeError(f"Expected tensors for copy's {w}, but got {type(t).__name__}.")
+    for s in lower_copy(src, dst):
+        cx.emit(s)
+    cx.mark_written(dst.buf)
 
 
-def make_tensor_in_kernel(ptr, layout):
-    _outside("make_tensor")
+# -- other functions with an in-kernel meaning ---------------------------------------------------------
+@lowers(_make_tensor)
+def _make_tensor_in_kernel(cx, ptr, layout):
+    """wb.make_tensor(ptr, layout) on a pointer parameter: the tensor ptr[layout(c)]."""
+    if type(ptr) is not KPointer:
+        raise TypeError(f"Expected a pointer parameter (wb.make_ptr) for make_tensor inside a kernel, but got {ptr!r}.")
+    return KTensor(ptr.buf, 0, layout if type(layout) is Layout else make_layout(layout))
 
 
-def lane_count(element_type):
-    return max(1, 128 // element_type.bits)
+@lowers(elem_less)
+def _elem_less_in_kernel(cx, a, b):
+    """CuTe's elem_less on kernel values: every coordinate entry below the matching extent, one IR and-chain."""
+    if isinstance(a, IdentityTensor) or isinstance(b, IdentityTensor):
+        raise TypeError("Expected a coordinate and a shape for elem_less, but got an identity tensor; index it first.")
+    if type(a) is not tuple and not isinstance(a, tuple):
+        return ir.compare("<", a, it.product(b) if type(b) is tuple else b)
+    bs = b if type(b) is tuple else (b,)
+    if len(a) != len(bs):
+        raise ValueError(f"elem_less: expected a coordinate of rank {len(bs)}, but got rank {len(a)}.")
+    acc = True
+    for x, y in zip(a, bs):
+        c = _elem_less_in_kernel(cx, x, y)
+        if not isinstance(c, ir.Expr):
+            if not c:
+                return False
+            continue
+        acc = c if acc is True else ir.BinOp("&&", acc, c, ir.Boolean)
+    return acc
 
 
 class Constexpr:

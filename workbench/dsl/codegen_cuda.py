@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..element_types import (
+from .._element_types import (
     Boolean,
     Float16,
     Float32,
@@ -36,10 +36,9 @@ _F64 = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 
 
 def ctype(t) -> str:
-    try:
-        return CTYPE[t]
-    except KeyError:
-        raise TypeError(f"Expected an element type the CUDA backend supports ({', '.join(x.name for x in CTYPE)}), but got {t}.") from None
+    if t not in CTYPE:
+        raise TypeError(f"Expected an element type the CUDA backend supports ({', '.join(x.name for x in CTYPE)}), but got {t}.")
+    return CTYPE[t]
 
 
 def const(v, t) -> str:

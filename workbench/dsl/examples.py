@@ -52,20 +52,22 @@ def transpose_naive(src, dst):
 @wb.kernel
 def transpose_smem(src, dst):
     """Tiled transpose: a 32x32 tile of src (local_tile) goes through shared memory padded to 33
-    columns (no bank conflicts) and leaves as a tile of dst, both global accesses coalesced."""
+    columns (no bank conflicts) and leaves as a tile of dst, both global accesses coalesced.
+    Any size: the identity tensor, tiled like the data, gives each element its coordinate in the
+    whole tensor and elem_less drops those past the ragged edge (CuTe's predication)."""
     tile = wb.shared_tensor(wb.Float32, wb.make_layout((TILE, TILE), stride=(TILE + 1, 1)))
     tx, ty, _ = wb.thread_idx()
     bx, by, _ = wb.block_idx()
-    m = wb.shape(src)[0]
-    n = wb.shape(src)[1]
     gs = wb.local_tile(src, (TILE, TILE), (by, bx))
+    cs = wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (TILE, TILE), (by, bx))
     gd = wb.local_tile(dst, (TILE, TILE), (bx, by))
+    cd = wb.local_tile(wb.make_identity_tensor(wb.shape(dst)), (TILE, TILE), (bx, by))
     for r in range(0, TILE, ROWS):
-        if by * TILE + ty + r < m and bx * TILE + tx < n:
+        if wb.elem_less(cs[ty + r, tx], wb.shape(src)):
             tile[ty + r, tx] = gs[ty + r, tx]
     wb.sync_threads()
     for r in range(0, TILE, ROWS):
-        if bx * TILE + ty + r < n and by * TILE + tx < m:
+        if wb.elem_less(cd[ty + r, tx], wb.shape(dst)):
             gd[ty + r, tx] = tile[tx, ty + r]
 
 
@@ -74,26 +76,34 @@ def vcopy(src, dst, vec: wb.Constexpr):
     """dst = src with 128-bit accesses: each thread copies a tile of ``vec`` contiguous elements
     (a compile-time constant); the copy is vectorized because the tile's static layout, the
     tensors' assumed_align and the divisibility of its offset (a multiple of vec) prove 16-byte
-    alignment.  The tail (if any) is copied element by element."""
+    alignment.  On the ragged edge (the tile's last coordinate past the end) the thread copies
+    the elements that exist one by one."""
     t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
-    n = wb.size(src)
-    if (t + 1) * vec <= n:
-        wb.copy(wb.local_tile(src, (vec,), (t,)), wb.local_tile(dst, (vec,), (t,)))
-    elif t * vec < n:
-        for k in range(t * vec, n):
-            dst[k] = src[k]
+    gs = wb.local_tile(src, (vec,), (t,))
+    gd = wb.local_tile(dst, (vec,), (t,))
+    c = wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (vec,), (t,))
+    if wb.elem_less(c[vec - 1], wb.shape(src)):
+        wb.copy(gs, gd)
+    else:
+        for k in range(vec):
+            if wb.elem_less(c[k], wb.shape(src)):
+                gd[k] = gs[k]
 
 
 @wb.kernel
 def row_sum(a, out):
-    """out[r] = sum_j a[r, j]: one block of RED threads per row; a strided partial sum per thread,
-    then a tree reduction in shared memory (an unrolled loop with a barrier per level)."""
+    """out[r] = sum_j a[r, j]: one block of RED threads per row (a slice a[r, None] of the tensor and
+    of its identity tensor); a strided partial sum per thread, predicated with elem_less, then a
+    tree reduction in shared memory (an unrolled loop with a barrier per level)."""
     buf = wb.shared_tensor(wb.Float32, wb.make_layout(RED))
     t = wb.thread_idx().x
     r = wb.block_idx().x
+    row = a[r, None]
+    crow = wb.make_identity_tensor(wb.shape(a))[r, None]
     acc = 0.0
-    for j in range(t, wb.shape(a)[1], RED):
-        acc += a[r, j]
+    for k in range(wb.ceil_div(wb.size(row), RED)):
+        if wb.elem_less(crow[k * RED + t], wb.shape(a)):
+            acc += row[k * RED + t]
     buf[t] = acc
     wb.sync_threads()
     for level in range(int(math.log2(RED)) - 1, -1, -1):
@@ -107,29 +117,29 @@ def row_sum(a, out):
 
 @wb.kernel
 def sgemm(A, B, C):
-    """C = A @ B in fp32 on SIMT cores: 16x16 tiles of A and B staged in shared memory
-    (local_tile picks the block's tiles), each thread accumulating one element of C."""
+    """C = A @ B in fp32 on SIMT cores: 16x16 tiles of A and B staged in shared memory, each thread
+    accumulating one element of C.  local_tile with a None keeps the k-tiles as a third mode
+    (CuTe's ``local_tile(A, tiler, (m, _))``); identity tensors tiled the same way zero-fill the
+    ragged edges of A and B and guard the store to C."""
     sA = wb.shared_tensor(wb.Float32, wb.make_layout((MM, MM), stride=(MM + 1, 1)))
     sB = wb.shared_tensor(wb.Float32, wb.make_layout((MM, MM), stride=(MM + 1, 1)))
     tx, ty, _ = wb.thread_idx()
     bx, by, _ = wb.block_idx()
-    m = wb.shape(A)[0]
-    k = wb.shape(A)[1]
-    n = wb.shape(B)[1]
-    row = by * MM + ty
-    col = bx * MM + tx
+    gA = wb.local_tile(A, (MM, MM), (by, None))          # (MM, MM, k-tiles)
+    gB = wb.local_tile(B, (MM, MM), (None, bx))          # (MM, MM, k-tiles)
+    cA = wb.local_tile(wb.make_identity_tensor(wb.shape(A)), (MM, MM), (by, None))
+    cB = wb.local_tile(wb.make_identity_tensor(wb.shape(B)), (MM, MM), (None, bx))
     acc = 0.0
-    for kt in range(0, wb.ceil_div(k, MM)):
-        gA = wb.local_tile(A, (MM, MM), (by, kt))
-        gB = wb.local_tile(B, (MM, MM), (kt, bx))
-        sA[ty, tx] = gA[ty, tx] if row < m and kt * MM + tx < k else 0.0
-        sB[ty, tx] = gB[ty, tx] if kt * MM + ty < k and col < n else 0.0
+    for kt in range(wb.size(gA, mode=2)):
+        sA[ty, tx] = gA[ty, tx, kt] if wb.elem_less(cA[ty, tx, kt], wb.shape(A)) else 0.0
+        sB[ty, tx] = gB[ty, tx, kt] if wb.elem_less(cB[ty, tx, kt], wb.shape(B)) else 0.0
         wb.sync_threads()
         for kk in range(MM):
             acc += sA[ty, kk] * sB[kk, tx]
         wb.sync_threads()
-    if row < m and col < n:
-        gC = wb.local_tile(C, (MM, MM), (by, bx))
+    gC = wb.local_tile(C, (MM, MM), (by, bx))
+    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (MM, MM), (by, bx))
+    if wb.elem_less(cC[ty, tx], wb.shape(C)):
         gC[ty, tx] = acc
 
 
@@ -165,13 +175,22 @@ def _grid2(m, n, bx=16, by=16):
     return (math.ceil(n / bx), math.ceil(m / by), 1), (bx, by, 1)
 
 
+# Every size is a non-multiple of the tiles (32x32 transpose, 8-element copy, 256-wide rows, 16x16 gemm),
+# so each example runs its ragged-edge predication; vcopy's length n1 + 3 is odd.
+SIZES = {
+    "small": dict(n1=1000, m2=40, n2=56, rs=(6, 300), mm=(40, 24, 36)),                    # CI, CPU executor
+    "irregular": dict(n1=999_999, m2=1000, n2=999, rs=(1000, 999), mm=(1000, 999, 250)),  # GPU + memcheck
+    "large": dict(n1=(1 << 22) + 5, m2=4099, n2=4097, rs=(512, 4099), mm=(1000, 999, 513)),
+}
+
+
 def make_examples(size="small"):
-    """The examples at a size: 'small' (CI on the CPU executor) or 'large' (GPU)."""
-    big = size == "large"
-    n1 = 1 << 20 if big else 1000
-    m2, n2 = (1024, 768) if big else (40, 56)
-    rs = (512, 4096) if big else (6, 300)
-    mm = (512, 384, 256) if big else (40, 24, 36)
+    """The examples at a size of :data:`SIZES`: 'small' (CI on the CPU executor), 'irregular'
+    (1000 x 999 class, for the GPU under compute-sanitizer) or 'large' (GPU)."""
+    if size not in SIZES:
+        raise ValueError(f"Expected a size in {sorted(SIZES)}, but got {size!r}.")
+    z = SIZES[size]
+    n1, m2, n2, rs, mm = z["n1"], z["m2"], z["n2"], z["rs"], z["mm"]
 
     def strided_vadd(rng):
         a = _f32(rng, 2 * n1)[::2]                       # stride 2

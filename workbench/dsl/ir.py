@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from ..element_types import (
+from .._element_types import (
     Boolean,
     ElementType,
     Float16,
@@ -28,6 +28,7 @@ from ..element_types import (
     Uint32,
     Uint64,
 )
+from ..layout.values import Symbolic
 
 INT_TYPES = (Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64)
 FLOAT_TYPES = (Float16, Float32, Float64)
@@ -69,22 +70,78 @@ def int_range(t: ElementType) -> tuple[int, int]:
     return (0, (1 << bits) - 1) if not t.signed else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
 
 
-class Expr:
-    """A typed value computed by the kernel."""
+class Expr(Symbolic):
+    """A typed value computed by the kernel: the layout core's symbolic integer inside kernels.
+
+    As a :class:`~workbench.layout.values.Symbolic` it has ``value`` (``None``: unknown while
+    tracing, except for constants), ``width`` (from its type) and ``divisibility`` (from ``div``);
+    arithmetic, ``ceil_div``, ``shape_div`` and ``min`` build folded IR, so the core's
+    ``crd2idx``, divides and tiles run unchanged on kernel values.
+    """
 
     __slots__ = ("type", "div")
-    # arithmetic builds folded IR so that inttuple.crd2idx works on dynamic coordinates
-    def __add__(self, o): return binop("+", self, o)
-    def __radd__(self, o): return binop("+", o, self)
-    def __sub__(self, o): return binop("-", self, o)
-    def __rsub__(self, o): return binop("-", o, self)
-    def __mul__(self, o): return binop("*", self, o)
-    def __rmul__(self, o): return binop("*", o, self)
-    def __floordiv__(self, o): return binop("//", self, o)
-    def __rfloordiv__(self, o): return binop("//", o, self)
-    def __mod__(self, o): return binop("%", self, o)
-    def __rmod__(self, o): return binop("%", o, self)
+
+    @property
+    def value(self):
+        return None
+
+    @property
+    def width(self) -> int:
+        return 64 if self.type.width == 64 else 32
+
+    @property
+    def divisibility(self) -> int:
+        return self.div if self.div > 0 else 1 << 30   # 0 (the constant 0) is divisible by anything
+
+    @staticmethod
+    def static(v: int):
+        return Const(v, const_type(v))
+
+    def __repr__(self):
+        attrs = ([f"{self.type}"] if self.type.name not in ("Int32", "Int64") else []) + \
+                (["i64"] if self.type.name == "Int64" else []) + ([f"div={self.div}"] if self.div > 1 else [])
+        return "?{" + " ".join(attrs) + "}" if attrs else "?"
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        raise TypeError("Expected a value known while compiling the kernel, but got a dynamic value: a Python "
+                        "'and'/'or'/'if' on it cannot be decided at trace time (use it in an if statement or wb.elem_less).")
+
+    # arithmetic builds folded IR; foreign operands (basis strides, tuples) get to answer first
+    def __add__(self, o): return binop("+", self, o) if _operand(o) else NotImplemented
+    def __radd__(self, o): return binop("+", o, self) if _operand(o) else NotImplemented
+    def __sub__(self, o): return binop("-", self, o) if _operand(o) else NotImplemented
+    def __rsub__(self, o): return binop("-", o, self) if _operand(o) else NotImplemented
+    def __mul__(self, o): return binop("*", self, o) if _operand(o) else NotImplemented
+    def __rmul__(self, o): return binop("*", o, self) if _operand(o) else NotImplemented
+    def __floordiv__(self, o): return binop("//", self, o) if _operand(o) else NotImplemented
+    def __rfloordiv__(self, o): return binop("//", o, self) if _operand(o) else NotImplemented
+    def __mod__(self, o): return binop("%", self, o) if _operand(o) else NotImplemented
+    def __rmod__(self, o): return binop("%", o, self) if _operand(o) else NotImplemented
     def __neg__(self): return binop("-", 0, self)
+
+    # -- the protocol's named operations (CuTe's semantics on positive integers) -----------------
+    def ceil_div(self, b):
+        """ceil(self / b): an exact division when a static b divides the divisibility."""
+        if type(b) is int and b > 0 and self.div % b == 0:
+            return binop("//", self, b)
+        return binop("//", binop("+", self, binop("-", b, 1)), b)
+
+    def shape_div(self, b):
+        """CuTe's shape_div for values known only at run time: a / b, or 1 where that is 0 (b a multiple of a)."""
+        if type(b) is int and b > 0 and self.div % b == 0:
+            return binop("//", self, b)
+        q = binop("//", self, b)
+        return Call("max", [q, as_expr(1, q.type)], q.type) if isinstance(q, Expr) else max(q, 1)
+
+    def min(self, b):
+        t = result_type(self, b)
+        return Call("min", [cast(self, t), cast(as_expr(b, t), t)], t)
+
+
+def _operand(o) -> bool:
+    return isinstance(o, Expr) or type(o) in (int, float, bool)
 
 
 class Const(Expr):

@@ -16,8 +16,9 @@ import operator
 import struct
 
 from ..dlpack import _native
-from ..element_types import Boolean
-from ..tensor import Pointer, Tensor, offset_span
+from .._element_types import Boolean
+from ..layout import offset_span
+from .._tensor import Pointer, Tensor
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
@@ -119,8 +120,9 @@ class Specialization:
                     lines.append(f"if type({a}) is not _np{i}: return None")
                 vals[("scalar", i)] = a
             elif k is A.PointerSpec:
+                ro = f" or {a}.read_only" if i in self.written else ""   # a read-only tensor's .iterator
                 lines.append(f"if type({a}) is not _Pointer or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align}: return None")
+                             f"or {a}.assumed_align != {s.align}{ro}: return None")
                 lines.append(f"p{i} = {a}.address")
                 lines.append(f"if p{i} & {s.align - 1}: return None")
                 vals[("ptr", i)] = f"p{i}"
@@ -281,6 +283,7 @@ class _Launcher:
 
 class Kernel:
     """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
+    _wb_device_function = True   # the frontend inlines calls to it (recognized by this marker, no import)
 
     def __init__(self, fn):
         self.fn = fn
@@ -384,7 +387,7 @@ class Kernel:
             self.stats.lowerings += 1
         for i in sp.written:
             a = nargs[i]
-            if type(a) is Tensor and a.read_only:
+            if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target

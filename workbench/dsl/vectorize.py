@@ -12,8 +12,7 @@ All loads are issued before the stores (a register fragment), as CuTe's copy doe
 
 from __future__ import annotations
 
-from math import gcd
-
+from ..layout import divisibility_of
 from . import ir
 from . import views as V
 
@@ -24,7 +23,7 @@ def _aligned(t: V.KTensor, static_off: int, vbytes: int, es: int) -> bool:
     if t.buf.align % vbytes:
         return False
     base = t.offset
-    bdiv = base.div if isinstance(base, ir.Expr) else abs(base)
+    bdiv = divisibility_of(base)
     if (bdiv * es) % vbytes:
         return False
     return (static_off * es) % vbytes == 0
@@ -34,16 +33,15 @@ def plan(src: V.KTensor, dst: V.KTensor):
     """(lanes, [(src_static_offset, dst_static_offset)]) for the widest access that is proven safe."""
     if src.etype is not dst.etype:
         raise TypeError(f"Expected copy between tensors of one element type, but got {src.etype} and {dst.etype}.")
-    n = src.layout.size
-    m = dst.layout.size
+    n, m = src.layout.size, dst.layout.size
     if type(n) is not int or type(m) is not int:
         raise ValueError(f"Expected tensors of static size for copy (partition first), but got {src.layout} and {dst.layout}.")
     if n != m:
         raise ValueError(f"Expected copy between tensors of equal size, but got {n} and {m}.")
     if n > MAX_COPY_ELEMENTS:
         raise ValueError(f"Expected a copy of at most {MAX_COPY_ELEMENTS} elements per thread, but got {n}.")
-    so = [V.crd2idx(i, src.layout.shape, src.layout.stride) for i in range(n)]
-    do = [V.crd2idx(i, dst.layout.shape, dst.layout.stride) for i in range(n)]
+    so = [src.layout(i) for i in range(n)]
+    do = [dst.layout(i) for i in range(n)]
     es = src.etype.bits // 8
     static = all(type(x) is int for x in so + do)
     if static and es >= 1 and src.etype.bits % 8 == 0:
@@ -71,5 +69,3 @@ def lower_copy(src: V.KTensor, dst: V.KTensor, fresh=None):
             for s, d in pairs]
     return [ir.VecCopy(full, lanes)]
 
-
-_ = gcd

@@ -6,10 +6,11 @@ from .algebra import (
     coalesce,
     complement,
     composition,
-    filter,
+    filter_,
     filter_zeros,
     flatten,
     group_modes,
+    is_compact,
     left_inverse,
     make_ordered_layout,
     max_common_layout,
@@ -21,14 +22,13 @@ from .algebra import (
 )
 from .basis import E, ArithTuple
 from .identity import IdentityTensor, elem_less, make_identity_tensor
-from .inttuple import ceil_div, format_inttuple, prefix_product, product
+from .inttuple import ceil_div, crd2idx, format_inttuple, idx2crd, prefix_product, product
 from .layout import (
     Layout,
     cosize,
-    crd2idx,
     depth,
-    idx2crd,
     make_layout,
+    offset_span,
     parse_layout,
     rank,
     shape,
@@ -59,9 +59,9 @@ __all__ = [
     "E", "ArithTuple", "IdentityTensor", "make_identity_tensor", "elem_less",
     "flatten", "product", "prefix_product", "ceil_div", "format_inttuple",
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride",
-    "crd2idx", "idx2crd",
+    "crd2idx", "idx2crd", "offset_span", "is_compact",
     # the layout algebra
-    "LayoutAlgebraError", "coalesce", "filter", "filter_zeros", "composition", "complement",
+    "LayoutAlgebraError", "coalesce", "filter_", "filter_zeros", "composition", "complement",
     "right_inverse", "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes",
     "append", "prepend", "make_ordered_layout", "product_each",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",

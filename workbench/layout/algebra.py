@@ -13,12 +13,13 @@ from math import gcd
 
 from . import inttuple as it
 from .layout import Layout, _raw
+from .basis import E
 from .values import Symbolic, ceil_div, has_values, imin, known_value, shape_div
 
 __all__ = [
-    "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
+    "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
     "max_common_vector", "max_common_layout", "select", "group_modes", "flatten", "append", "prepend",
-    "make_ordered_layout", "product_each", "LayoutAlgebraError",
+    "make_ordered_layout", "product_each", "LayoutAlgebraError", "is_compact",
 ]
 
 
@@ -77,16 +78,22 @@ def _modes(L):
 
 
 # -- coalesce / filter -----------------------------------------------------------------------
+def _static_stride(d) -> bool:
+    """An int, or a basis stride with a static scale (identity layouts): comparable at trace time."""
+    return type(d) is int or (type(d) is E and type(d.scale) is int)
+
+
 def _coalesce_flat(shp, std):
-    """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 (decided statically only) and drop
-    static size-1 leaves; returns (shape, stride) lists."""
+    """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 (decided statically only; basis strides
+    merge too, ``(6,?):(1@0,6@0)`` is ``6*?:1@0``) and drop static size-1 leaves; returns
+    (shape, stride) lists."""
     out_s, out_d = [], []
     for s, d in zip(shp, std):
         if type(s) is int and s == 1:
             continue
         if out_s:
             ps, pd = out_s[-1], out_d[-1]
-            if type(ps) is int and type(pd) is int and type(d) is int and ps * pd == d:
+            if type(ps) is int and _static_stride(pd) and _static_stride(d) and ps * pd == d:
                 out_s[-1] = ps * s
                 continue
         out_s.append(s)
@@ -125,7 +132,7 @@ def filter_zeros(layout):
     return _raw(go(layout.shape, layout.stride), layout.stride)
 
 
-def filter(layout):  # noqa: A001 - CuTe's name
+def filter_(layout):
     """coalesce(filter_zeros(L)): drops stride-0 and size-1 modes.  The image of the result
     equals the image of L, and the result visits each of its offsets exactly once when L
     is injective on its non-zero-stride modes."""
@@ -278,9 +285,13 @@ def composition(A, B):
 def _compose(A, B, verify):
     """A o B for Layouts; verify=False when B is known to be ordered and injective."""
     what = (A, B)
-    ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
+    fs, fd = it.flatten(A.shape), it.flatten(A.stride)
+    ashp, astr = _coalesce_flat(fs, fd)
     if not ashp:
-        ashp, astr = [1], [0]
+        # Note: CuTe and pycute extend an all-extent-1 A with stride 0 (1:5 o 16:1 is 16:0).  Past A's
+        # one element that collapses a ragged tile, and an identity tile with it, onto element 0, so
+        # elem_less would call every element of the tile present; we extend along A's last stride.
+        ashp, astr = [1], [fd[-1]]
     R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
     if verify and len(ashp) > 1 and type(B.shape) is tuple and _overlapping(B):
         _verify_overlapping(R, ashp, astr, B, what)
@@ -521,6 +532,18 @@ def make_ordered_layout(shape, order):
         strides[i] = cur
         cur = cur * fs[i]
     return Layout(shape, it.unflatten(strides, shape))
+
+
+def is_compact(layout) -> bool:
+    """True when L, its extent-1 modes dropped, is a bijection onto ``[0, size(L))``: a compact layout
+    in some order of its modes (stride 1 on the smallest, each next stride the extent below it)."""
+    layout = _layout(layout, "is_compact")
+    want = 1
+    for d, n in sorted((d, n) for n, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)) if n != 1):
+        if d != want:
+            return False
+        want *= n
+    return True
 
 
 def product_each(shape):

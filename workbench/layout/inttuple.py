@@ -124,12 +124,16 @@ def idx2crd(idx, shape):
     return idx
 
 
-def crd2idx(crd, shape, stride):
-    """Offset of a coordinate: inner product of the (natural) coordinate with stride.
+def crd2idx(crd, shape, stride=None):
+    """Offset of a coordinate: inner product of the (natural) coordinate with stride (CuTe's
+    ``crd2idx(crd, shape, stride)``; compact column-major when stride is omitted).  The one
+    definition: ``Layout.__call__``, slicing, the views and kernels all come here.
 
     crd may be an integer index into any mode (it is split colexicographically over the mode's
     shape) or a tuple congruent with shape down to that level.
     """
+    if stride is None:
+        stride = prefix_product(shape)
     if type(crd) is tuple:
         if type(shape) is not tuple or len(crd) != len(shape):
             raise ValueError(f"Expected a coordinate of rank {rank(shape)} for shape {format_inttuple(shape)}, but got {format_inttuple(crd)}.")

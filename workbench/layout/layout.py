@@ -20,7 +20,7 @@ from .values import Dyn, Symbolic, has_values, is_static, value_of
 
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
-    "shape", "stride", "crd2idx", "idx2crd",
+    "shape", "stride", "offset_span",
 ]
 
 
@@ -35,6 +35,11 @@ def _check_leaves(t, what, allow_negative):
         raise TypeError(f"Expected {what} entries to be ints or dynamic values, but got {type(t).__name__} ({t!r}).")
     if not allow_negative and t < 0:
         raise ValueError(f"Expected non-negative {what} entries, but got {t}.")
+
+
+# Enumerating every offset of a layout beyond this many elements is refused (about 400 MiB of
+# int64 working arrays): views and checks evaluate windows instead.
+MAX_OFFSETS = 1 << 24
 
 
 class Layout:
@@ -123,21 +128,21 @@ class Layout:
             shp, std = value_of(shp), value_of(std)
         return it.crd2idx(c, shp, std)
 
-    def crd2idx(self, crd):
-        return it.crd2idx(crd, self.shape, self.stride)
-
-    def idx2crd(self, idx):
-        return it.idx2crd(idx, self.shape)
-
     def offsets(self) -> np.ndarray:
         """Offsets of all indices 0..size-1 as one int64 array (vectorized, cached).
 
-        Dynamic modes use their runtime values; a symbolic ``?`` raises.
+        Dynamic modes use their runtime values; a symbolic ``?`` raises.  Refuses layouts of more
+        than ``MAX_OFFSETS`` elements (evaluate a window of coordinates instead).
         """
         if self._offsets is None:
             shp = it.flatten(value_of(self.shape))
             std = it.flatten(value_of(self.stride))
+            if any(type(d) is E for d in std):
+                raise ValueError(f"offsets() of {self}: a coordinate (basis-strided) layout maps to tuples, not offsets.")
             n = it.product(shp)
+            if n > MAX_OFFSETS:
+                raise ValueError(f"offsets() of {self}: {n} elements would take {n * 24 >> 20} MiB to enumerate, "
+                                 f"above the limit of {MAX_OFFSETS} elements; evaluate the coordinates you need instead.")
             idx = np.arange(n, dtype=np.int64)
             out = np.zeros(n, dtype=np.int64)
             for s, d in zip(shp, std):
@@ -195,7 +200,10 @@ def _dispatch(x, attr):
 
 
 def size(x, mode=None):
-    """Number of elements (product of the shape); size(x, mode) for one top-level mode."""
+    """Number of elements (product of the shape); size(x, mode) for one top-level mode.  An object
+    that is no layout but knows its own integer size (a TiledMMA: its thread count) answers that."""
+    if mode is None and type(getattr(x, "size", None)) is int and not hasattr(x, "layout"):
+        return x.size
     lay = _dispatch(x, "size")
     shp = lay.shape if lay is not None else x
     if mode is not None:
@@ -219,6 +227,20 @@ def cosize(x):
     return total
 
 
+def offset_span(x):
+    """(lowest, highest) offset the layout reaches, ``sum(min(0, (s-1)*d))`` and ``sum(max(0, (s-1)*d))``
+    over the leaves, with runtime values for ``?`` modes; None for an empty layout.  The memory a view
+    touches: negative strides included, unlike cosize."""
+    lay = _dispatch(x, "offset_span")
+    lo = hi = 0
+    for s, d in zip(it.flatten(value_of(lay.shape)), it.flatten(value_of(lay.stride))):
+        if s == 0:
+            return None
+        lo += min(0, (s - 1) * d)
+        hi += max(0, (s - 1) * d)
+    return lo, hi
+
+
 def rank(x, mode=None) -> int:
     lay = _dispatch(x, "rank")
     shp = lay.shape if lay is not None else x
@@ -239,19 +261,6 @@ def shape(x):
 
 def stride(x):
     return _dispatch(x, "stride").stride
-
-
-def crd2idx(crd, shape_, stride_=None):
-    """Offset of crd in shape:stride (compact column-major stride when omitted)."""
-    if type(shape_) is Layout:
-        return shape_(crd)
-    return it.crd2idx(crd, shape_, it.compact_col_major(shape_) if stride_ is None else stride_)
-
-
-def idx2crd(idx, shape_):
-    if type(shape_) is Layout:
-        shape_ = shape_.shape
-    return it.idx2crd(idx, shape_)
 
 
 # -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------

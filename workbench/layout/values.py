@@ -17,6 +17,7 @@ never by catching an error.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from math import gcd
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 
-class Symbolic:
+class Symbolic(ABC):
     """Base of every symbolic (dynamic) integer.  The protocol the layout core relies on:
 
     * ``value``: the runtime value when known, else ``None``;
@@ -37,14 +38,14 @@ class Symbolic:
 
     __slots__ = ()
 
-    def ceil_div(self, b):
-        raise NotImplementedError(f"{type(self).__name__} does not implement ceil_div")
+    @abstractmethod
+    def ceil_div(self, b): ...
 
-    def shape_div(self, b):
-        raise NotImplementedError(f"{type(self).__name__} does not implement shape_div")
+    @abstractmethod
+    def shape_div(self, b): ...
 
-    def min(self, b):
-        raise NotImplementedError(f"{type(self).__name__} does not implement min")
+    @abstractmethod
+    def min(self, b): ...
 
 
 class Dyn(Symbolic):
