@@ -181,10 +181,10 @@ def test_int_tuple_cases():
     assert it.shape_div((3, 4), 36) == (1, 1)
     assert it.shape_div(((3, 4), 6), 36) == ((1, 1), 2)
     assert it.shape_div((6, (3, 4)), 36) == (1, (1, 2))
-    assert wb.prefix_product(2) == 1 and wb.prefix_product((3, 2)) == (1, 3)
-    assert wb.prefix_product((3, 2, 4)) == (1, 3, 6)
-    assert wb.prefix_product(((2, 3), 4)) == ((1, 2), 6)
-    assert wb.prefix_product(((2, 3), (2, 1, 2), (5, 2, 1))) == ((1, 2), (6, 12, 12), (24, 120, 240))
+    assert it.prefix_product(2) == 1 and it.prefix_product((3, 2)) == (1, 3)
+    assert it.prefix_product((3, 2, 4)) == (1, 3, 6)
+    assert it.prefix_product(((2, 3), 4)) == ((1, 2), 6)
+    assert it.prefix_product(((2, 3), (2, 1, 2), (5, 2, 1))) == ((1, 2), (6, 12, 12), (24, 120, 240))
 
 
 # -- test_typing: what counts as an integer of the protocol ---------------------------------------

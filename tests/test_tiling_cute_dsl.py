@@ -39,6 +39,7 @@ import pytest
 
 import workbench as wb
 from workbench.layout import inttuple as it
+from workbench.layout import value_of
 
 cute = pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
 cutlass = pytest.importorskip("cutlass")
@@ -319,7 +320,7 @@ def _run_cute(fn, m, n, bx, by, tid, compiled=None):
 
 
 def _values(x):
-    return np.array([wb.value_of(v) for v in x], dtype=np.int64)
+    return np.array([value_of(v) for v in x], dtype=np.int64)
 
 
 def _ours(m, n, bx, by, tid):
@@ -327,15 +328,15 @@ def _ours(m, n, bx, by, tid):
     rows = [np.asarray(f(m, n).offsets(), dtype=np.int64) for _, f, _ in LAYOUT_ROWS]
     data = wb.make_layout((m, n))
     sub, off = wb.local_tile(data, TILE, (bx, by))
-    rows.append(wb.value_of(off) + sub.offsets())
+    rows.append(value_of(off) + sub.offsets())
     sub, off = wb.local_partition(data, P(THREADS), tid)
-    rows.append(wb.value_of(off) + sub.offsets())
+    rows.append(value_of(off) + sub.offsets())
     ident = wb.make_identity_tensor((m, n))
     shape = (m, n)
     for T in (wb.local_tile(ident, TILE, (bx, by)), wb.local_partition(ident, P(THREADS), tid),
               wb.zipped_divide(ident, (32, 16))):
         coords = list(T)
-        values = [wb.value_of(tuple(c)) for c in coords]
+        values = [value_of(tuple(c)) for c in coords]
         rows.append(np.array([c[0] for c in values]))
         rows.append(np.array([c[1] for c in values]))
         rows.append(np.array([int(wb.elem_less(c, shape)) for c in coords]))
@@ -667,8 +668,8 @@ def test_generated_pairs_match_cute_dsl_or_differ_for_a_documented_reason():
                 why = "strides of size-1 modes"  # CuTe keeps an arbitrary stride where we print 0: no index uses it
             elif op in UNCOALESCED_IN_CUTE_DSL and same_function(ours, R):
                 why = "pairs left uncoalesced by CuTe DSL"
-            else:  # A extended past its size: CuTe DSL extends a trailing size-1 mode's stride (C++ CuTe's
-                # coalesce_x), we extend coalesce(A) (test_algebra_props states it): equal inside A's domain
+            else:  # A extended past its size: CuTe DSL extends along a trailing extent-1 mode's stride (C++ CuTe's
+                # coalesce_x); we extend coalesce(A) unless every extent is 1 (test_algebra_props): equal inside A
                 assert op in ("composition", *DIVIDES) and it.flatten(A.shape)[-1] == 1, (op, A, B, str(ours), theirs)
                 assert _meets_definition(op, A, B, ours) and _meets_definition(op, A, B, R), (op, A, B)
                 why = "extension past size(A)"
