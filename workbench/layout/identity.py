@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import inttuple as it
 from .basis import ArithTuple, E, basis_value
 from .layout import Layout
-from .values import Symbolic
+from .values import Dyn, Symbolic, value_of
 
 __all__ = ["IdentityTensor", "make_identity_tensor", "elem_less"]
 
@@ -91,7 +91,10 @@ def elem_less(a, b) -> bool:
     (a shape): the element at ``a`` exists.  Nested modes of ``b`` compare by their size.
     Inside a kernel the entries are IR expressions and the DSL lowers this to an and-chain."""
     if type(a) is not tuple and not isinstance(a, tuple):
-        return a < (it.product(b) if type(b) is tuple else b)
+        b = it.product(b) if type(b) is tuple else b
+        if type(a) is Dyn or type(b) is Dyn:  # a host ? compares by its runtime value (raises when it has none)
+            return value_of(a) < value_of(b)
+        return a < b
     bs = b if type(b) is tuple else (b,)
     if len(a) != len(bs):
         raise ValueError(f"elem_less: expected a coordinate of rank {len(bs)}, but got {a!r}.")
