@@ -91,12 +91,31 @@ static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, cons
   } else {
     strides = Py_NewRef(Py_None);
   }
-  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type */
-  return Py_BuildValue("(OOKKiiiiiiNNKk)", owner, version, (unsigned long long)flags,
-                       (unsigned long long)(uintptr_t)t->data, t->device.device_type, t->device.device_id,
-                       n, (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes, shape, strides,
-                       (unsigned long long)t->byte_offset,
-                       (unsigned long)t->dtype.code | ((unsigned long)t->dtype.bits << 8) | ((unsigned long)t->dtype.lanes << 16));
+  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type.
+   * Built item by item: Py_BuildValue's format parsing was most of from_dlpack's cost. */
+  PyObject *f = PyTuple_New(14);
+  if (!f) { Py_DECREF(shape); Py_DECREF(strides); return NULL; }
+  PyTuple_SET_ITEM(f, 0, Py_NewRef(owner));
+  PyTuple_SET_ITEM(f, 1, Py_NewRef(version));
+  PyTuple_SET_ITEM(f, 10, shape);
+  PyTuple_SET_ITEM(f, 11, strides);
+  PyObject *items[10] = {
+    PyLong_FromUnsignedLongLong((unsigned long long)flags),
+    PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)t->data),
+    PyLong_FromLong(t->device.device_type), PyLong_FromLong(t->device.device_id), PyLong_FromLong(n),
+    PyLong_FromLong(t->dtype.code), PyLong_FromLong(t->dtype.bits), PyLong_FromLong(t->dtype.lanes),
+    PyLong_FromUnsignedLongLong((unsigned long long)t->byte_offset),
+    PyLong_FromUnsignedLong((unsigned long)t->dtype.code | ((unsigned long)t->dtype.bits << 8) |
+                            ((unsigned long)t->dtype.lanes << 16)),
+  };
+  static const int at[10] = {2, 3, 4, 5, 6, 7, 8, 9, 12, 13};
+  int failed = 0;
+  for (int i = 0; i < 10; i++) {
+    if (!items[i]) { failed = 1; items[i] = Py_NewRef(Py_None); }
+    PyTuple_SET_ITEM(f, at[i], items[i]);
+  }
+  if (failed) { Py_DECREF(f); return NULL; }
+  return f;
 }
 
 static PyObject *consume(PyObject *mod, PyObject *capsule) {
@@ -303,13 +322,33 @@ static PyObject *set_tables(PyObject *mod, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-static int truthy_attr_or_call(PyObject *obj, PyObject *name, int call) {
-  PyObject *r = call ? PyObject_CallMethodNoArgs(obj, name) : PyObject_GetAttr(obj, name);
-  if (!r) { PyErr_Clear(); return 1; }  /* unknown: let Python decide */
-  int t = PyObject_IsTrue(r);
+/* torch's hazards, read through the type's own descriptors (cached per type): an attribute
+ * lookup and a bound method per check were half of from_dlpack's cost.  1: refuse or unknown. */
+static PyTypeObject *g_hz_type = NULL;
+static PyObject *g_hz_desc[3] = {NULL, NULL, NULL};  /* requires_grad (getset), is_conj, is_neg (methods) */
+
+static int torch_hazard(PyObject *obj) {
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (tp != g_hz_type) {
+    PyObject *names[3] = {s_requires_grad, s_is_conj, s_is_neg};
+    for (int i = 0; i < 3; i++) {
+      PyObject *d = _PyType_Lookup(tp, names[i]);  /* borrowed */
+      if (!d || !Py_TYPE(d)->tp_descr_get) return 1;
+      Py_XSETREF(g_hz_desc[i], Py_NewRef(d));
+    }
+    Py_XSETREF(g_hz_type, (PyTypeObject *)Py_NewRef(tp));
+  }
+  PyObject *r = Py_TYPE(g_hz_desc[0])->tp_descr_get(g_hz_desc[0], obj, (PyObject *)tp);
+  if (!r) { PyErr_Clear(); return 1; }
+  int bad = r != Py_False;
   Py_DECREF(r);
-  if (t < 0) { PyErr_Clear(); return 1; }
-  return t;
+  for (int i = 1; i < 3 && !bad; i++) {
+    r = PyObject_Vectorcall(g_hz_desc[i], &obj, 1, NULL);
+    if (!r) { PyErr_Clear(); return 1; }
+    bad = r != Py_False;
+    Py_DECREF(r);
+  }
+  return bad;
 }
 
 /* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
@@ -328,9 +367,7 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
   PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
   if (ex) {
     Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    if (PyTuple_GET_ITEM(ex, 2) == Py_True &&
-        (truthy_attr_or_call(obj, s_requires_grad, 0) || truthy_attr_or_call(obj, s_is_conj, 1) ||
-         truthy_attr_or_call(obj, s_is_neg, 1))) {
+    if (PyTuple_GET_ITEM(ex, 2) == Py_True && torch_hazard(obj)) {
       Py_DECREF(ex);
       Py_RETURN_NONE;
     }
