@@ -535,7 +535,22 @@ static PyTypeObject LauncherType = {
   .tp_doc = "A kernel's launch hot path: returns cuLaunchKernel's result, or None when the arguments do not match.",
 };
 
+/* A C function with cuLaunchKernel's signature that launches nothing and returns CUDA_SUCCESS:
+ * what the launcher calls when there is no GPU, so that the overhead lab can time the host-side
+ * guard and packing alone (a ctypes callback would cost more than the work measured). */
+static int null_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned smem, void *stream, void **params, void **extra) {
+  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+  return 0;
+}
+
+static PyObject *null_launch_address(PyObject *mod, PyObject *unused) {
+  return PyLong_FromVoidPtr((void *)(uintptr_t)&null_launch);
+}
+
 static PyMethodDef methods[] = {
+  {"null_launch_address", (PyCFunction)null_launch_address, METH_NOARGS,
+   "Address of a stand-in for cuLaunchKernel that launches nothing (host-side timing without a GPU)."},
   {"set_types", (PyCFunction)set_types, METH_VARARGS, "Install wb.Tensor, wb.Pointer and the producer tables."},
   {"pack", (PyCFunction)pack, METH_VARARGS, "pack(specs, args) -> parameter bytes, or None when refused."},
   {NULL, NULL, 0, NULL},
