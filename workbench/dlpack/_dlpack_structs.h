@@ -40,4 +40,38 @@ typedef struct {
   PyObject *element_type, *address, *memspace, *assumed_align;
 } PointerBase;
 
+/* torch's hazards, which its DLPack exchange API does not check (torch's own __dlpack__ does): a
+ * tensor that requires grad, or carries a lazy conjugate or negative bit, would be read as its raw
+ * storage.  Read through the type's own descriptors, cached per type (an attribute lookup and a
+ * bound method per check cost more than the conversion).  1: refuse (or could not tell). */
+typedef struct { PyTypeObject *type; PyObject *desc[3]; } WbHazardCache;
+
+static inline int wb_torch_hazard(WbHazardCache *c, PyObject *obj) {
+  PyTypeObject *tp = Py_TYPE(obj);
+  if (tp != c->type) {
+    static const char *names[3] = {"requires_grad", "is_conj", "is_neg"};
+    PyObject *found[3];
+    for (int i = 0; i < 3; i++) {
+      PyObject *name = PyUnicode_InternFromString(names[i]);
+      if (!name) { PyErr_Clear(); return 1; }
+      found[i] = _PyType_Lookup(tp, name);  /* borrowed */
+      Py_DECREF(name);
+      if (!found[i] || !Py_TYPE(found[i])->tp_descr_get) return 1;
+    }
+    for (int i = 0; i < 3; i++) Py_XSETREF(c->desc[i], Py_NewRef(found[i]));
+    Py_XSETREF(c->type, (PyTypeObject *)Py_NewRef(tp));
+  }
+  PyObject *r = Py_TYPE(c->desc[0])->tp_descr_get(c->desc[0], obj, (PyObject *)tp);
+  if (!r) { PyErr_Clear(); return 1; }
+  int bad = r != Py_False;
+  Py_DECREF(r);
+  for (int i = 1; i < 3 && !bad; i++) {
+    r = PyObject_Vectorcall(c->desc[i], &obj, 1, NULL);
+    if (!r) { PyErr_Clear(); return 1; }
+    bad = r != Py_False;
+    Py_DECREF(r);
+  }
+  return bad;
+}
+
 #endif

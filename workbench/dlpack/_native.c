@@ -322,34 +322,7 @@ static PyObject *set_tables(PyObject *mod, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* torch's hazards, read through the type's own descriptors (cached per type): an attribute
- * lookup and a bound method per check were half of from_dlpack's cost.  1: refuse or unknown. */
-static PyTypeObject *g_hz_type = NULL;
-static PyObject *g_hz_desc[3] = {NULL, NULL, NULL};  /* requires_grad (getset), is_conj, is_neg (methods) */
-
-static int torch_hazard(PyObject *obj) {
-  PyTypeObject *tp = Py_TYPE(obj);
-  if (tp != g_hz_type) {
-    PyObject *names[3] = {s_requires_grad, s_is_conj, s_is_neg};
-    for (int i = 0; i < 3; i++) {
-      PyObject *d = _PyType_Lookup(tp, names[i]);  /* borrowed */
-      if (!d || !Py_TYPE(d)->tp_descr_get) return 1;
-      Py_XSETREF(g_hz_desc[i], Py_NewRef(d));
-    }
-    Py_XSETREF(g_hz_type, (PyTypeObject *)Py_NewRef(tp));
-  }
-  PyObject *r = Py_TYPE(g_hz_desc[0])->tp_descr_get(g_hz_desc[0], obj, (PyObject *)tp);
-  if (!r) { PyErr_Clear(); return 1; }
-  int bad = r != Py_False;
-  Py_DECREF(r);
-  for (int i = 1; i < 3 && !bad; i++) {
-    r = PyObject_Vectorcall(g_hz_desc[i], &obj, 1, NULL);
-    if (!r) { PyErr_Clear(); return 1; }
-    bad = r != Py_False;
-    Py_DECREF(r);
-  }
-  return bad;
-}
+static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
 /* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
  *   Tensor: converted and every check passed;
@@ -367,7 +340,7 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
   PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
   if (ex) {
     Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    if (PyTuple_GET_ITEM(ex, 2) == Py_True && torch_hazard(obj)) {
+    if (PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, obj)) {
       Py_DECREF(ex);
       Py_RETURN_NONE;
     }

@@ -38,7 +38,7 @@ typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsig
 /* Installed once by workbench.dsl.kernel: the exact wb classes and the bridge's producer tables
  * (the same dict objects workbench._tensor fills as producer types are met). */
 static PyObject *g_tensor_cls, *g_ptr_cls, *g_exchange, *g_cpu_types, *g_cuda_types;
-static PyObject *s_kernel_signature, *s_requires_grad, *s_is_conj, *s_is_neg, *s_dlpack, *s_layout;
+static PyObject *s_kernel_signature, *s_dlpack, *s_layout;
 static PyObject *g_kw_ver, *g_kw_ver_stream, *g_maxver, *g_no_sync;
 
 static PyObject *set_types(PyObject *mod, PyObject *args) {
@@ -136,22 +136,7 @@ static int put_dltensor(char *buf, PyObject *spec, const DLTensor *t, uint64_t f
   return put_ptr_slot(buf, spec, addr);
 }
 
-static int torch_hazard(PyObject *a) {
-  /* the exchange API skips torch's own __dlpack__ checks: a tensor needing grad, or with a
-   * lazy conjugate / negative bit, would be read as its raw storage */
-  PyObject *r = PyObject_GetAttr(a, s_requires_grad);
-  if (!r) return 1;
-  int bad = r != Py_False;
-  Py_DECREF(r);
-  PyObject *names[2] = {s_is_conj, s_is_neg};
-  for (int k = 0; k < 2 && !bad; k++) {
-    r = PyObject_CallMethodNoArgs(a, names[k]);
-    if (!r) return 1;
-    bad = r != Py_False;
-    Py_DECREF(r);
-  }
-  return bad;
-}
+static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
 static int put_framework_tensor(char *buf, PyObject *spec, PyObject *a) {
   PyObject *tp = (PyObject *)Py_TYPE(a);
@@ -159,7 +144,7 @@ static int put_framework_tensor(char *buf, PyObject *spec, PyObject *a) {
   if (ex) {
     Py_INCREF(ex);
     int ok = 0;
-    if (!(PyTuple_GET_ITEM(ex, 2) == Py_True && torch_hazard(a))) {
+    if (!(PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, a))) {
       void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
       DLTensor t;
       memset(&t, 0, sizeof t);
@@ -561,14 +546,11 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_launch", NULL, -
 PyMODINIT_FUNC PyInit__launch(void) {
   if (PyType_Ready(&LauncherType) < 0) return NULL;
   s_kernel_signature = PyUnicode_InternFromString("kernel_signature");
-  s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  s_is_conj = PyUnicode_InternFromString("is_conj");
-  s_is_neg = PyUnicode_InternFromString("is_neg");
   s_dlpack = PyUnicode_InternFromString("__dlpack__");
   s_layout = PyUnicode_InternFromString("layout");
   PyObject *s_max_version = PyUnicode_InternFromString("max_version");
   PyObject *s_stream = PyUnicode_InternFromString("stream");
-  if (!s_kernel_signature || !s_requires_grad || !s_is_conj || !s_is_neg || !s_dlpack || !s_layout || !s_max_version ||
+  if (!s_kernel_signature || !s_dlpack || !s_layout || !s_max_version ||
       !s_stream) return NULL;
   g_kw_ver = Py_BuildValue("(O)", s_max_version);
   g_kw_ver_stream = Py_BuildValue("(OO)", s_max_version, s_stream);
