@@ -84,6 +84,8 @@ class Specialization:
         if self.gpu is None:
             _DEVICE[0] = backend_cupy.current_device()
             self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            self.arg_specs = self._arg_specs()   # device tensors are checked against the device loaded on
+            self._gos.clear()
             st = self.kernel.stats
             st.gpu_compiles += 1
             st.compile_seconds += self.gpu.compile_seconds
