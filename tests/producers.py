@@ -22,6 +22,7 @@ _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 _KEEP: dict[int, object] = {}  # address of the managed struct -> everything it points into
+_DEAD: list = []               # RawCapsules whose deleter ran, freed when the next one is made
 
 
 class Producer:
@@ -102,7 +103,55 @@ def _capsule_destructor(capsule):
     for name, cls in ((b"dltensor_versioned", DLManagedTensorVersioned), (b"dltensor", DLManagedTensor)):
         if _IsValidRaw(capsule, name):
             m = cls.from_address(_GetPointerRaw(capsule, name))
-            m.deleter(ctypes.pointer(m))
+            if m.deleter:  # DLPack allows a NULL deleter
+                m.deleter(ctypes.pointer(m))
 
 
 _DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(_capsule_destructor)
+# Capsules may die during interpreter shutdown, after this module's globals: the trampoline is immortal.
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_DESTRUCTOR))
+
+
+class RawCapsule:
+    """One hand-built capsule with every field chosen by the caller, none of them checked: the fuzz
+    suite's producer.  ``shape``/``strides`` are the int64 arrays as allocated (None: a NULL pointer),
+    independently of ``ndim``; ``deleter`` is 'count' (counts calls), 'null' (a NULL deleter) or 'raise'
+    (counts, then raises inside the ctypes callback)."""
+
+    def __init__(self, *, name=b"dltensor_versioned", versioned=True, version=(1, 3), flags=0, data=None, device=(1, 0),
+                 ndim=1, dtype=(2, 32, 1), shape=(1,), strides=(1,), byte_offset=0, deleter="count", backing=None):
+        self.deleter_calls = 0
+        self.backing = backing
+        _DEAD.clear()          # deleters that ran before this capsule was made have returned: free them now
+        _KEEP[id(self)] = self  # struct and deleter trampoline live until the deleter runs (a NULL one: forever)
+        self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape) if shape is not None else None
+        self._strides = (ctypes.c_int64 * max(len(strides), 1))(*strides) if strides is not None else None
+        if versioned:
+            m = DLManagedTensorVersioned()
+            m.version = DLPackVersion(*version)
+            m.flags = flags
+            cb = DLManagedTensorVersionedDeleter(self._on_delete)
+        else:
+            m = DLManagedTensor()
+            cb = DLManagedTensorDeleter(self._on_delete)
+        if deleter != "null":
+            m.deleter = cb
+        self._raise = deleter == "raise"
+        t = m.dl_tensor
+        t.data = data or None
+        t.device = DLDevice(*device)
+        t.ndim = ndim
+        t.dtype = DLDataType(*dtype)
+        if self._shape is not None:
+            t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        if self._strides is not None:
+            t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = byte_offset
+        self._m, self._cb = m, cb
+        self.capsule = _PyCapsule_New(ctypes.addressof(m), name, ctypes.cast(_DESTRUCTOR, ctypes.c_void_p))
+
+    def _on_delete(self, ptr):
+        self.deleter_calls += 1
+        _DEAD.append(_KEEP.pop(id(self), None))  # not freed here: this call still runs on its trampoline
+        if self._raise:
+            raise RuntimeError("a misbehaving deleter")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -50,17 +51,39 @@ tvv"""
 
 CELL_READBACK = """\
 h = seen[-1] if seen else None
-print("KERNEL", {"hover": h, "text": f"{v.coordinate(*h)} -> {v.offset(*h)}" if h else "",
+print("KERNEL", {"hover": h, "text": v.describe(*h) if h else "",
                  "selected": v.selected_offset, "cells": v.selected_cells, "color_by": v.color_by,
                  "row1_colors": v.grid.colors[6:12].tolist(), "thread": tvv.thread})"""
 
 
-def _notebook(path: Path) -> None:
+CELL_LARGE = """\
+import sys
+sys.path.insert(0, {repo!r})
+import numpy as np
+import workbench as wb
+from IPython.display import display
+from widgets import AlgebraPlayground, LayoutView, MarkingExplorer
+big = LayoutView(wb.make_layout((1024, 1024)))
+vec = LayoutView(wb.make_layout((4, 4096)))
+display(big, vec)"""
+
+# grids from one cell to thousands, narrow ones with long mode strings, dynamic modes, and the tools
+CELL_SIZES = """\
+t = wb.from_dlpack(np.zeros((3, 5), np.float32)).mark_layout_dynamic()
+for L in ["1:0", "(2,(2,2)):(1,(65536,1048576))", "(1,1000):(1,1)", "((2,2),(2,2)):((1,4),(2,8))"]:
+    display(LayoutView(wb.parse_layout(L)))
+display(LayoutView(t), AlgebraPlayground("(8,4):(1,8)", "(4,2):(2,16)", "logical_divide"),
+        MarkingExplorer(np.zeros((4, 3), np.float32)))"""
+
+
+def _notebook(path: Path, sources: list | None = None) -> None:
     def cell(src):
         return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
 
+    if sources is None:
+        sources = [CELL_VIEW.format(repo=str(REPO)), CELL_READBACK]
     nb = {
-        "cells": [cell(CELL_VIEW.format(repo=str(REPO))), cell(CELL_READBACK)],
+        "cells": [cell(src) for src in sources],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4, "nbformat_minor": 5,
     }
@@ -95,6 +118,7 @@ def lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     _notebook(root / "view.ipynb")
+    _notebook(root / "large.ipynb", [CELL_LARGE.format(repo=str(REPO)), CELL_SIZES])
     port, token = _free_port(), "wbtest" + os.urandom(8).hex()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), PYTHONPATH=str(REPO))
     log = open(tmp_path / "lab.log", "wb")
@@ -159,7 +183,7 @@ def test_layout_view_in_jupyterlab(lab):
             row, col = 1, 2  # coordinate (1,(0,1)) -> 1*1 + 0*0 + 1*8 = 9
             canvas.hover(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
             readout = page.locator(".wb-grid .wb-readout").first
-            expect(readout).to_have_text("(1,(0,1)) -> 9")
+            expect(readout).to_have_text("index 9  coordinate (1,(0,1))  offset 9")
 
             canvas.click(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
             expect(readout).to_contain_text("selected offset 9: 2 cells")
@@ -185,9 +209,126 @@ def test_layout_view_in_jupyterlab(lab):
             browser.close()
     state = ast.literal_eval(text.split("KERNEL", 1)[1].strip())  # the dict the kernel printed
     assert state["hover"] == (1, 2)
-    assert state["text"] == "(1,(0,1)) -> 9"
+    assert state["text"] == "index 9  coordinate (1,(0,1))  offset 9"
     assert state["selected"] == 9
     assert state["cells"] == [(1, 2), (1, 3)]
     assert state["color_by"] == "row"
     assert state["row1_colors"] == [1] * 6
     assert state["thread"] == 2  # row 1 -> palette entry 1 everywhere in that row
+
+
+# -- large grids, zoom, tiles on demand, and text that fits -------------------------------------
+INK = """(c) => {   // share of non-white pixels in the grid area of a view's canvas
+  const d = c.dataset, g = c.getContext('2d'), r = window.devicePixelRatio || 1;
+  const x = Math.round(+d.left * r) + 2, y = Math.round(+d.top * r) + 2;
+  const gw = Math.min(c.width / r - +d.left, +d.cols * +d.cellW - +d.ox), gh = Math.min(c.height / r - +d.top, +d.rows * +d.cellH - +d.oy);
+  const w = Math.max(1, Math.floor(gw * r) - 4), h = Math.max(1, Math.floor(gh * r) - 4);
+  const px = g.getImageData(x, y, w, h).data;
+  let ink = 0;
+  for (let i = 0; i < px.length; i += 4) if (px[i] < 245 || px[i + 1] < 245 || px[i + 2] < 245) ink++;
+  return ink / (w * h);
+}"""
+
+# every caption block: no horizontal overflow, inside the view, and below the block before it
+FIT = """(root) => {
+  const bad = [], rb = root.getBoundingClientRect();
+  let prev = null;
+  for (const el of root.querySelectorAll(':scope > div')) {
+    const b = el.getBoundingClientRect();
+    if (b.height === 0) continue;
+    if (el.scrollWidth > el.clientWidth + 1) bad.push(el.className + ' overflows: ' + el.textContent.slice(0, 60));
+    if (b.right > rb.right + 1 || b.left < rb.left - 1) bad.push(el.className + ' leaves the view');
+    if (prev && b.top < prev.bottom - 0.5) bad.push(el.className + ' overlaps ' + prev.className);
+    prev = b;
+  }
+  return bad;
+}"""
+
+
+def _white_right_edge(png: bytes) -> bool:
+    """True when the last 2 pixel columns of a screenshot are background (its first and last rows, which
+    rounding may take from the neighbours, aside): no text is cut at the box's edge."""
+    import io
+
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(png)).convert("L")
+    w, h = im.size
+    return all(im.getpixel((x, y)) > 235 for x in range(max(0, w - 2), w) for y in range(1, h - 1))
+
+
+def test_large_views_zoom_hover_and_text_fit(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(60_000)
+            page.goto(f"{base}/lab/tree/large.ipynb?token={token}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            page.wait_for_function(
+                "() => { const s = window.jupyterapp?.shell?.currentWidget?.sessionContext;"
+                " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+                timeout=90_000)
+            _run_cell(page, 0)
+            views = page.locator(".jp-Cell").nth(0).locator(".wb-grid")
+            expect(views).to_have_count(2, timeout=90_000)
+            big, vec = views.nth(0), views.nth(1)
+            bc, vc = big.locator("canvas.wb-canvas"), vec.locator("canvas.wb-canvas")
+            # drawn at once, labels and all: not a blank box
+            expect(bc).to_have_attribute("data-lod", "labels")
+            assert bc.evaluate(INK) > 0.5 and vc.evaluate(INK) > 0.5
+            assert big.locator("canvas.wb-minimap").is_visible() and vec.locator("canvas.wb-minimap").is_visible()
+            # jump to the middle through the minimap: the kernel sends that window, labels come back
+            mini = big.locator("canvas.wb-minimap")
+            box = mini.bounding_box()
+            mini.click(position={"x": box["width"] / 2, "y": box["height"] / 2})
+            expect(bc).to_have_attribute("data-lod", "labels")
+            geo = bc.evaluate("c => ({...c.dataset})")
+            cw, ch, left, top, ox, oy = (float(geo[k]) for k in ("cellW", "cellH", "left", "top", "ox", "oy"))
+            assert oy > 400 * ch and ox > 400 * cw
+            x, y = left + 3.5 * cw, top + 2.5 * ch
+            r, c = int((y - top + oy) // ch), int((x - left + ox) // cw)
+            bc.hover(position={"x": x, "y": y})
+            expect(big.locator(".wb-readout")).to_have_text(f"index {r + 1024 * c}  coordinate ({r},{c})  offset {r + 1024 * c}")
+            # zoom out until cells are a pixel: an aggregated heat map, still drawn everywhere
+            for _ in range(6):
+                big.locator("button.wb-zoom-out").click()
+            expect(bc).to_have_attribute("data-lod", re.compile("^heat map"))
+            assert float(bc.get_attribute("data-zoom")) < 0.05 and bc.evaluate(INK) > 0.9
+            big.locator("button.wb-one").click()
+            expect(bc).to_have_attribute("data-zoom", "1")
+            # the long vector: zoomed out far enough, the kernel answers with 2x2 (or coarser) block means
+            for _ in range(3):
+                vec.locator("button.wb-zoom-out").click()
+            expect(vc).to_have_attribute("data-lod", re.compile("^heat map: each pixel block = mean of [248]x"))
+            assert vc.evaluate(INK) > 0.9
+
+            _run_cell(page, 1)
+            sizes = page.locator(".jp-Cell").nth(1).locator(".wb-grid")
+            expect(sizes).to_have_count(5 + 3 + 2, timeout=90_000)
+            # JupyterLab's own floating boxes (toasts, the cell toolbar) must not sit over the screenshots
+            page.add_style_tag(content=".Toastify, .jp-toast-container, .jp-cell-toolbar { display: none !important; }")
+            page.wait_for_timeout(500)
+            for k in range(sizes.count()):
+                root = sizes.nth(k)
+                assert root.evaluate(FIT) == [], root.locator(".wb-title").text_content()
+                for part in ("wb-title", "wb-coltitle", "wb-rowtitle", "wb-readout"):
+                    shot = root.locator("." + part).screenshot()
+                    if os.environ.get("WB_SCREENSHOT"):
+                        Path(os.environ["WB_SCREENSHOT"] + f".{k}.{part}.png").write_bytes(shot)
+                    assert _white_right_edge(shot), (k, part)
+            # the playground's B panel keeps its width (it wraps rather than squeezes)
+            widths = page.evaluate("""() => [...document.querySelectorAll('.jp-Cell:nth-child(2) canvas.wb-canvas')]
+                .map(c => [c.getBoundingClientRect().width, parseFloat(c.style.width)])""")
+            assert all(abs(a - b) < 1 for a, b in widths)
+            if os.environ.get("WB_SCREENSHOT"):
+                page.screenshot(path=os.environ["WB_SCREENSHOT"] + ".large.png", full_page=True)
+            # MarkingExplorer shows only mark_layout_dynamic's argument
+            cell = page.locator(".jp-Cell").nth(1)
+            assert cell.get_by_text("leading_dim").first.is_visible()
+            assert not cell.get_by_text("stride_order").first.is_visible()
+        finally:
+            browser.close()

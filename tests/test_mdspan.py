@@ -494,3 +494,30 @@ def test_gpu_managed_pointer_read_write(monkeypatch):
     assert float(x[0]) == 42.0
     assert wb.to_device_mdspan(_dl_ptr(mem.ptr, 8, CUDA), wb.Float32, 1).extent(0) == 8
     assert wb.to_host_mdspan(_dl_ptr(mem.ptr, 8, CPU), wb.Float32, 1)[7] == 7.0
+
+
+def test_the_mapping_is_a_core_layout_plus_an_offset():
+    from workbench.layout import Layout
+
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::-2]
+    md = wb.to_host_mdspan(a, wb.Float32, 2, "stride_relaxed")
+    m = md.mapping()
+    assert type(m.cute_layout) is Layout and m.cute_layout == Layout((4, 3), (6, -2))
+    for i in range(4):
+        for j in range(3):
+            assert m(i, j) == m.offset() + m.cute_layout((i, j))
+            assert md[i, j] == a[i, j]
+
+
+def test_cccl_checks_are_named_validators_in_cccls_order():
+    import workbench._mdspan as M
+
+    assert [v.__name__ for v in M._CCCL_ORDER] == [
+        "validate_device_type", "validate_rank", "validate_data_type", "validate_data_pointer",
+        "validate_byte_offset", "validate_alignment", "validate_memory_type", "validate_shape_pointer",
+        "validate_shapes", "validate_strides"]
+    # a tensor wrong in rank, dtype and strides at once reports the first of CCCL's checks only
+    with pytest.raises(ValueError, match="^DLTensor rank does not match expected rank"):
+        wb.to_host_mdspan(np.zeros((2, 3), np.int64)[:, ::-1], wb.Float32, 3, "right")
+    with pytest.raises(ValueError, match="^DLTensor data type does not match expected type"):
+        wb.to_host_mdspan(np.zeros((2, 3), np.int64)[:, ::-1], wb.Float32, 2, "right")

@@ -30,6 +30,7 @@ import pathlib
 import random
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 
@@ -100,6 +101,35 @@ def _dlpack_header():
     return h if (major, minor) >= (1, 2) else None
 
 
+REPO = HERE.parent
+
+
+def cache_root() -> pathlib.Path:
+    """Where the harness binary is cached: the repository's build/ directory, never a shared temporary
+    directory where another user could plant a binary under the name we would execute."""
+    return REPO / "build" / "cccl_harness"
+
+
+def _check_private(path: pathlib.Path) -> None:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(f"Expected {path} to be owned by uid {os.getuid()} and not writable by others (we "
+                              f"execute what it holds), but it is uid {st.st_uid}, mode {oct(st.st_mode & 0o7777)}"
+                              f"{', a symlink' if stat.S_ISLNK(st.st_mode) else ''}: writable by others or not ours.")
+
+
+def private_dir(path: pathlib.Path) -> pathlib.Path:
+    """``path`` created with mode 0700 (parents as needed), or checked to be ours and private."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    for p in (path.parent, path):
+        _check_private(p)
+    return path
+
+
 @pytest.fixture(scope="session")
 def harness():
     cxx = shutil.which("g++")
@@ -117,10 +147,11 @@ def harness():
               cccl / "cuda" / "std" / "__cccl" / "version.h"]:
         h.update(f.read_bytes())
     h.update(subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.encode())
-    out_dir = pathlib.Path(tempfile.gettempdir()) / f"wb_cccl_harness_{h.hexdigest()[:16]}"
+    out_dir = private_dir(cache_root() / h.hexdigest()[:16])
     exe = out_dir / "harness"
-    if not exe.is_file():
-        out_dir.mkdir(parents=True, exist_ok=True)
+    if exe.is_file():
+        _check_private(exe)
+    else:
         inc = pathlib.Path(tempfile.mkdtemp(dir=out_dir))
         (inc / "dlpack").mkdir()
         shutil.copy(dlpack, inc / "dlpack" / "dlpack.h")

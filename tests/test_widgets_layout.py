@@ -15,7 +15,8 @@ pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (ma
 pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
 
 import workbench as wb
-from widgets.grid import PALETTE, fold, layout_grid
+from widgets.colors import QUALITATIVE, SEQUENTIAL, scale_indices
+from widgets.grid import fold, layout_grid
 from widgets.layout_view import LayoutView
 from widgets.svg import grid_svg
 
@@ -64,7 +65,8 @@ def test_svg_is_one_document_without_ids_or_addresses():
     svg = LayoutView(wb.make_layout((64, 64), stride=(64, 1))).to_svg()
     assert svg.count("<svg") == 1 and svg.rstrip().endswith("</svg>")
     assert " id=" not in svg and not re.search(r"0x[0-9a-f]{6,}", svg)
-    assert svg.count("<rect") == 64 * 64 + 2  # cells, background, frame
+    assert svg.count("<rect") == 64 * 64 + 2 + 32  # cells, background, frame, the legend's colour scale
+    assert len(svg) < 1_000_000
 
 
 def test_fold_follows_cute_printing():
@@ -96,15 +98,22 @@ def test_fold_follows_cute_printing():
 def test_color_modes_and_colour_layout():
     L = wb.parse_layout("(4,3):(3,1)")
     v = LayoutView(L)
-    assert v.grid.colors.tolist() == [o % len(PALETTE) for o in v.grid.keys.astype(int)]
+    # by offset: a position on one colour-blind-safe scale from the smallest to the largest offset
+    assert v.grid.colors.tolist() == scale_indices(v.grid.keys, 0, 11).tolist()
+    assert v.grid.palette == SEQUENTIAL and len(set(v.grid.colors.tolist())) == 12   # no colour repeats
+    assert v.canvas.legend == {"kind": "scale", "label": "colour: offset", "lo": 0, "hi": 11,
+                               "note": "a position on this scale; cell labels give exact offsets"}
     v.color_by = "row"
     assert v.grid.colors.reshape(4, 3)[:, 0].tolist() == [0, 1, 2, 3]
-    assert np.frombuffer(v.canvas.cell_colors, np.uint8).tolist() == v.grid.colors.tolist()  # observer synced it
+    assert np.frombuffer(v.canvas.tile_colors, np.uint8).tolist() == v.grid.colors.tolist()  # observer synced it
+    assert v.canvas.legend["label"] == f"colour: row index mod {len(QUALITATIVE)} (repeats every {len(QUALITATIVE)})"
     v.color_by = "column"
     assert v.grid.colors.reshape(4, 3)[0].tolist() == [0, 1, 2]
+    tiles = LayoutView(wb.parse_layout("((2,2),(3,2)):((1,2),(4,12))"), color_by="tile").grid.colors.reshape(4, 6)
+    assert tiles[:, 0].tolist() == [0, 0, 1, 1] and tiles[0].tolist() == [0, 0, 0, 2, 2, 2]
     C = wb.parse_layout("(4,3):(0,5)")
     vc = LayoutView(L, color_by="layout", color_layout=C)
-    assert vc.grid.colors.reshape(4, 3)[2].tolist() == [0, 5, 10]
+    assert vc.grid.colors.reshape(4, 3)[2].tolist() == [0, 5 % 9, 10 % 9]
     with pytest.raises(ValueError, match="color_by"):
         v.color_by = "layout"  # no colour layout given
     with pytest.raises(ValueError, match="size 12"):
@@ -118,14 +127,16 @@ def test_model_state_is_compact_and_hover_select_work():
     v = LayoutView(L)
     c = v.canvas
     assert (c.rows, c.cols) == (4, 4)
-    assert np.frombuffer(c.cell_keys, "<f8").reshape(4, 4).tolist() == v.grid.keys.reshape(4, 4).tolist()
-    assert len(c.cell_colors) == 16 and c.cell_texts == []
-    # what the browser writes back
+    assert np.frombuffer(c.tile_keys, "<f8").reshape(4, 4).tolist() == v.grid.keys.reshape(4, 4).tolist()
+    assert len(c.tile_colors) == 16 and "texts" not in c.tile_meta
+    assert c.tile_meta["col_labels"] == ["(0,0)", "(1,0)", "(0,1)", "(1,1)"]
+    # what the browser writes back, and what the kernel answers
     assert v.hover is None and v.hover_text == ""
     c.hover = [1, 2]
-    assert v.hover == (1, 2) and v.hover_text == "(1,(0,1)) -> 2"
+    assert v.hover == (1, 2) and v.hover_text == "index 9  coordinate (1,(0,1))  offset 2"
+    assert c.hover_text == v.hover_text
     c.selected = 3.0
-    assert v.selected_offset == 3
+    assert v.selected_offset == 3 and c.selected_count == 2
     assert v.selected_cells == [(1, 1), (1, 3)]  # stride 0: two coordinates, one offset
     assert v.grid.selected == 3.0
     assert 'stroke="#d7191c"' in v.to_svg()

@@ -35,6 +35,21 @@ def test_marking_layout_dynamic_deduces_leading_dim():
     assert m.marked_canvas.row_dynamic and not m.static_canvas.row_dynamic
 
 
+def test_marking_shows_only_the_chosen_markings_controls():
+    m = MarkingExplorer(torch.zeros(4, 3))
+    assert m.layout_dynamic_controls.layout.display is None and m.compact_controls.layout.display == "none"
+    m.operation_control.value = "mark_compact_shape_dynamic"
+    assert m.layout_dynamic_controls.layout.display == "none" and m.compact_controls.layout.display is None
+    m.operation_control.value = "static"
+    assert m.layout_dynamic_controls.layout.display == "none" and m.compact_controls.layout.display == "none"
+
+
+def test_marking_draws_large_tensors_without_enumerating():
+    m = MarkingExplorer(np.zeros((2048, 2048), np.float32))
+    assert (m.static_canvas.rows, m.marked_canvas.cols) == (2048, 2048)
+    assert m.static_canvas.source.layout._offsets is None and len(m.to_svg()) < 1_000_000
+
+
 def test_marking_errors_are_shown_not_raised():
     m = MarkingExplorer(torch.zeros(4, 8))
     m.leading_dim_control.value = 0            # a control change, as in the browser
@@ -152,6 +167,9 @@ def test_playground_errors_in_place():
     assert p.error == "" and p.canvases[2].layout.display is None
     with pytest.raises(ValueError, match="operation"):
         AlgebraPlayground(operation="transpose")
+    big = AlgebraPlayground("(64,128):(1,64)", "(2,2):(1,2)", "logical_product")
+    assert rows(big)["not drawn"] == "A, result: more than 4096 cells (use LayoutView for any size)"
+    assert big.canvases[0].layout.display == "none" and big.canvases[1].layout.display is None
 
 
 def test_playground_svg_golden():
@@ -172,6 +190,11 @@ def test_chart_rows_and_plot():
     texts = [t.get_text() for t in ax.texts]
     assert texts == [" 1.00  (0.25x)", " 4.00  (1.00x)"]
     assert [p.get_width() for p in ax.patches] == [1.0, 4.0]
+    # a label starts after its whisker, so the whisker never strikes through it
+    ax = plot_overhead({"wide": [1.0, 1.0, 5.0, 5.0], "narrow": [2.0]})
+    whisker_end = max(line.get_xdata()[1] for line in ax.lines)
+    assert ax.texts[0].get_position()[0] == whisker_end == 5.0
+    assert ax.get_xlim()[1] >= 5.0 * 1.35
     with pytest.raises(ValueError, match="baseline"):
         plot_overhead({"a": 1.0}, baseline="b")
     with pytest.raises(ValueError, match="at least one"):

@@ -84,8 +84,13 @@ def test_view_state_selection_and_element_type():
     assert v.grid.shape == (8, 8)
     assert v.grid.texts[1 * 8 + 2] == "T9V0"          # row 1, col 2
     assert v.thread is None and v.canvas.selected is None
+    tc = v.thread_control                              # no thread chosen reads "none", not -1
+    assert tc._options_labels[tc.index] == "none" and tc.value == -1
+    assert v.canvas.legend["label"] == "colour: thread mod 8 (CuTe's print_latex_tv colours)"
     v.thread = 9                                       # the slider selects in the canvas ...
-    assert v.canvas.selected == 9.0 and v.grid.selected == 9.0
+    assert v.canvas.selected == 9.0 and v.grid.selected == 9.0 and v.canvas.selected_count == 2
+    v.canvas.hover = [1, 2]
+    assert v.canvas.hover_text == "(1,2) -> T9V0  index 17  offset 17"
     assert "T9: V0@(1, 2)->17, V1@(1, 3)->25" in v.readout.value.replace("&gt;", ">")
     v.canvas.selected = 4.0                            # ... and a click moves the slider
     assert v.thread == 4 and v.thread_control.value == 4
@@ -98,6 +103,8 @@ def test_view_state_selection_and_element_type():
     assert "f16" in v.to_svg() and v.canvas.subtitle.endswith("Float16")
     with pytest.raises(ValueError, match="thread in"):
         v.thread = 32
+    with pytest.raises(ValueError, match="at most 1048576 elements for a TV view"):
+        TVLayoutView(wb.make_layout((32, 4)), (2048, 2048))
 
 
 def test_row_major_tile_vectorizes_and_make_layout_tv_tuple():

@@ -4,6 +4,7 @@ Each view is an ipywidgets box (custom drawing on one anywidget canvas) with ``.
 ``image/svg+xml`` fallback in its mimebundle, so a saved notebook still shows it.
 """
 
+from .atoms_view import CopyView, MMAView
 from .charts import plot_overhead, progress
 from .dlpack_inspector import DLPackInspector
 from .layout_view import LayoutView
@@ -12,4 +13,4 @@ from .playground import AlgebraPlayground
 from .tv_view import TVLayoutView
 
 __all__ = ["LayoutView", "TVLayoutView", "MarkingExplorer", "DLPackInspector", "AlgebraPlayground",
-           "plot_overhead", "progress"]
+           "plot_overhead", "progress", "MMAView", "CopyView"]

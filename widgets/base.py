@@ -6,8 +6,8 @@ notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written ne
 
 from __future__ import annotations
 
-from workbench.layout import ComposedLayout, Layout, parse_layout
 from workbench import from_dlpack
+from workbench.layout import ComposedLayout, Layout, parse_layout
 
 
 def as_layout(obj) -> tuple[Layout, object]:
@@ -47,3 +47,19 @@ class SvgFallback:
     def save_svg(self, path) -> None:
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(self.to_svg())
+
+    def save(self, path) -> None:
+        """Write the view to ``path`` by its suffix: ``.svg`` (the static picture), ``.png`` (matplotlib,
+        no browser) or ``.tex`` (TikZ, as CuTe's ``print_latex``); the last two where the view has them."""
+        suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else ""
+        formats = ["svg"] + [f for f, m in (("png", "_save_png"), ("tex", "to_tikz")) if hasattr(self, m)]
+        if suffix not in formats:
+            raise ValueError(f"Expected a file name ending in {', '.join('.' + f for f in formats)} for "
+                             f"{type(self).__name__}, but got {str(path)!r}.")
+        if suffix == "svg":
+            self.save_svg(path)
+        elif suffix == "png":
+            self._save_png(path)
+        else:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(self.to_tikz())

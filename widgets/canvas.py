@@ -1,9 +1,11 @@
-"""The one custom-drawn widget: a canvas that draws a :class:`~widgets.grid.Grid`.
+"""The one custom-drawn widget: a canvas that draws a grid source of any size (see ``grid.js``).
 
-State is synced compactly: cell keys as float64 bytes (``cell_keys``) and palette indices as uint8 bytes, so a
-64x64 grid is 36 KiB of buffers and one canvas, not thousands of DOM elements.  The browser
-writes back ``hover`` ([row, col], or [] when the pointer leaves) and ``selected`` (the key of a
-clicked cell, or None).
+The state holds what the first paint needs and nothing that grows with the grid: an overview (one
+colour per block, at most 256x256 blocks) and a first tile (at most 64x64 cells, or the whole grid when
+it is small).  Other windows are computed when the browser asks for them (a custom message answered
+with binary buffers: float64 keys and uint8 palette indices).  The browser writes back ``hover``
+([row, col], or [] when the pointer leaves) and ``selected`` (the key of a clicked cell, or None); the
+view owning the canvas answers a hover with ``hover_text``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import anywidget
-import numpy as np
 import traitlets as t
 
-from .grid import Grid
+from .tiles import overview, tile
+
+FIRST_TILE = 64        # rows and columns of the first exact tile
+SMALL = 1 << 14        # a grid of at most this many cells goes in whole
 
 
 class GridCanvas(anywidget.AnyWidget):
@@ -22,14 +26,20 @@ class GridCanvas(anywidget.AnyWidget):
 
     title = t.Unicode("").tag(sync=True)
     subtitle = t.Unicode("").tag(sync=True)
+    notes = t.List(t.Unicode()).tag(sync=True)
     rows = t.Int(0).tag(sync=True)
     cols = t.Int(0).tag(sync=True)
-    cell_keys = t.Bytes(b"").tag(sync=True)          # float64 little-endian, row-major
-    cell_colors = t.Bytes(b"").tag(sync=True)        # uint8 palette indices, row-major
-    cell_texts = t.List(t.Unicode()).tag(sync=True)  # per-cell labels; empty: the integer key
+    generation = t.Int(0).tag(sync=True)              # bumped whenever the cells change: tiles of older ones are dropped
+    overview_meta = t.Dict().tag(sync=True)
+    overview_colors = t.Bytes(b"").tag(sync=True)     # uint8 palette indices, row-major blocks
+    tile_meta = t.Dict().tag(sync=True)
+    tile_keys = t.Bytes(b"").tag(sync=True)           # float64 little-endian, row-major
+    tile_colors = t.Bytes(b"").tag(sync=True)
     palette = t.List(t.Unicode()).tag(sync=True)
-    row_labels = t.List(t.Unicode()).tag(sync=True)
-    col_labels = t.List(t.Unicode()).tag(sync=True)
+    legend = t.Dict().tag(sync=True)
+    label_chars = t.Int(1).tag(sync=True)             # widest cell label
+    row_label_chars = t.Int(1).tag(sync=True)
+    col_label_chars = t.Int(1).tag(sync=True)
     row_groups = t.List(t.Int()).tag(sync=True)
     col_groups = t.List(t.Int()).tag(sync=True)
     row_title = t.Unicode("").tag(sync=True)
@@ -37,27 +47,65 @@ class GridCanvas(anywidget.AnyWidget):
     row_dynamic = t.Bool(False).tag(sync=True)
     col_dynamic = t.Bool(False).tag(sync=True)
     key_name = t.Unicode("offset").tag(sync=True)
-    hover_format = t.Unicode("({row},{col}) -> {text}").tag(sync=True)
     hover = t.List(t.Int()).tag(sync=True)
+    hover_text = t.Unicode("").tag(sync=True)
     selected = t.Float(None, allow_none=True).tag(sync=True)
+    selected_count = t.Int(-1).tag(sync=True)         # cells holding the selected key; -1: not counted
 
-    def show(self, grid: Grid, subtitle: str = "") -> None:
-        """Send a grid's state to the browser in one message."""
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._source = None
+        self.describe = None        # (row, col) -> hover text, set by the owning view
+        self.on_msg(self._on_message)
+        self.observe(self._on_hover, "hover")
+
+    @property
+    def source(self):
+        return self._source
+
+    def show(self, source, subtitle: str = "") -> None:
+        """Send a source's first paint to the browser in one message."""
+        self._source = source
+        nr, nc = source.shape
+        om, _, ocol = overview(source)
+        if nr * nc <= SMALL:
+            meta, keys, colors = tile(source, 0, 0, nr, nc, 1)
+        else:
+            meta, keys, colors = tile(source, 0, 0, min(nr, FIRST_TILE), min(nc, FIRST_TILE), 1)
         with self.hold_sync():
-            self.title = grid.title
+            self.title = source.title
             self.subtitle = subtitle
-            self.rows, self.cols = grid.shape
-            self.cell_keys = np.ascontiguousarray(grid.keys, dtype="<f8").tobytes()
-            self.cell_colors = np.ascontiguousarray(grid.colors, dtype=np.uint8).tobytes()
-            self.cell_texts = [] if grid.texts is None else list(grid.texts)
-            self.palette = list(grid.palette)
-            self.row_labels, self.col_labels = grid.rows.labels, grid.cols.labels
-            self.row_groups, self.col_groups = grid.rows.groups, grid.cols.groups
-            self.row_title, self.col_title = grid.rows.title, grid.cols.title
-            self.row_dynamic, self.col_dynamic = grid.rows.dynamic, grid.cols.dynamic
-            self.key_name = grid.key_name
-            if self.hover and (self.hover[0] >= grid.rows.n or self.hover[1] >= grid.cols.n):
+            self.notes = list(source.notes)
+            self.rows, self.cols = nr, nc
+            self.overview_meta = {k: om[k] for k in ("nr", "nc", "step")}
+            self.overview_colors = ocol.tobytes()
+            meta["gen"] = om["gen"] = self.generation + 1
+            self.tile_meta, self.tile_keys, self.tile_colors = meta, keys.tobytes(), colors.tobytes()
+            self.palette = list(source.palette)
+            self.legend = dict(source.legend)
+            self.label_chars = int(source.label_chars())
+            self.row_label_chars, self.col_label_chars = source.rows.label_chars, source.cols.label_chars
+            self.row_groups, self.col_groups = source.rows.groups, source.cols.groups
+            self.row_title, self.col_title = source.rows.title, source.cols.title
+            self.row_dynamic, self.col_dynamic = source.rows.dynamic, source.cols.dynamic
+            self.key_name = source.key_name
+            if self.hover and (self.hover[0] >= nr or self.hover[1] >= nc):
                 self.hover = []
+            self.generation += 1
+
+    def _on_message(self, _widget, content, _buffers) -> None:
+        if not isinstance(content, dict) or content.get("type") != "tile" or self._source is None:
+            return
+        try:
+            meta, keys, colors = tile(self._source, *(int(content.get(k, -1)) for k in ("r0", "c0", "nr", "nc", "step")))
+        except (ValueError, TypeError):   # a stale or malformed request: nothing to draw, nothing to raise
+            return
+        meta.update(type="tile", gen=int(content.get("gen", -1)))
+        self.send(meta, buffers=[keys.tobytes(), colors.tobytes()])
+
+    def _on_hover(self, change) -> None:
+        h = change["new"]
+        self.hover_text = self.describe(h[0], h[1]) if (len(h) == 2 and self.describe is not None) else ""
 
     def __repr__(self) -> str:
         return f"GridCanvas({self.title}, {self.rows}x{self.cols})"

@@ -91,13 +91,14 @@ def plot_overhead(results, ax=None, title: str = "Per-call overhead", unit: str 
         if not match:
             raise ValueError(f"Expected baseline to be one of the row names, but got {baseline!r}.")
         base = match[0]
-    for yi, v in zip(y, vals):
+    ends = [max(r["us"], r.get("hi", r["us"])) for r in rows]
+    for yi, v, end in zip(y, vals, ends):   # the label starts after the whisker, never across it
         label = f"{v:.2f}" + (f"  ({v / base:.2f}x)" if base else "")
-        ax.text(v, yi, " " + label, va="center", fontsize=8)
+        ax.text(end, yi, " " + label, va="center", fontsize=8)
     ax.set_yticks(y, [r["name"] for r in rows])
     ax.set_xlabel(unit)
     ax.set_title(title)
-    ax.set_xlim(0, max(vals) * 1.35)
+    ax.set_xlim(0, max(ends) * 1.35)
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 

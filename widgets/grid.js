@@ -1,7 +1,10 @@
-// Canvas view of a widgets.grid.Grid: one <canvas>, whatever the number of cells.
-// State arrives as compact binary traits: `cell_keys` (float64 per cell, row-major) and
-// `cell_colors` (uint8 palette index per cell).  Hover writes `hover` = [row, col] back to the
-// kernel; a click writes `selected` = the cell's key (click again to clear).
+// Canvas view of a widgets grid source, of any size: a viewport over the grid with zoom, pan and
+// a minimap, drawing only what is visible, with level of detail: cells with their labels when
+// they are large enough, colour only when they are not, and an aggregated heat map beyond that.
+// The kernel holds the data: the state carries an overview (one colour per block of cells) and a
+// first tile; other windows are asked for with a custom message {type:"tile", r0, c0, nr, nc,
+// step, gen} and arrive as {type:"tile", ...} with two buffers (float64 keys, uint8 colours).
+// Hover writes `hover` = [row, col] and shows the kernel's `hover_text`; a click writes `selected`.
 
 function f64(v) {
   if (!v) return new Float64Array(0);
@@ -16,162 +19,349 @@ function u8(v) {
   return new Uint8Array(v);
 }
 
-const CELL_H = 18, CHAR_W = 7, FONT = "11px 'DejaVu Sans Mono', Menlo, Consolas, monospace";
+const CELL_H = 18, CHAR_W = 7, MAX_W = 900, MAX_H = 600;
+const FONT = "11px 'DejaVu Sans Mono', Menlo, Consolas, monospace";
 const DYN = "#b35806", SEL = "#d7191c";
+const LABEL_MIN_PX = 4;   // below this cell size a tile is asked for by blocks (a heat map)
+
+function rgbOf(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
+function textOn(hex) {
+  const lin = rgbOf(hex).map((c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 ? "#000" : "#fff";
+}
+function div(cls, style) {
+  const d = document.createElement("div");
+  d.className = cls;
+  Object.assign(d.style, { overflowWrap: "anywhere", whiteSpace: "pre-wrap" }, style || {});
+  return d;
+}
+// a tile as a 1-pixel-per-block image, drawn scaled without smoothing
+function tileImage(colors, nr, nc, rgb) {
+  const c = document.createElement("canvas");
+  c.width = Math.max(nc, 1); c.height = Math.max(nr, 1);
+  const g = c.getContext("2d");
+  const img = g.createImageData(c.width, c.height);
+  for (let i = 0; i < nr * nc; i++) {
+    const p = rgb[colors[i] % rgb.length];
+    img.data[4 * i] = p[0]; img.data[4 * i + 1] = p[1]; img.data[4 * i + 2] = p[2]; img.data[4 * i + 3] = 255;
+  }
+  g.putImageData(img, 0, 0);
+  return c;
+}
 
 function render({ model, el }) {
-  const root = document.createElement("div");
-  root.className = "wb-grid";
-  root.style.fontFamily = "'DejaVu Sans Mono', Menlo, Consolas, monospace";
-  root.style.fontSize = "12px";
-  const title = document.createElement("div");
-  title.className = "wb-title";
-  title.style.fontWeight = "bold";
-  const sub = document.createElement("div");
-  sub.className = "wb-subtitle";
-  const readout = document.createElement("div");
-  readout.className = "wb-readout";
-  readout.style.minHeight = "1.4em";
-  const scroller = document.createElement("div");
-  scroller.style.overflow = "auto";
-  scroller.style.maxHeight = "640px";
+  const root = div("wb-grid", { fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
+                                whiteSpace: "normal", maxWidth: "100%" });
+  const title = div("wb-title", { fontWeight: "bold" });
+  const sub = div("wb-subtitle");
+  const notes = div("wb-notes", { color: "#555" });
+  const bar = div("wb-toolbar", { display: "flex", gap: "4px", alignItems: "center", margin: "2px 0" });
+  const mk = (cls, text, tip) => {
+    const b = document.createElement("button");
+    b.className = cls; b.textContent = text; b.title = tip;
+    b.style.cssText = "font:inherit;padding:0 6px;cursor:pointer";
+    bar.appendChild(b);
+    return b;
+  };
+  const bOut = mk("wb-zoom-out", "\u2212", "zoom out"), bIn = mk("wb-zoom-in", "+", "zoom in");
+  const bFit = mk("wb-fit", "fit", "the whole grid"), bOne = mk("wb-one", "1:1", "cells at full size");
+  const zoomInfo = document.createElement("span");
+  zoomInfo.className = "wb-zoom"; zoomInfo.style.color = "#555";
+  bar.appendChild(zoomInfo);
+  const colTitle = div("wb-coltitle");
+  const body = div("wb-body", { display: "flex", flexWrap: "wrap", gap: "8px", alignItems: "flex-start", whiteSpace: "normal" });
   const canvas = document.createElement("canvas");
   canvas.className = "wb-canvas";
   canvas.style.cursor = "crosshair";
-  scroller.appendChild(canvas);
-  root.append(title, sub, readout, scroller);
+  canvas.style.flex = "none";
+  const side = div("wb-side", { display: "flex", flexDirection: "column", gap: "6px", whiteSpace: "normal" });
+  const mini = document.createElement("canvas");
+  mini.className = "wb-minimap";
+  mini.style.cssText = "border:1px solid #999;cursor:pointer";
+  const legend = div("wb-legend", { maxWidth: "220px" });
+  side.append(mini, legend);
+  body.append(canvas, side);
+  const rowTitle = div("wb-rowtitle");
+  const readout = div("wb-readout", { minHeight: "1.4em" });
+  root.append(title, sub, notes, bar, colTitle, body, rowTitle, readout);
   el.appendChild(root);
 
-  let st = null;   // decoded state and geometry
+  let st = null;                 // geometry and data
+  let tile = null, pending = null, queued = false;
+  let z = 1, ox = 0, oy = 0;     // zoom and the content pixel at the viewport's corner
 
-  function decode() {
+  function decodeTile(meta, keysBuf, colorsBuf) {
+    const t = Object.assign({}, meta);
+    t.keys = f64(keysBuf); t.colors = u8(colorsBuf);
+    t.img = tileImage(t.colors, t.nr, t.nc, st.rgb);
+    return t;
+  }
+
+  function setup() {
+    const palette = model.get("palette");
     const rows = model.get("rows"), cols = model.get("cols");
-    const keys = f64(model.get("cell_keys"));
-    const colors = u8(model.get("cell_colors"));
-    const texts = model.get("cell_texts") || [];
-    const rowLabels = model.get("row_labels"), colLabels = model.get("col_labels");
-    const text = (i) => (texts.length ? texts[i] : (Number.isNaN(keys[i]) ? "" : String(keys[i])));
-    let longest = 1;
-    for (const s of colLabels) longest = Math.max(longest, s.length);
-    const n = rows * cols;
-    for (let i = 0; i < n; i += Math.max(1, Math.floor(n / 4096))) longest = Math.max(longest, text(i).length);
-    if (!texts.length) {  // the extreme keys are the longest numbers
-      for (const k of keys) if (!Number.isNaN(k)) longest = Math.max(longest, String(k).length);
+    const chars = Math.max(model.get("label_chars"), model.get("col_label_chars"), 1);
+    const cw0 = Math.max(22, CHAR_W * chars + 8);
+    const left = CHAR_W * Math.max(model.get("row_label_chars"), 1) + 12, top = 18;
+    const om = model.get("overview_meta");
+    st = { rows, cols, cw0, left, top, palette, rgb: palette.map(rgbOf), text: palette.map(textOn), om };
+    st.ov = tileImage(u8(model.get("overview_colors")), om.nr, om.nc, st.rgb);
+    tile = decodeTile(model.get("tile_meta"), model.get("tile_keys"), model.get("tile_colors"));
+    pending = null;
+    // start at full size when the grid fits, else at full size from the corner (the minimap shows where)
+    z = 1; ox = 0; oy = 0;
+    title.textContent = model.get("title");
+    sub.textContent = model.get("subtitle");
+    notes.textContent = (model.get("notes") || []).join("\n");
+    const cd = model.get("col_dynamic"), rd = model.get("row_dynamic");
+    colTitle.textContent = "columns " + model.get("col_title") + (cd ? " (dynamic)" : "");
+    colTitle.style.color = cd ? DYN : "#333"; colTitle.style.fontStyle = cd ? "italic" : "normal";
+    rowTitle.textContent = "rows " + model.get("row_title") + (rd ? " (dynamic)" : "");
+    rowTitle.style.color = rd ? DYN : "#333"; rowTitle.style.fontStyle = rd ? "italic" : "normal";
+    drawLegend();
+  }
+
+  function drawLegend() {
+    const lg = model.get("legend") || {};
+    legend.textContent = "";
+    if (!lg.kind) return;
+    const head = div("wb-legend-title", { color: "#333" });
+    head.textContent = lg.label || "";
+    legend.appendChild(head);
+    if (lg.kind === "scale") {
+      const pal = st.palette, stops = [];
+      for (let k = 0; k <= 8; k++) stops.push(pal[Math.round(k * (pal.length - 1) / 8)]);
+      const g = div("wb-legend-scale", { height: "10px", width: "160px", background: `linear-gradient(to right, ${stops.join(",")})` });
+      const ends = div("wb-legend-ends", { display: "flex", justifyContent: "space-between", width: "160px", whiteSpace: "normal" });
+      const a = document.createElement("span"), b = document.createElement("span");
+      a.textContent = String(lg.lo); b.textContent = String(lg.hi);
+      ends.append(a, b);
+      legend.append(g, ends);
+    } else {
+      for (const [color, text] of lg.entries || []) {
+        const row = div("wb-legend-entry", { display: "flex", gap: "4px", alignItems: "center", whiteSpace: "normal" });
+        const sw = div("", { width: "12px", height: "12px", background: color, border: "1px solid #777", flex: "none" });
+        const tx = document.createElement("span"); tx.textContent = text;
+        row.append(sw, tx);
+        legend.appendChild(row);
+      }
     }
-    const cw = Math.max(22, CHAR_W * longest + 8);
-    let rl = 1;
-    for (const s of rowLabels) rl = Math.max(rl, s.length);
-    const left = CHAR_W * rl + 12, top = 40;
-    st = { rows, cols, keys, colors, texts, text, rowLabels, colLabels, cw, left, top };
-    // geometry for tests and tools that point at a cell (CSS pixels from the canvas corner)
-    Object.assign(canvas.dataset, { cellW: cw, cellH: CELL_H, left, top, rows, cols });
+    if (lg.note) { const n = div("wb-legend-note", { color: "#555" }); n.textContent = lg.note; legend.appendChild(n); }
+  }
+
+  const cellW = () => st.cw0 * z, cellH = () => CELL_H * z;
+  const maxW = () => Math.min(MAX_W, Math.max(200, (root.clientWidth || MAX_W) - 4));   // never wider than the output
+  function viewSize() {
+    const W = Math.max(120, Math.min(maxW(), st.left + st.cols * cellW() + 1));
+    const H = Math.max(40, Math.min(MAX_H, st.top + st.rows * cellH() + 1));
+    return [W, H];
+  }
+  function clampPan() {
+    const [W, H] = viewSize();
+    ox = Math.max(0, Math.min(ox, st.cols * cellW() - (W - st.left)));
+    oy = Math.max(0, Math.min(oy, st.rows * cellH() - (H - st.top)));
+  }
+  function fitZoom() {
+    return Math.min(1, (maxW() - st.left - 1) / (st.cols * st.cw0), (MAX_H - st.top - 1) / (st.rows * CELL_H));
+  }
+  function neededStep() {
+    const s = Math.min(cellW(), cellH());
+    return s >= LABEL_MIN_PX ? 1 : Math.ceil(LABEL_MIN_PX / s);
+  }
+  function visible() {
+    const [W, H] = viewSize();
+    const cw = cellW(), ch = cellH();
+    const c0 = Math.max(0, Math.floor(ox / cw)), c1 = Math.min(st.cols, Math.ceil((ox + W - st.left) / cw));
+    const r0 = Math.max(0, Math.floor(oy / ch)), r1 = Math.min(st.rows, Math.ceil((oy + H - st.top) / ch));
+    return { r0, r1, c0, c1 };
+  }
+  function covers(t, v, step) {
+    return t && t.step === step && t.gen === model.get("generation") && t.r0 <= v.r0 && t.c0 <= v.c0 &&
+      t.r0 + t.nr * step >= v.r1 && t.c0 + t.nc * step >= v.c1;
+  }
+  function request() {
+    const step = neededStep();
+    const v = visible();
+    if (step >= st.om.step || covers(tile, v, step)) return;   // the overview is as fine as needed
+    if (pending) { queued = true; return; }
+    // a quarter of a viewport of margin, aligned to the step
+    const mr = Math.ceil((v.r1 - v.r0) / 4), mc = Math.ceil((v.c1 - v.c0) / 4);
+    const r0 = Math.max(0, Math.floor((v.r0 - mr) / step) * step), c0 = Math.max(0, Math.floor((v.c0 - mc) / step) * step);
+    const nr = Math.ceil((Math.min(st.rows, v.r1 + mr) - r0) / step), nc = Math.ceil((Math.min(st.cols, v.c1 + mc) - c0) / step);
+    pending = { r0, c0, nr, nc, step, gen: model.get("generation") };
+    model.send(Object.assign({ type: "tile" }, pending));
+  }
+  function onMessage(msg, buffers) {
+    if (!msg || msg.type !== "tile") return;
+    pending = null;
+    if (msg.gen === model.get("generation")) tile = decodeTile(msg, buffers[0], buffers[1]);
+    draw();
+    if (queued) { queued = false; request(); }
   }
 
   function draw() {
-    if (!st) decode();
-    const { rows, cols, keys, colors, text, rowLabels, colLabels, cw, left, top } = st;
-    const palette = model.get("palette");
-    const selected = model.get("selected");
-    const hover = model.get("hover") || [];
-    const W = left + cols * cw + 12, H = top + rows * CELL_H + 26;
+    if (!st) setup();
+    clampPan();
+    const [W, H] = viewSize();
+    const { rows, cols, left, top } = st;
+    const cw = cellW(), ch = cellH();
     const dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr; canvas.height = H * dpr;
-    canvas.style.width = W + "px"; canvas.style.height = H + "px";
+    if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
+      canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr);
+      canvas.style.width = W + "px"; canvas.style.height = H + "px";
+    }
     const g = canvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
-    g.font = FONT;
-    title.textContent = model.get("title");
-    sub.textContent = model.get("subtitle");
-    // axis titles: dynamic modes orange and italic, with the ? notation of their mode string
-    const colDyn = model.get("col_dynamic"), rowDyn = model.get("row_dynamic");
-    g.textAlign = "left";
-    g.fillStyle = colDyn ? DYN : "#333";
-    g.font = (colDyn ? "italic " : "") + FONT;
-    g.fillText("columns " + model.get("col_title") + (colDyn ? " (dynamic)" : ""), left, 16);
-    g.fillStyle = rowDyn ? DYN : "#333";
-    g.font = (rowDyn ? "italic " : "") + FONT;
-    g.fillText("rows " + model.get("row_title") + (rowDyn ? " (dynamic)" : ""), left, top + rows * CELL_H + 16);
-    g.font = FONT;
-    // labels
-    g.textAlign = "center"; g.fillStyle = colDyn ? DYN : "#333";
-    for (let c = 0; c < cols; c++) g.fillText(colLabels[c], left + c * cw + cw / 2, top - 5);
-    g.textAlign = "right"; g.fillStyle = rowDyn ? DYN : "#333";
-    for (let r = 0; r < rows; r++) g.fillText(rowLabels[r], left - 5, top + r * CELL_H + CELL_H / 2 + 4);
-    // cells
-    g.lineWidth = 0.5; g.strokeStyle = "#555";
-    for (let r = 0, i = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++, i++) {
-        g.fillStyle = palette[colors[i] % palette.length];
-        g.fillRect(left + c * cw, top + r * CELL_H, cw, CELL_H);
-        g.strokeRect(left + c * cw, top + r * CELL_H, cw, CELL_H);
-      }
+    g.imageSmoothingEnabled = false;
+    const gw = Math.min(W - left, cols * cw - ox), gh = Math.min(H - top, rows * ch - oy);
+    g.save();
+    g.beginPath(); g.rect(left, top, gw, gh); g.clip();
+    // the overview is always underneath: a large grid is never a blank box while tiles arrive
+    const om = st.om;
+    g.drawImage(st.ov, left - ox, top - oy, om.nc * om.step * cw, om.nr * om.step * ch);
+    const v = visible(), need = neededStep();
+    const t = tile && tile.gen === model.get("generation") ? tile : null;
+    if (t) g.drawImage(t.img, left + t.c0 * cw - ox, top + t.r0 * ch - oy, t.nc * t.step * cw, t.nr * t.step * ch);
+    const exact = t && t.step === 1;
+    const at = (r, c) => (exact && r >= t.r0 && r < t.r0 + t.nr && c >= t.c0 && c < t.c0 + t.nc) ? (r - t.r0) * t.nc + (c - t.c0) : -1;
+    const X = (c) => left + c * cw - ox, Y = (r) => top + r * ch - oy;
+    // cell rules, nesting rules and labels only where cells are large enough to carry them
+    if (exact && need === 1 && Math.min(cw, ch) >= 6) {
+      g.strokeStyle = "#555"; g.lineWidth = 0.5; g.beginPath();
+      for (let c = v.c0; c <= v.c1; c++) { g.moveTo(X(c), Y(v.r0)); g.lineTo(X(c), Y(v.r1)); }
+      for (let r = v.r0; r <= v.r1; r++) { g.moveTo(X(v.c0), Y(r)); g.lineTo(X(v.c1), Y(r)); }
+      g.stroke();
     }
-    g.textAlign = "center"; g.fillStyle = "#000";
-    for (let r = 0, i = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++, i++) {
-        const t = text(i);
-        if (t) g.fillText(t, left + c * cw + cw / 2, top + r * CELL_H + CELL_H / 2 + 4);
-      }
-    }
-    // nesting rules
     g.strokeStyle = "#000";
-    model.get("col_groups").forEach((p, level) => {
-      g.lineWidth = 1 + level; g.setLineDash(colDyn ? [4, 2] : []);
-      for (let c = p; c < cols; c += p) { g.beginPath(); g.moveTo(left + c * cw, top); g.lineTo(left + c * cw, top + rows * CELL_H); g.stroke(); }
+    const rules = (groups, dyn, vertical) => groups.forEach((p, level) => {
+      const px = p * (vertical ? cw : ch);
+      if (px < 4) return;
+      g.lineWidth = 1 + level; g.setLineDash(dyn ? [4, 2] : []); g.beginPath();
+      const a = vertical ? v.c0 : v.r0, b = vertical ? v.c1 : v.r1;
+      for (let k = Math.ceil(Math.max(a, 1) / p) * p; k < b; k += p) {
+        if (vertical) { g.moveTo(X(k), Y(v.r0)); g.lineTo(X(k), Y(v.r1)); } else { g.moveTo(X(v.c0), Y(k)); g.lineTo(X(v.c1), Y(k)); }
+      }
+      g.stroke();
     });
-    model.get("row_groups").forEach((p, level) => {
-      g.lineWidth = 1 + level; g.setLineDash(rowDyn ? [4, 2] : []);
-      for (let r = p; r < rows; r += p) { g.beginPath(); g.moveTo(left, top + r * CELL_H); g.lineTo(left + cols * cw, top + r * CELL_H); g.stroke(); }
-    });
-    g.setLineDash([]); g.lineWidth = 1.5;
-    g.strokeRect(left, top, cols * cw, rows * CELL_H);
-    // every cell holding the selected key (a broadcast or non-injective layout shows several)
-    if (selected !== null && selected !== undefined) {
-      g.strokeStyle = SEL; g.lineWidth = 2.5;
-      for (let i = 0; i < keys.length; i++) {
-        if (keys[i] === selected) {
-          const r = Math.floor(i / cols), c = i % cols;
-          g.strokeRect(left + c * cw + 1, top + r * CELL_H + 1, cw - 2, CELL_H - 2);
+    rules(model.get("col_groups"), model.get("col_dynamic"), true);
+    rules(model.get("row_groups"), model.get("row_dynamic"), false);
+    g.setLineDash([]);
+    // what this zoom shows: cells (labelled when they fit) or block means, at the finest step at hand
+    const shown = t && t.step === need && covers(t, v, need) ? t.step : om.step;
+    let lod = need === 1 && exact ? "colour" : `heat map: each pixel block = mean of ${shown}x${shown} cells`;
+    if (exact && need === 1 && ch >= 11) {
+      const texts = t.texts || [];
+      g.font = FONT; g.textAlign = "center";
+      let drawn = false;
+      for (let r = v.r0; r < v.r1; r++) {
+        for (let c = v.c0; c < v.c1; c++) {
+          const i = at(r, c);
+          if (i < 0) continue;
+          const k = t.keys[i];
+          const s = texts.length ? texts[i] : (Number.isNaN(k) ? "" : String(k));
+          if (!s || CHAR_W * s.length + 2 > cw) continue;
+          g.fillStyle = st.text[t.colors[i] % st.text.length];
+          g.fillText(s, X(c) + cw / 2, Y(r) + ch / 2 + 4);
+          drawn = true;
         }
       }
+      if (drawn) lod = "labels";
     }
-    if (hover.length === 2) {
-      g.strokeStyle = "#000"; g.lineWidth = 2;
-      g.strokeRect(left + hover[1] * cw, top + hover[0] * CELL_H, cw, CELL_H);
+    const selected = model.get("selected");
+    if (exact && selected !== null && selected !== undefined) {
+      g.strokeStyle = SEL; g.lineWidth = 2.5;
+      for (let r = v.r0; r < v.r1; r++) for (let c = v.c0; c < v.c1; c++) {
+        const i = at(r, c);
+        if (i >= 0 && t.keys[i] === selected) g.strokeRect(X(c) + 1, Y(r) + 1, cw - 2, ch - 2);
+      }
     }
+    const hover = model.get("hover") || [];
+    if (hover.length === 2) { g.strokeStyle = "#000"; g.lineWidth = 2; g.strokeRect(X(hover[1]), Y(hover[0]), cw, ch); }
+    g.restore();
+    // headers stay in place while the grid pans under them
+    g.font = FONT; g.fillStyle = "#fff";
+    g.fillRect(0, 0, W, top); g.fillRect(0, 0, left, H);
+    const labels = (n, first, last, size, pos, colLabels) => {
+      const names = exact ? (colLabels ? t.col_labels : t.row_labels) : null;
+      const off = exact ? (colLabels ? t.c0 : t.r0) : 0;
+      const widest = colLabels ? CHAR_W * (model.get("col_label_chars") + 1) : 14;
+      const every = Math.max(1, Math.ceil(widest / size));
+      for (let k = Math.ceil(first / every) * every; k < last; k += every) {
+        const name = names && k - off >= 0 && k - off < names.length ? names[k - off] : String(k);
+        pos(k, name);
+      }
+    };
+    g.fillStyle = model.get("col_dynamic") ? DYN : "#333"; g.textAlign = "center";
+    labels(cols, v.c0, v.c1, cw, (c, s) => g.fillText(s, X(c) + cw / 2, top - 5), true);
+    g.fillStyle = model.get("row_dynamic") ? DYN : "#333"; g.textAlign = "right";
+    labels(rows, v.r0, v.r1, ch, (r, s) => g.fillText(s, left - 5, Y(r) + ch / 2 + 4), false);
+    g.strokeStyle = "#000"; g.lineWidth = 1.5;
+    g.strokeRect(left, top, Math.max(0, gw), Math.max(0, gh));
+    Object.assign(canvas.dataset, { cellW: cw, cellH: ch, left, top, ox, oy, rows, cols, zoom: z, lod,
+                                    step: t ? t.step : om.step });
+    zoomInfo.textContent = `zoom ${Math.round(z * 1000) / 10}%  ${lod}`;
+    drawMini(W, H);
     updateReadout();
+    request();
+  }
+
+  function drawMini(W, H) {
+    const big = st.cols * cellW() > W - st.left + 1 || st.rows * cellH() > H - st.top + 1;
+    mini.style.display = big ? "block" : "none";
+    if (!big) return;
+    const cW = st.cols * st.cw0, cH = st.rows * CELL_H;   // content aspect at zoom 1
+    const s = 160 / Math.max(cW, cH);
+    const mw = Math.max(8, Math.round(cW * s)), mh = Math.max(8, Math.round(cH * s));
+    mini.width = mw; mini.height = mh;
+    const g = mini.getContext("2d");
+    g.imageSmoothingEnabled = false;
+    g.drawImage(st.ov, 0, 0, st.om.nc * st.om.step * mw / st.cols, st.om.nr * st.om.step * mh / st.rows);
+    g.strokeStyle = SEL; g.lineWidth = 2;
+    const fx = mw / (st.cols * cellW()), fy = mh / (st.rows * cellH());
+    g.strokeRect(ox * fx, oy * fy, Math.max(2, (W - st.left) * fx), Math.max(2, (H - st.top) * fy));
   }
 
   function updateReadout() {
     const hover = model.get("hover") || [];
     const sel = model.get("selected");
-    let s = "";
-    if (hover.length === 2 && st) {
-      const i = hover[0] * st.cols + hover[1];
-      s = model.get("hover_format")
-        .replace("{row}", st.rowLabels[hover[0]]).replace("{col}", st.colLabels[hover[1]])
-        .replace("{key}", Number.isNaN(st.keys[i]) ? "-" : String(st.keys[i])).replace("{text}", st.text(i));
-    }
-    if (sel !== null && sel !== undefined && st) {
-      let n = 0;
-      for (const k of st.keys) if (k === sel) n++;
-      s += (s ? "   " : "") + `selected ${model.get("key_name")} ${sel}: ${n} cell${n === 1 ? "" : "s"}`;
-    }
-    readout.textContent = s || "hover a cell; click to select its " + model.get("key_name");
+    const parts = [];
+    if (hover.length === 2) parts.push(model.get("hover_text"));
+    if (sel !== null && sel !== undefined) parts.push(`selected ${model.get("key_name")} ${sel}` +
+      (model.get("selected_count") >= 0 ? `: ${model.get("selected_count")} cell${model.get("selected_count") === 1 ? "" : "s"}` : ""));
+    readout.textContent = parts.filter((s) => s).join("\n") || `hover a cell; click to select its ${model.get("key_name")}`;
   }
 
   function cellAt(ev) {
     if (!st) return null;
     const rect = canvas.getBoundingClientRect();
-    const x = ev.clientX - rect.left - st.left, y = ev.clientY - rect.top - st.top;
-    const c = Math.floor(x / st.cw), r = Math.floor(y / CELL_H);
-    if (x < 0 || y < 0 || r >= st.rows || c >= st.cols) return null;
+    const x = ev.clientX - rect.left - st.left + ox, y = ev.clientY - rect.top - st.top + oy;
+    if (ev.clientX - rect.left < st.left || ev.clientY - rect.top < st.top) return null;
+    const c = Math.floor(x / cellW()), r = Math.floor(y / cellH());
+    if (r < 0 || c < 0 || r >= st.rows || c >= st.cols) return null;
     return [r, c];
   }
+  function zoomTo(nz, px, py) {   // keep the content point under (px, py) in place
+    const fz = Math.max(Math.min(fitZoom(), 1) / 4, Math.min(8, nz));
+    const cx = (ox + px) / z, cy = (oy + py) / z;
+    z = fz; ox = cx * z - px; oy = cy * z - py;
+    draw();
+  }
+  const center = () => { const [W, H] = viewSize(); return [(W - st.left) / 2, (H - st.top) / 2]; };
+  bIn.onclick = () => zoomTo(z * 2, ...center());
+  bOut.onclick = () => zoomTo(z / 2, ...center());
+  bFit.onclick = () => { z = fitZoom(); ox = 0; oy = 0; draw(); };
+  bOne.onclick = () => zoomTo(1, ...center());
 
-  let last = "";
+  let last = "", drag = null;
+  canvas.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX, y: ev.clientY, ox, oy, moved: false }; });
+  window.addEventListener("mouseup", () => { setTimeout(() => { drag = null; }, 0); });
   canvas.addEventListener("mousemove", (ev) => {
+    if (drag && ev.buttons) {
+      const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved) { ox = drag.ox - dx; oy = drag.oy - dy; draw(); return; }
+    }
     const rc = cellAt(ev);
     const key = rc ? rc.join(",") : "";
     if (key === last) return;   // only cell changes cross the wire
@@ -179,25 +369,44 @@ function render({ model, el }) {
     model.set("hover", rc || []);
     model.save_changes();
   });
-  canvas.addEventListener("mouseleave", () => {
-    last = "";
-    model.set("hover", []);
-    model.save_changes();
-  });
+  canvas.addEventListener("mouseleave", () => { last = ""; model.set("hover", []); model.save_changes(); });
   canvas.addEventListener("click", (ev) => {
+    if (drag && drag.moved) return;
     const rc = cellAt(ev);
-    if (!rc) return;
-    const k = st.keys[rc[0] * st.cols + rc[1]];
+    if (!rc || !tile || tile.step !== 1) return;
+    const r = rc[0] - tile.r0, c = rc[1] - tile.c0;
+    if (r < 0 || c < 0 || r >= tile.nr || c >= tile.nc) return;
+    const k = tile.keys[r * tile.nc + c];
     if (Number.isNaN(k)) return;
     model.set("selected", model.get("selected") === k ? null : k);
     model.save_changes();
   });
+  canvas.addEventListener("wheel", (ev) => {
+    const rect = canvas.getBoundingClientRect();
+    if (ev.ctrlKey || ev.metaKey) {
+      ev.preventDefault();
+      zoomTo(z * (ev.deltaY < 0 ? 1.25 : 0.8), ev.clientX - rect.left - st.left, ev.clientY - rect.top - st.top);
+      return;
+    }
+    const bx = ox, by = oy;
+    ox += ev.shiftKey ? ev.deltaY : ev.deltaX; oy += ev.shiftKey ? 0 : ev.deltaY;
+    clampPan();
+    if (ox !== bx || oy !== by) { ev.preventDefault(); draw(); }   // else the page scrolls
+  }, { passive: false });
+  mini.addEventListener("click", (ev) => {
+    const rect = mini.getBoundingClientRect();
+    const [W, H] = viewSize();
+    ox = (ev.clientX - rect.left) / mini.width * st.cols * cellW() - (W - st.left) / 2;
+    oy = (ev.clientY - rect.top) / mini.height * st.rows * cellH() - (H - st.top) / 2;
+    draw();
+  });
 
-  const redecode = () => { st = null; draw(); };
-  const handlers = [];
-  for (const n of ["rows", "cols", "cell_keys", "cell_colors", "cell_texts", "row_labels", "col_labels"]) handlers.push(["change:" + n, redecode]);
-  for (const n of ["palette", "selected", "hover", "title", "subtitle", "row_groups", "col_groups",
-                   "row_dynamic", "col_dynamic", "row_title", "col_title"]) handlers.push(["change:" + n, draw]);
+  const reset = () => { st = null; draw(); };
+  const handlers = [["change:generation", reset], ["msg:custom", onMessage]];
+  for (const n of ["selected", "hover", "selected_count"]) handlers.push(["change:" + n, draw]);
+  handlers.push(["change:hover_text", updateReadout]);
+  handlers.push(["change:subtitle", () => { sub.textContent = model.get("subtitle"); }]);
+  handlers.push(["change:notes", () => { notes.textContent = (model.get("notes") || []).join("\n"); }]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   draw();
   return () => { for (const [ev, fn] of handlers) model.off(ev, fn); };

@@ -20,32 +20,46 @@ import numpy as np
 
 from workbench.layout import ComposedLayout, Dyn, Layout
 from workbench.layout import inttuple as it
+from workbench.layout.window import mode_offsets, offset_bounds, window_offsets
 
-# ColorBrewer Set3 (12 qualitative pastels): neighbouring offsets stay distinguishable and
-# black labels stay readable on every entry.
-PALETTE = (
-    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-    "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f",
-)
-# CuTe's print_latex_tv thread colours (TikzColor_TV), in its order.
+from .colors import QUALITATIVE, SEQUENTIAL, scale_indices
+
+PALETTE = SEQUENTIAL   # colour by offset: a position on one scale (legend), never a repeating set
+# CuTe's print_latex_tv thread colours (TikzColor_TV), in its order: they repeat every 8 threads,
+# and the legend says so; the T/V labels name the thread.
 TV_PALETTE = (
     "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2",
 )
-COLOR_BY = ("offset", "row", "column", "layout")
+MAX_LABELS = 1 << 20   # an axis lists all its labels only up to this length (views ask for windows)
+COLOR_BY = ("offset", "row", "column", "tile", "layout", "value")
 
 
 @dataclass
 class Axis:
-    """One axis of the grid: the layout mode drawn along it and its per-cell labels."""
+    """One axis of the grid: the layout mode drawn along it; its labels are made on demand."""
 
     title: str            # the mode as CuTe prints it, e.g. "(2,?):(1,?{i64}) = (2,8):(1,16)"
-    labels: list          # coordinate of each cell along this axis, as text
+    n: int                # number of cells along the axis
     groups: list          # periods (in cells) of nested sub-mode boundaries, innermost first
     dynamic: bool         # whether any shape or stride leaf of the mode is dynamic
+    shape: object = None  # runtime shape of a nested mode (labels are its natural coordinates); None: 0..n-1
+
+    def label(self, i: int) -> str:
+        if self.shape is None:
+            return str(int(i))
+        return it.format_inttuple(it.idx2crd(int(i), self.shape))
 
     @property
-    def n(self) -> int:
-        return len(self.labels)
+    def labels(self) -> list:
+        if self.n > MAX_LABELS:
+            raise ValueError(f"Expected an axis of at most {MAX_LABELS} cells to list its labels, but this one has "
+                             f"{self.n}; ask for a window with .label(i).")
+        return [self.label(i) for i in range(self.n)]
+
+    @property
+    def label_chars(self) -> int:
+        """Width of the widest label, in characters (the last coordinate has the most digits)."""
+        return max(len(self.label(0)), len(self.label(self.n - 1))) if self.n else 1
 
 
 @dataclass
@@ -66,10 +80,31 @@ class Grid:
     selected: float | None = None     # key whose cells are highlighted
     key_name: str = "offset"
     notes: list = field(default_factory=list)
+    legend: dict = field(default_factory=dict)   # what a colour means (see LayoutSource.legend)
+    scale: bool = False                           # colours are a function of the keys (so of their mean)
 
     @property
     def shape(self) -> tuple:
         return (self.rows.n, self.cols.n)
+
+    # -- the source protocol of widgets.tiles: cells of a window given by row and column indices ----
+    def keys_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return self.keys.reshape(self.shape)[np.ix_(r, c)]
+
+    def colors_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return self.colors.reshape(self.shape)[np.ix_(r, c)]
+
+    def texts_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray):
+        if self.texts is None:
+            return None
+        nc = self.cols.n
+        return [self.texts[i * nc + j] for i in r.tolist() for j in c.tolist()]
+
+    def label_chars(self) -> int:
+        if self.texts is not None:
+            return max((len(t) for t in self.texts), default=1)
+        k = self.keys[~np.isnan(self.keys)]
+        return max((len(str(int(x))) for x in (k.min(), k.max())), default=1) if k.size else 1
 
     def text(self, i: int) -> str:
         if self.texts is not None:
@@ -88,13 +123,10 @@ def _mode_title(shape, stride) -> str:
 
 def axis_of(shape, stride) -> Axis:
     """The axis for one (possibly nested) mode: natural coordinates as labels, nesting periods."""
-    flat = [int(s) for s in it.flatten(it_values(shape))]
+    vshape = it_values(shape)
+    flat = [int(s) for s in it.flatten(vshape)]
     n = int(np.prod(flat)) if flat else 1
-    if type(shape) is tuple and len(it.flatten(shape)) > 1:
-        vshape = it_values(shape)
-        labels = [it.format_inttuple(it.idx2crd(i, vshape)) for i in range(n)]
-    else:
-        labels = [str(i) for i in range(n)]
+    nested = type(shape) is tuple and len(it.flatten(shape)) > 1
     groups, p = [], 1
     for s in flat[:-1]:
         p *= s
@@ -104,7 +136,7 @@ def axis_of(shape, stride) -> Axis:
     title = _mode_title(shape, stride)
     if dynamic:  # the ? notation first, then what this live tensor holds
         title += f" = {_mode_title(it_values(shape), it_values(stride))}"
-    return Axis(title, labels, groups, dynamic)
+    return Axis(title, n, groups, dynamic, vshape if nested else None)
 
 
 def it_values(t):
@@ -137,56 +169,167 @@ def fold(layout: Layout) -> tuple[Layout, Layout]:
     return Layout(shp[0], std[0]), Layout(shp[1:], std[1:])
 
 
+def folded(layout):
+    """The rank-2 layout (rows, columns) with the same offsets as ``layout`` (see :func:`fold`)."""
+    rmode, cmode = fold(layout)
+    two = Layout((rmode.shape, cmode.shape), (rmode.stride, cmode.stride))
+    if type(layout) is ComposedLayout:
+        return ComposedLayout(layout.inner, layout.offset, two)
+    return two
+
+
 def folded_offsets(layout: Layout) -> np.ndarray:
     """Offsets as a (rows, cols) array: cell (r, c) holds L(r + rows*c), which is L(r, c) after folding."""
-    rmode, cmode = fold(layout)
-    nr, nc = int(it.product(it_values(rmode.shape))), int(it.product(it_values(cmode.shape)))
-    # offsets() evaluates runtime values of Dyn leaves and refuses symbolic ones
-    it_values(layout.shape), it_values(layout.stride)
-    return layout.offsets().reshape(nc, nr).T
+    src = LayoutSource(layout)
+    nr, nc = src.shape
+    return window_offsets(src.folded, np.arange(nr), np.arange(nc))
 
 
-def color_indices(color_by: str, offsets2d: np.ndarray, color_layout: Layout | None, ncolors: int) -> np.ndarray:
-    """Palette index of each cell (row-major), by offset, row, column or a colour layout.
+def _format_value(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "T" if v else "F"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, complex | np.complexfloating):
+        return f"{v.real:.3g}{v.imag:+.3g}j"
+    return f"{float(v):.4g}"
 
-    A colour layout ``C`` of the same size colours cell ``(r, c)`` with ``C(r + rows*c) mod P``,
-    i.e. it is evaluated at the same coordinate as the drawn layout.
+
+class LayoutSource:
+    """A layout's grid, computed window by window: nothing here enumerates the whole layout.
+
+    ``keys_at(rows, cols)`` gives the offsets of a window (through :func:`workbench.layout.window.window_offsets`),
+    ``colors_at`` their palette indices for the chosen colouring, ``texts_at`` the cell labels when the
+    cells show a tensor's values (``values``: a host array with the tensor's shape).
     """
-    nr, nc = offsets2d.shape
-    if color_by == "offset":
-        idx = offsets2d
-    elif color_by == "row":
-        idx = np.broadcast_to(np.arange(nr)[:, None], (nr, nc))
-    elif color_by == "column":
-        idx = np.broadcast_to(np.arange(nc)[None, :], (nr, nc))
-    elif color_by == "layout":
-        if color_layout is None:
-            raise ValueError("Expected a color_layout when color_by='layout', but got None.")
-        if type(color_layout) is not Layout:
-            raise TypeError(f"Expected color_layout to be a wb.Layout, but got {type(color_layout).__name__}.")
-        if int(color_layout.size) != nr * nc:
-            raise ValueError(f"Expected a color_layout of size {nr * nc}, but got {color_layout} of size {color_layout.size}.")
-        idx = color_layout.offsets().reshape(nc, nr).T
-    else:
-        raise ValueError(f"Expected color_by to be one of {', '.join(COLOR_BY)}, but got {color_by!r}.")
-    return np.mod(np.ascontiguousarray(idx).reshape(-1), ncolors).astype(np.uint8)
+
+    def __init__(self, layout, color_by: str = "offset", color_layout: Layout | None = None,
+                 selected: float | None = None, values: np.ndarray | None = None):
+        rmode, cmode = fold(layout)
+        self.layout = layout
+        self.rows, self.cols = axis_of(rmode.shape, rmode.stride), axis_of(cmode.shape, cmode.stride)
+        it_values(layout.shape), it_values(layout.stride)   # a symbolic ? cannot be drawn and says so
+        self.folded = folded(layout)
+        self.title = str(layout)
+        self.key_name = "offset"
+        self.selected = None if selected is None else float(selected)
+        self.bounds = offset_bounds(layout)
+        self.values = values
+        if values is not None and int(np.prod(values.shape)) != self.rows.n * self.cols.n:
+            raise ValueError(f"Expected values with {self.rows.n * self.cols.n} elements for {layout}, but got shape {values.shape}.")
+        self.notes = []
+        if type(layout.shape) is tuple and len(layout.shape) > 2:
+            self.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
+        if type(layout) is ComposedLayout:
+            self.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
+        self.set_color(color_by, color_layout)
+
+    @property
+    def shape(self) -> tuple:
+        return (self.rows.n, self.cols.n)
+
+    def set_color(self, color_by: str, color_layout: Layout | None = None) -> None:
+        n = self.rows.n * self.cols.n
+        if color_by not in COLOR_BY:
+            raise ValueError(f"Expected color_by to be one of {', '.join(COLOR_BY)}, but got {color_by!r}.")
+        if color_by == "layout":
+            if color_layout is None:
+                raise ValueError("Expected a color_layout when color_by='layout', but got None.")
+            if type(color_layout) is not Layout:
+                raise TypeError(f"Expected color_layout to be a wb.Layout, but got {type(color_layout).__name__}.")
+            if int(color_layout.size) != n:
+                raise ValueError(f"Expected a color_layout of size {n}, but got {color_layout} of size {color_layout.size}.")
+        if color_by == "value" and self.values is None:
+            raise ValueError("Expected a tensor with host values when color_by='value', but got a layout only.")
+        self.color_by, self.color_layout = color_by, color_layout
+        self.scale = color_by in ("offset", "value")
+        self.palette = SEQUENTIAL if self.scale else QUALITATIVE
+        if color_by == "value":
+            v = np.asarray(self.values, dtype=float)
+            self.value_bounds = (float(np.nanmin(v)), float(np.nanmax(v))) if v.size else (0.0, 0.0)
+
+    @property
+    def legend(self) -> dict:
+        q = len(QUALITATIVE)
+        if self.color_by == "offset":
+            lo, hi = self.bounds
+            return {"kind": "scale", "label": "colour: offset", "lo": lo, "hi": hi,
+                    "note": "a position on this scale; cell labels give exact offsets"}
+        if self.color_by == "value":
+            lo, hi = self.value_bounds
+            return {"kind": "scale", "label": "colour: tensor value", "lo": f"{lo:.4g}", "hi": f"{hi:.4g}"}
+        what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)",
+                "tile": f"tile (rows of {self._periods()[0]}, columns of {self._periods()[1]})"}[self.color_by]
+        pr, pc = self._periods()
+        kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q,
+                 "tile": -(-self.rows.n // pr) * -(-self.cols.n // pc)}[self.color_by]
+        entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(min(q, kinds))]
+        return {"kind": "swatches", "label": f"colour: {what} mod {q} (repeats every {q})", "entries": entries}
+
+    def _periods(self) -> tuple:
+        return (self.rows.groups[0] if self.rows.groups else self.rows.n,
+                self.cols.groups[0] if self.cols.groups else self.cols.n)
+
+    def keys_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return window_offsets(self.folded, r, c).astype(np.float64)
+
+    def _values_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        flat = r[:, None] + self.rows.n * c[None, :]            # the 1-D (colexicographic) index
+        return self.values[np.unravel_index(flat, self.values.shape, order="F")]
+
+    def quantity_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """What a scale colours (an offset or a value), so an aggregate can be coloured by its mean."""
+        return np.asarray(self._values_at(r, c), float) if self.color_by == "value" else keys
+
+    def colors_of(self, quantity: np.ndarray) -> np.ndarray:
+        lo, hi = self.value_bounds if self.color_by == "value" else self.bounds
+        return scale_indices(quantity, lo, hi)
+
+    def colors_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        q = len(QUALITATIVE)
+        if self.scale:
+            return self.colors_of(self.quantity_at(r, c, keys))
+        if self.color_by == "row":
+            idx = np.broadcast_to(r[:, None], keys.shape)
+        elif self.color_by == "column":
+            idx = np.broadcast_to(c[None, :], keys.shape)
+        elif self.color_by == "tile":
+            pr, pc = self._periods()
+            idx = (r // pr)[:, None] + ((self.rows.n + pr - 1) // pr) * (c // pc)[None, :]
+        else:  # a colour layout is evaluated at the same 1-D index as the drawn layout
+            flat = (r[:, None] + self.rows.n * c[None, :]).reshape(-1)
+            C = self.color_layout
+            idx = mode_offsets(C.shape, C.stride, flat).reshape(keys.shape)
+        return np.mod(idx, q).astype(np.uint8)
+
+    def texts_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray):
+        if self.values is None:
+            return None
+        return [_format_value(v) for v in self._values_at(r, c).reshape(-1).tolist()]
+
+    def label_chars(self) -> int:
+        if self.values is not None:
+            nr, nc = self.shape
+            r, c = np.arange(min(nr, 64)), np.arange(min(nc, 64))
+            return max((len(t) for t in self.texts_at(r, c, None)), default=1)
+        return max(len(str(b)) for b in self.bounds)
+
+    def to_grid(self, limit: int = MAX_LABELS) -> Grid:
+        """All cells at once (small layouts only: the eager form that tools and tests read)."""
+        nr, nc = self.shape
+        if nr * nc > limit:
+            raise ValueError(f"Expected a layout of at most {limit} cells to enumerate, but got {self.layout} with "
+                             f"{nr * nc}; views of large layouts compute windows (LayoutSource.keys_at).")
+        r, c = np.arange(nr), np.arange(nc)
+        keys = self.keys_at(r, c)
+        g = Grid(title=self.title, rows=self.rows, cols=self.cols, keys=keys.reshape(-1),
+                 colors=self.colors_at(r, c, keys).reshape(-1), texts=self.texts_at(r, c, keys),
+                 palette=self.palette, selected=self.selected, notes=list(self.notes), legend=self.legend,
+                 scale=self.scale)
+        return g
 
 
 def layout_grid(layout: Layout, color_by: str = "offset", color_layout: Layout | None = None,
                 selected: int | None = None) -> Grid:
-    """The grid of a layout: each cell is labelled and keyed by its offset."""
-    rmode, cmode = fold(layout)
-    off = folded_offsets(layout)
-    grid = Grid(
-        title=str(layout),
-        rows=axis_of(rmode.shape, rmode.stride),
-        cols=axis_of(cmode.shape, cmode.stride),
-        keys=np.ascontiguousarray(off, dtype=np.float64).reshape(-1),
-        colors=color_indices(color_by, off, color_layout, len(PALETTE)),
-        selected=None if selected is None else float(selected),
-    )
-    if type(layout.shape) is tuple and len(layout.shape) > 2:
-        grid.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
-    if type(layout) is ComposedLayout:
-        grid.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
-    return grid
+    """The grid of a (small) layout: each cell is labelled and keyed by its offset."""
+    return LayoutSource(layout, color_by, color_layout, selected).to_grid()

@@ -1,9 +1,11 @@
 """LayoutView: the coordinate grid of a layout (or a live tensor's layout), each cell its offset.
 
-Cell ``(r, c)`` shows ``L(r, c)`` (see :func:`widgets.grid.fold` for rank 1 and rank > 2).
-Hovering reports ``coordinate -> offset``; clicking a cell selects its offset and outlines every
-coordinate that maps to it, which is how broadcast (stride 0) and other non-injective layouts
-show themselves.  Dynamic modes are drawn in orange with their ``?`` notation.
+Cell ``(r, c)`` shows ``L(r, c)`` (see :func:`widgets.grid.fold` for rank 1 and rank > 2), or with
+``show="values"`` the tensor's element there.  Any size: the canvas computes only the windows it draws
+(a 10^8-cell layout opens at once) and zooms out to an aggregated heat map.  Hovering reports the 1-D
+index, the natural coordinate and the offset; clicking a cell selects its offset and outlines every
+coordinate that maps to it, which is how broadcast (stride 0) and other non-injective layouts show
+themselves.  Dynamic modes are drawn in orange with their ``?`` notation.
 """
 
 from __future__ import annotations
@@ -15,28 +17,61 @@ from workbench.layout import Layout
 
 from .base import SvgFallback, as_layout
 from .canvas import GridCanvas
-from .grid import COLOR_BY, Grid, layout_grid
-from .svg import grid_svg
+from .grid import COLOR_BY, MAX_LABELS, Grid, LayoutSource, _format_value
+
+SHOW = ("offsets", "values")
+MAX_COUNTED = 1 << 20   # injectivity and selection counts enumerate the offsets up to this size
+
+
+def host_values(tensor) -> np.ndarray:
+    """A tensor's elements as a host numpy array with its shape (CPU memory only)."""
+    src = getattr(tensor, "_source", None) or tensor
+    for obj in (src, tensor):
+        if hasattr(obj, "__dlpack__"):
+            try:
+                return np.from_dlpack(obj)
+            except (BufferError, TypeError, RuntimeError, ValueError):
+                continue
+    detach = getattr(src, "detach", None)   # torch tensors that numpy cannot import (bfloat16, ...)
+    if detach is not None:
+        return detach().cpu().float().numpy()
+    raise BufferError(f"Expected a tensor in host memory to show its values, but got {type(tensor).__name__}.")
 
 
 class LayoutView(SvgFallback, W.VBox):
-    """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None)``.
+    """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None, selected_offset=None, show='offsets')``.
 
     Readable state (also what the browser changes): ``hover`` (the hovered cell's (row, col) or
     None), ``hover_text``, ``selected_offset`` (settable), ``selected_cells``, ``color_by``.
+
+    Sizes: the view itself never enumerates the layout.  What must enumerate refuses clearly above a
+    limit: ``grid`` and ``selected_cells`` (2^20 cells), the injectivity read-out and the selection count
+    (2^20, skipped above), ``to_tikz`` (2^14), ``print_layout`` (2^16).
     """
 
     def __init__(self, layout_or_tensor, color_by: str = "offset", color_layout: Layout | None = None,
-                 selected_offset: int | None = None):
+                 selected_offset: int | None = None, show: str = "offsets"):
+        if show not in SHOW:
+            raise ValueError(f"Expected show to be one of {', '.join(SHOW)}, but got {show!r}.")
         layout, tensor = as_layout(layout_or_tensor)
-        options = [c for c in COLOR_BY if c != "layout" or color_layout is not None]
+        values = None
+        if show == "values":
+            if tensor is None:
+                raise ValueError("Expected a tensor (torch, numpy, a wb.Tensor...) for show='values', but got a layout.")
+            values = host_values(layout_or_tensor)
+        options = [c for c in COLOR_BY if (c != "layout" or color_layout is not None) and (c != "value" or values is not None)]
         if color_by not in options:
             raise ValueError(f"Expected color_by to be one of {', '.join(options)}, but got {color_by!r}.")
-        self._layout, self._tensor, self._color_layout = layout, tensor, color_layout
-        self._grid = layout_grid(layout, color_by, color_layout, selected_offset)
+        self._layout, self._tensor, self._color_layout, self._show = layout, tensor, color_layout, show
+        self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values)
+        if values is not None:
+            self._source.key_name = "offset"
+        self._grid = None
         self.canvas = GridCanvas()
-        self.canvas.show(self._grid, self._subtitle())
-        self.canvas.selected = self._grid.selected
+        self.canvas.describe = self.describe
+        self.canvas.show(self._source, self._subtitle())
+        self.canvas.selected = self._source.selected
+        self._count_selected()
         self.color_control = W.Dropdown(options=options, value=color_by, description="colour by")
         self.color_control.observe(self._recolor, "value")
         self.canvas.observe(self._on_selected, "selected")
@@ -48,7 +83,15 @@ class LayoutView(SvgFallback, W.VBox):
         return self._layout
 
     @property
+    def source(self) -> LayoutSource:
+        return self._source
+
+    @property
     def grid(self) -> Grid:
+        """Every cell at once (layouts of at most 2^20 cells; the view itself never needs it)."""
+        if self._grid is None:
+            self._grid = self._source.to_grid(MAX_LABELS)
+        self._grid.selected = self._source.selected
         return self._grid
 
     @property
@@ -66,20 +109,40 @@ class LayoutView(SvgFallback, W.VBox):
         h = self.canvas.hover
         return (h[0], h[1]) if len(h) == 2 else None
 
+    def _check_cell(self, row: int, col: int) -> None:
+        nr, nc = self._source.shape
+        if not (0 <= row < nr and 0 <= col < nc):
+            raise ValueError(f"Expected a cell inside the {nr}x{nc} grid, but got ({row}, {col}).")
+
     def coordinate(self, row: int, col: int) -> str:
         """The CuTe coordinate of a cell as text, e.g. ``(1,(0,2))``; just the row for a rank-1 layout."""
-        g = self._grid
-        if g.cols.n == 1 and g.cols.title == "1:0":
-            return g.rows.labels[row]
-        return f"({g.rows.labels[row]},{g.cols.labels[col]})"
+        self._check_cell(row, col)
+        s = self._source
+        if s.cols.n == 1 and s.cols.title == "1:0":
+            return s.rows.label(row)
+        return f"({s.rows.label(row)},{s.cols.label(col)})"
+
+    def index(self, row: int, col: int) -> int:
+        """The 1-D (colexicographic) index of a cell: ``row + rows * col``."""
+        self._check_cell(row, col)
+        return row + self._source.rows.n * col
 
     def offset(self, row: int, col: int) -> int:
-        return int(self._grid.keys[row * self._grid.cols.n + col])
+        self._check_cell(row, col)
+        return int(self._source.keys_at(np.array([row]), np.array([col]))[0, 0])
+
+    def describe(self, row: int, col: int) -> str:
+        """The hover read-out of a cell: 1-D index, natural coordinate, offset (and value)."""
+        text = f"index {self.index(row, col)}  coordinate {self.coordinate(row, col)}  offset {self.offset(row, col)}"
+        if self._source.values is not None:
+            v = self._source._values_at(np.array([row]), np.array([col]))[0, 0]
+            text += f"  value {_format_value(v)}"
+        return text
 
     @property
     def hover_text(self) -> str:
         h = self.hover
-        return "" if h is None else f"{self.coordinate(*h)} -> {self.offset(*h)}"
+        return "" if h is None else self.describe(*h)
 
     @property
     def selected_offset(self) -> int | None:
@@ -98,29 +161,54 @@ class LayoutView(SvgFallback, W.VBox):
         s = self.canvas.selected
         if s is None:
             return []
-        nc = self._grid.cols.n
-        return [divmod(int(i), nc) for i in np.flatnonzero(self._grid.keys == s)]
+        nc = self.grid.cols.n
+        return [divmod(int(i), nc) for i in np.flatnonzero(self.grid.keys == s)]
 
     # -- observers -----------------------------------------------------------------------------
     def _recolor(self, change) -> None:
-        self._grid = layout_grid(self._layout, change["new"], self._color_layout, self.selected_offset)
-        with self.canvas.hold_sync():
-            self.canvas.cell_colors = self._grid.colors.tobytes()
+        self._source.set_color(change["new"], self._color_layout)
+        self._grid = None
+        self.canvas.show(self._source, self._subtitle())
 
     def _on_selected(self, change) -> None:
-        self._grid.selected = change["new"]
+        self._source.selected = change["new"]
+        self._count_selected()
+
+    def _count_selected(self) -> None:
+        nr, nc = self._source.shape
+        s = self.canvas.selected
+        self.canvas.selected_count = -1 if (s is None or nr * nc > MAX_COUNTED) else len(self.selected_cells)
 
     def _subtitle(self) -> str:
-        g = self._grid
-        n, distinct = len(g.keys), len(np.unique(g.keys))
-        kind = "injective" if distinct == n else f"non-injective: {n} coordinates -> {distinct} offsets"
+        s = self._source
+        nr, nc = s.shape
+        n = nr * nc
+        lo, hi = s.bounds
         src = f"{self._tensor} " if self._tensor is not None else ""
-        span = f"cosize {int(g.keys.max()) + 1}" if n and g.keys.min() >= 0 else f"offsets {int(g.keys.min())}..{int(g.keys.max())}"
-        return f"{src}size {n}, {span}, {kind}"
+        span = f"cosize {hi + 1}" if lo >= 0 and n else f"offsets {lo}..{hi}"
+        if n <= MAX_COUNTED:
+            distinct = len(np.unique(self.grid.keys))
+            kind = ", injective" if distinct == n else f", non-injective: {n} coordinates -> {distinct} offsets"
+        else:
+            kind = f" (injectivity is checked up to {MAX_COUNTED} cells)"
+        return f"{src}size {n}, {span}{kind}"
 
     # -- output --------------------------------------------------------------------------------
     def to_svg(self) -> str:
-        return grid_svg(self._grid, self._subtitle())
+        from .svg import source_svg
+
+        return source_svg(self._source, self._subtitle())
+
+    def to_tikz(self) -> str:
+        """CuTe's ``print_latex`` of the layout (TikZ; layouts of at most 2^14 cells)."""
+        from .export import layout_tikz
+
+        return layout_tikz(self._layout)
+
+    def _save_png(self, path) -> None:
+        from .export import grid_png
+
+        grid_png(self._source, path, self._subtitle())
 
     def __repr__(self) -> str:
-        return f"LayoutView({self._layout}, color_by={self.color_by!r})"
+        return f"LayoutView({self._layout}, color_by={self.color_by!r}{', show=values' if self._show == 'values' else ''})"

@@ -17,10 +17,9 @@ import workbench as wb
 
 from .base import SvgFallback
 from .canvas import GridCanvas
-from .grid import layout_grid
+from .grid import LayoutSource
 from .svg import hstack_svg, table_svg, vstack_svg
 
-MAX_DRAWN = 4096
 OPERATIONS = ("static", "mark_layout_dynamic", "mark_compact_shape_dynamic")
 
 
@@ -45,15 +44,16 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self._source = tensor
         self._static = wb.from_dlpack(tensor)
         n = self._static.ndim
-        self.operation_control = W.ToggleButtons(options=OPERATIONS, value=operation, description="marking")
-        self.leading_dim_control = W.Dropdown(options=[("None (deduce)", None)] + [(str(i), i) for i in range(n)],
-                                              value=None, description="leading_dim")
+        self.operation_control = W.ToggleButtons(options=OPERATIONS, value=operation, description="marking",
+                                                 style={"button_width": "auto"})   # whole names, never clipped
+        self.leading_dim_control = W.Dropdown(options=[("None (deduce)", -1)] + [(str(i), i) for i in range(n)],
+                                              value=-1, description="leading_dim")  # -1: None (a Dropdown shows None blank)
         self.mode_control = W.Dropdown(options=list(range(n)), value=0, description="mode")
         self.stride_order_control = W.Text(value="", placeholder="deduce, or e.g. 1,0", description="stride_order")
         self.divisibility_control = W.IntText(value=1, description="divisibility")
         self.info = W.HTML()
-        # grids for tensors up to 64x64 elements; larger ones show the read-outs only
-        self._draw = draw and wb.size(self._static.layout) <= MAX_DRAWN
+        # the grids compute only the windows they draw, so a tensor of any size is drawn
+        self._draw = draw
         self._quiet = False
         self.static_canvas, self.marked_canvas = GridCanvas(), GridCanvas()
         self._marked = None
@@ -62,11 +62,26 @@ class MarkingExplorer(SvgFallback, W.VBox):
         for c in (self.operation_control, self.leading_dim_control, self.mode_control,
                   self.stride_order_control, self.divisibility_control):
             c.observe(self._on_control, "value")
-        controls = W.VBox([self.operation_control,
-                           W.HBox([self.leading_dim_control]),
-                           W.HBox([self.mode_control, self.stride_order_control, self.divisibility_control])])
-        grids = W.HBox([self.static_canvas, self.marked_canvas]) if self._draw else W.HBox([])
+        # only the chosen marking's own arguments are shown
+        self.layout_dynamic_controls = W.HBox([self.leading_dim_control])
+        self.compact_controls = W.HBox([self.mode_control, self.stride_order_control, self.divisibility_control],
+                                       layout=W.Layout(flex_flow="row wrap"))
+        self._show_controls()
+        self.operation_control.observe(lambda _ch: self._show_controls(), "value")
+        controls = W.VBox([self.operation_control, self.layout_dynamic_controls, self.compact_controls])
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
+        grids = W.HBox([self.static_canvas, self.marked_canvas], layout=wrap) if self._draw else W.HBox([])
         super().__init__([controls, self.info, grids])
+
+    @property
+    def _leading_dim(self):
+        v = self.leading_dim_control.value
+        return None if v == -1 else v
+
+    def _show_controls(self) -> None:
+        op = self.operation_control.value
+        self.layout_dynamic_controls.layout.display = None if op == "mark_layout_dynamic" else "none"
+        self.compact_controls.layout.display = None if op == "mark_compact_shape_dynamic" else "none"
 
     # -- the marking ---------------------------------------------------------------------------
     def _on_control(self, _change) -> None:
@@ -79,7 +94,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self._error, self._marked = "", None
         try:
             if op == "mark_layout_dynamic":
-                t.mark_layout_dynamic(leading_dim=self.leading_dim_control.value)
+                t.mark_layout_dynamic(leading_dim=self._leading_dim)
             elif op == "mark_compact_shape_dynamic":
                 t.mark_compact_shape_dynamic(self.mode_control.value,
                                              stride_order=_parse_order(self.stride_order_control.value),
@@ -94,9 +109,9 @@ class MarkingExplorer(SvgFallback, W.VBox):
     def _refresh(self) -> None:
         self.info.value = self._html()
         if self._draw:
-            self.static_canvas.show(layout_grid(self._static.layout), "static (from_dlpack)")
+            self.static_canvas.show(LayoutSource(self._static.layout), "static (from_dlpack)")
             if self._marked is not None:
-                self.marked_canvas.show(layout_grid(self._marked.layout), f"after {self.operation_control.value}")
+                self.marked_canvas.show(LayoutSource(self._marked.layout), f"after {self.operation_control.value}")
                 self.marked_canvas.layout.visibility = "visible"
             else:
                 self.marked_canvas.layout.visibility = "hidden"
@@ -127,7 +142,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         try:
             if operation is not None:
                 self.operation_control.value = operation
-            self.leading_dim_control.value = leading_dim
+            self.leading_dim_control.value = -1 if leading_dim is None else leading_dim
             self.mode_control.value = mode
             if stride_order is not None:
                 self.stride_order_control.value = stride_order if isinstance(stride_order, str) else ",".join(map(str, stride_order))
@@ -154,7 +169,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         rows.append(("dynamic strides", _mask_text(m.dynamic_strides_mask)))
         op = self.operation_control.value
         if op == "mark_layout_dynamic":
-            given = self.leading_dim_control.value
+            given = self._leading_dim
             rows.append(("leading_dim", f"{m.leading_dim}" + (" (deduced)" if given is None else " (given)")))
         elif op == "mark_compact_shape_dynamic":
             given = _parse_order(self.stride_order_control.value)
@@ -167,7 +182,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         if op == "static":
             return "wb.from_dlpack(x)"
         if op == "mark_layout_dynamic":
-            return f"wb.from_dlpack(x).mark_layout_dynamic(leading_dim={self.leading_dim_control.value})"
+            return f"wb.from_dlpack(x).mark_layout_dynamic(leading_dim={self._leading_dim})"
         so = self.stride_order_control.value.strip()
         return (f"wb.from_dlpack(x).mark_compact_shape_dynamic(mode={self.mode_control.value}, "
                 f"stride_order={'(' + so + ')' if so else None}, divisibility={self.divisibility_control.value})")
@@ -198,7 +213,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
 def _grid_svg(layout) -> str:
     from .svg import grid_svg
 
-    return grid_svg(layout_grid(layout))
+    return grid_svg(LayoutSource(layout))
 
 
 def _mask_text(mask) -> str:

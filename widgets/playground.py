@@ -1,9 +1,10 @@
 """AlgebraPlayground: type two layouts, pick an operation, see A, B and the result side by side.
 
-Colouring is shared: every cell is coloured by the offset of A's codomain it finally denotes, so
-equal colours across the three grids are the same memory element.  A's cells show A(i); the
-result's cells show R(i); B's cells, when B's values index A's domain (composition, the divides),
-are coloured by A(B(i)), otherwise by their own offset.  Parse and algebra errors are shown in
+Colouring is shared: every cell is coloured by the offset of A's codomain it finally denotes, on
+one scale for the three grids (the legend gives its ends; the cell labels give exact values), so the
+same memory element has the same colour everywhere.  A's cells show A(i); the result's cells show
+R(i); B's cells, when B's values index A's domain (composition, the divides), are coloured by A(B(i)),
+otherwise by their own offset.  Parse and algebra errors are shown in
 place with their message.
 """
 
@@ -19,7 +20,8 @@ from workbench.layout import Layout, parse_layout
 
 from .base import SvgFallback
 from .canvas import GridCanvas
-from .grid import PALETTE, layout_grid
+from .colors import scale_indices
+from .grid import layout_grid
 from .svg import grid_svg, hstack_svg, table_svg, vstack_svg
 
 # name -> (function, how B is read: 'layout' or 'int-or-empty', whether B indexes A's domain)
@@ -50,14 +52,16 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         self.b_control = W.Text(value=b, description="B", continuous_update=False)
         self.op_control = W.Dropdown(options=list(OPERATIONS), value=operation, description="operation")
         self.info = W.HTML()
-        self.canvases = [GridCanvas(), GridCanvas(), GridCanvas()]
+        # each panel keeps its own width; the row wraps instead of squeezing B
+        self.canvases = [GridCanvas(layout=W.Layout(flex="0 0 auto", margin="0 12px 8px 0")) for _ in range(3)]
         self.A = self.B = self.result = None
         self._error = ""
         self._compute()
         for c in (self.a_control, self.b_control, self.op_control):
             c.observe(lambda _ch: self._compute(), "value")
-        super().__init__([W.HBox([self.a_control, self.b_control, self.op_control]), self.info,
-                          W.HBox(self.canvases)])
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
+        super().__init__([W.HBox([self.a_control, self.b_control, self.op_control], layout=wrap), self.info,
+                          W.HBox(self.canvases, layout=wrap)])
 
     # -- computation ---------------------------------------------------------------------------
     def _compute(self) -> None:
@@ -85,21 +89,32 @@ class AlgebraPlayground(SvgFallback, W.VBox):
 
     def grids(self) -> list:
         """The drawable grids (A, B, result), each None when absent or too large to draw."""
-        out = []
+        out, denoted = [], []
         a_off = None
         if self.A is not None and self.A.is_static and self.A.size <= MAX_DRAWN:
             a_off = self.A.offsets()
         for which, lay in (("A", self.A), ("B", self.B), ("result", self.result)):
             if lay is None or not lay.is_static or lay.size > MAX_DRAWN:
                 out.append(None)
+                denoted.append(None)
                 continue
             g = layout_grid(lay)
+            d = g.keys
             if which == "B" and self._b_indexes_a and a_off is not None:
                 b = g.keys.astype(np.int64)
                 if b.min() >= 0 and b.max() < len(a_off):   # B's values are A's coordinates
-                    g.colors = np.mod(a_off[b], len(PALETTE)).astype(np.uint8)
+                    d = a_off[b].astype(np.float64)
             g.title = f"{which} = {lay}"
             out.append(g)
+            denoted.append(d)
+        present = [d for d in denoted if d is not None and d.size]
+        if present:   # one scale for all three grids
+            lo, hi = min(float(d.min()) for d in present), max(float(d.max()) for d in present)
+            for g, d in zip(out, denoted):
+                if g is not None:
+                    g.colors = scale_indices(d, lo, hi)
+                    g.legend = {"kind": "scale", "label": "colour: offset of A's codomain (shared)",
+                                "lo": int(lo), "hi": int(hi)}
         return out
 
     def _refresh(self) -> None:
@@ -132,6 +147,10 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         if self.result is not None:
             rows.append(("result", str(self.result)))
             rows.append(("size / cosize", f"{self.result.size} / {self.result.cosize}"))
+        big = [name for name, lay in (("A", self.A), ("B", self.B), ("result", self.result))
+               if lay is not None and lay.is_static and lay.size > MAX_DRAWN]
+        if big:   # the shared colouring enumerates A, B and the result: say what is not drawn
+            rows.append(("not drawn", f"{', '.join(big)}: more than {MAX_DRAWN} cells (use LayoutView for any size)"))
         return rows
 
     def to_svg(self) -> str:

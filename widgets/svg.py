@@ -3,18 +3,21 @@
 The same grid always gives the same bytes: one ``<svg>`` element, integer geometry, a fixed
 font, no ids, no timestamps and no object addresses.  This is the static fallback of every view
 (``_repr_mimebundle_``, so a saved notebook still shows it on GitHub and in nbval) and its export
-(``.to_svg()``).  Large grids stay one document of ``rows*cols`` rects and texts, grouped so that
-shared attributes are written once.
+(``.to_svg()``).  Its size is bounded whatever the grid's: small grids are drawn whole, large ones as
+an overview heat map plus their first tile (see :func:`grid_svg`).
 """
 
 from __future__ import annotations
 
+import base64
 import re
+import struct
+import zlib
 from html import escape
 
 import numpy as np
 
-from .grid import Grid
+from .colors import text_color
 
 FONT = "font-family=\"DejaVu Sans Mono,Menlo,Consolas,monospace\""
 CHAR_W = 7       # px per character at font-size 11 (monospace), rounded up
@@ -27,53 +30,127 @@ def _esc(s: str) -> str:
     return escape(s, quote=True)
 
 
-def cell_width(grid: Grid) -> int:
-    longest = max((len(grid.text(i)) for i in range(len(grid.keys))), default=1)
-    longest = max(longest, max((len(s) for s in grid.cols.labels), default=1))
+SVG_FULL_CELLS = 4096   # grids up to this many cells are drawn whole (~0.4 MB); larger ones as below
+FIRST_TILE = 32         # a large grid: its overview, then the first FIRST_TILE x FIRST_TILE cells
+OVERVIEW_BLOCKS = 128   # the overview heat map's blocks per axis (an embedded PNG)
+
+
+def _png(rgb: np.ndarray) -> bytes:
+    """A truecolour PNG of an (h, w, 3) uint8 array (deterministic: fixed zlib level, no metadata)."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def _rgb(palette) -> np.ndarray:
+    return np.array([[int(c[k:k + 2], 16) for k in (1, 3, 5)] for c in palette], np.uint8)
+
+
+def cell_width(texts: list, col_labels: list) -> int:
+    longest = max([len(t) for t in texts] + [len(s) for s in col_labels] + [1])
     return max(22, CHAR_W * longest + 8)
 
 
-def grid_svg(grid: Grid, subtitle: str = "") -> str:
-    """One SVG document for ``grid``; ``subtitle`` is a line of read-outs under the title."""
-    nr, nc = grid.shape
-    cw, ch = cell_width(grid), CELL_H
-    row_lab_w = CHAR_W * max((len(s) for s in grid.rows.labels), default=1) + 12
-    title_lines = [grid.title] + ([subtitle] if subtitle else []) + list(grid.notes)
-    top = 18 * len(title_lines) + 40          # titles, then the column-mode line and column labels
-    left = max(row_lab_w, 12)
+def _legend_svg(legend: dict, x: int, y: int) -> tuple[list, int, int]:
+    """SVG elements of a legend at (x, y): (elements, width, height)."""
+    if not legend:
+        return [], 0, 0
+    out = [f'<text x="{x}" y="{y + 12}" fill="#333333">{_esc(legend["label"])}</text>']
+    w = CHAR_W * len(legend["label"])
+    if legend["kind"] == "scale":
+        from .colors import SEQUENTIAL
+
+        for k in range(32):
+            out.append(f'<rect x="{x + 5 * k}" y="{y + 18}" width="5" height="10" fill="{SEQUENTIAL[k * 255 // 31]}"/>')
+        hi = str(legend["hi"])
+        out.append(f'<text x="{x}" y="{y + 40}">{_esc(str(legend["lo"]))}</text>')
+        out.append(f'<text x="{x + 160}" y="{y + 40}" text-anchor="end">{_esc(hi)}</text>')
+        h = 44
+        if legend.get("note"):
+            out.append(f'<text x="{x}" y="{y + 56}" fill="#555555">{_esc(legend["note"])}</text>')
+            w, h = max(w, CHAR_W * len(legend["note"])), 60
+        return out, max(w, 160), h
+    for k, (color, text) in enumerate(legend["entries"]):
+        yy = y + 18 + 16 * k
+        out.append(f'<rect x="{x}" y="{yy}" width="12" height="12" fill="{color}" stroke="#777777"/>')
+        out.append(f'<text x="{x + 16}" y="{yy + 10}">{_esc(text)}</text>')
+        w = max(w, 16 + CHAR_W * len(text))
+    return out, w, 18 + 16 * len(legend["entries"])
+
+
+def grid_svg(grid, subtitle: str = "") -> str:
+    """One SVG document for a grid source (a small :class:`Grid` or a :class:`LayoutSource` of any size).
+
+    Up to ``SVG_FULL_CELLS`` cells every cell is drawn; above, the document stays small (well under
+    1 MB): an overview heat map of the whole grid as an embedded PNG, the first ``FIRST_TILE`` rows and
+    columns as labelled cells, and a note of what was left out.
+    """
+    from .tiles import overview, tile
+
+    NR, NC = grid.shape
+    whole = NR * NC <= SVG_FULL_CELLS
+    nr, nc = (NR, NC) if whole else (min(NR, FIRST_TILE), min(NC, FIRST_TILE))
+    meta, keys, colors = tile(grid, 0, 0, nr, nc, 1)
+    texts = meta.get("texts") or ["" if k != k else str(int(k)) for k in keys.tolist()]
+    cw, ch = cell_width(texts, meta["col_labels"]), CELL_H
+    lines = [grid.title] + ([subtitle] if subtitle else []) + list(grid.notes)
+    ov_h = 0
+    if not whole:
+        om, _, ocol = overview(grid, OVERVIEW_BLOCKS)
+        px = max(1, min(4, 512 // max(om["nr"], om["nc"])))
+        lines.append(f"overview: a heat map of all {NR}x{NC} cells, each pixel block the mean of "
+                     f"{om['step']}x{om['step']} cells")
+        lines.append(f"below: rows 0..{nr - 1} and columns 0..{nc - 1} ({nr * nc} of {NR * NC} cells); "
+                     f"the rest is left out of this static picture")
+        ov_h = om["nr"] * px + 8
+    top_ov = 18 * len(lines) + 4
+    top = top_ov + ov_h + 40                  # titles, overview, then the column-mode line and column labels
+    row_labels = meta["row_labels"]
+    left = max(CHAR_W * max(len(s) for s in row_labels) + 12, 12)
+    grid_w = left + nc * cw + 12
+    # the legend goes under the row-mode line, so it never widens the picture beyond its text
+    leg, leg_w, leg_h = _legend_svg(getattr(grid, "legend", {}) or {}, 4, top + nr * ch + 26)
     axis_len = max(len(f"columns {grid.cols.title} (dynamic)"), len(f"rows {grid.rows.title} (dynamic)"))
-    width = max(left + nc * cw + 12, left + CHAR_W * axis_len + 8, CHAR_W * max(len(s) for s in title_lines) + 12)
-    height = top + nr * ch + 26              # the row-mode line goes under the grid
+    width = max(grid_w, 4 + leg_w + 8, left + CHAR_W * axis_len + 8, CHAR_W * max(len(s) for s in lines) + 12)
+    height = top + nr * ch + 26 + (leg_h + 6 if leg else 0)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
         f"<title>{_esc(grid.title)}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
     ]
-    for k, line in enumerate(title_lines):
+    for k, line in enumerate(lines):
         weight = ' font-weight="bold"' if k == 0 else ""
         out.append(f'<text x="4" y="{14 + 18 * k}"{weight}>{_esc(line)}</text>')
+    pal = grid.palette
+    if not whole:
+        img = _rgb(pal)[ocol.reshape(om["nr"], om["nc"]).astype(np.int64) % len(pal)]
+        href = "data:image/png;base64," + base64.b64encode(_png(img)).decode("ascii")
+        out.append(f'<image x="{left}" y="{top_ov}" width="{om["nc"] * px}" height="{om["nr"] * px}" '
+                   f'preserveAspectRatio="none" style="image-rendering:pixelated" href="{href}"/>')
 
     # axis titles: dynamic modes in orange with a dashed underline
-    y_ct = top - 24
-    out.append(_axis_title(f"columns {grid.cols.title}", left, y_ct, grid.cols.dynamic))
+    out.append(_axis_title(f"columns {grid.cols.title}", left, top - 24, grid.cols.dynamic))
     out.append(_axis_title(f"rows {grid.rows.title}", left, top + nr * ch + 16, grid.rows.dynamic))
 
-    # column and row labels
     col_fill = DYN_COLOR if grid.cols.dynamic else "#333333"
     out.append(f'<g text-anchor="middle" fill="{col_fill}">')
-    for c, lab in enumerate(grid.cols.labels):
+    for c, lab in enumerate(meta["col_labels"]):
         out.append(f'<text x="{left + c * cw + cw // 2}" y="{top - 5}">{_esc(lab)}</text>')
     out.append("</g>")
     row_fill = DYN_COLOR if grid.rows.dynamic else "#333333"
     out.append(f'<g text-anchor="end" fill="{row_fill}">')
-    for r, lab in enumerate(grid.rows.labels):
+    for r, lab in enumerate(row_labels):
         out.append(f'<text x="{left - 5}" y="{top + r * ch + ch // 2 + 4}">{_esc(lab)}</text>')
     out.append("</g>")
 
-    # cells: one group of rects, one group of texts
-    colors = grid.colors.reshape(nr, nc)
-    pal = grid.palette
+    # cells: one group of rects, then the labels grouped by text colour (black or white on the fill)
+    colors = colors.reshape(nr, nc)
     out.append('<g stroke="#555555" stroke-width="0.5">')
     for r in range(nr):
         y = top + r * ch
@@ -81,22 +158,25 @@ def grid_svg(grid: Grid, subtitle: str = "") -> str:
         for c in range(nc):
             out.append(f'<rect x="{left + c * cw}" y="{y}" width="{cw}" height="{ch}" fill="{pal[row[c]]}"/>')
     out.append("</g>")
-    out.append('<g text-anchor="middle">')
-    i = 0
-    for r in range(nr):
-        y = top + r * ch + ch // 2 + 4
-        for c in range(nc):
-            t = grid.text(i)
-            if t:
-                out.append(f'<text x="{left + c * cw + cw // 2}" y="{y}">{_esc(t)}</text>')
-            i += 1
-    out.append("</g>")
+    ink = [text_color(p) for p in pal]
+    for shade in sorted(set(ink)):
+        out.append('<g text-anchor="middle">' if shade == "#000000" else f'<g text-anchor="middle" fill="{shade}">')
+        i = 0
+        for r in range(nr):
+            y = top + r * ch + ch // 2 + 4
+            for c in range(nc):
+                t = texts[i]
+                if t and ink[colors[r, c]] == shade:
+                    out.append(f'<text x="{left + c * cw + cw // 2}" y="{y}">{_esc(t)}</text>')
+                i += 1
+        out.append("</g>")
 
     # nesting: heavier rules where a nested sub-mode wraps
-    out.append(_rules(grid, left, top, cw, ch))
+    out.append(_rules(grid, left, top, cw, ch, nr, nc))
+    out.extend(leg)
 
     if grid.selected is not None:
-        hit = np.flatnonzero(grid.keys == grid.selected)
+        hit = np.flatnonzero(keys == grid.selected)
         out.append(f'<g fill="none" stroke="{SEL_COLOR}" stroke-width="2.5">')
         for i in hit.tolist():
             r, c = divmod(i, nc)
@@ -104,6 +184,9 @@ def grid_svg(grid: Grid, subtitle: str = "") -> str:
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+source_svg = grid_svg
 
 
 def _axis_title(text: str, x: int, y: int, dynamic: bool) -> str:
@@ -114,8 +197,7 @@ def _axis_title(text: str, x: int, y: int, dynamic: bool) -> str:
             f'<line x1="{x}" y1="{y + 3}" x2="{x + w}" y2="{y + 3}" stroke="{DYN_COLOR}" stroke-dasharray="3,2"/></g>')
 
 
-def _rules(grid: Grid, left: int, top: int, cw: int, ch: int) -> str:
-    nr, nc = grid.shape
+def _rules(grid, left: int, top: int, cw: int, ch: int, nr: int, nc: int) -> str:
     out = ['<g stroke="#000000">']
     for level, period in enumerate(grid.cols.groups):
         dash = ' stroke-dasharray="4,2"' if grid.cols.dynamic else ""

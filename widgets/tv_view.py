@@ -23,6 +23,7 @@ from .canvas import GridCanvas
 from .grid import TV_PALETTE, Grid, axis_of, fold, it_values
 from .svg import grid_svg
 
+MAX_TILE_CELLS = 1 << 20
 ELEMENT_CHOICES = ("Float16", "BFloat16", "Float32", "Float64", "Int8", "Int32", "Float8E4M3FN", "Float4E2M1FN")
 
 
@@ -73,6 +74,9 @@ class TVLayoutView(SvgFallback, W.VBox):
         if tile is None:
             raise TypeError("Expected a tile (shape or Layout) with the TV layout, but got None.")
         self._tv, self._tile = tv_layout, _as_tile(tile)
+        if int(self._tile.size) > MAX_TILE_CELLS:   # ownership and access costs enumerate every element
+            raise ValueError(f"Expected a tile of at most {MAX_TILE_CELLS} elements for a TV view, but got "
+                             f"{self._tile} with {self._tile.size}.")
         owner, idx = tv_cells(self._tv, self._tile)
         self._T, self._V = idx.shape
         self._idx = idx
@@ -91,6 +95,9 @@ class TVLayoutView(SvgFallback, W.VBox):
             colors=np.where(covered, t % len(TV_PALETTE), 0).astype(np.uint8),
             texts=[f"T{a}V{b}" if a >= 0 else "" for a, b in zip(t.tolist(), v.tolist())],
             palette=TV_PALETTE, key_name="thread",
+            legend={"kind": "swatches", "label": "colour: thread mod 8 (CuTe's print_latex_tv colours)",
+                    "entries": [[c, f"T{k}, T{k + 8}, ..."] for k, c in enumerate(TV_PALETTE[:min(8, self._T)])],
+                    "note": "the labels T#V# name each cell's thread and value"},
         )
         uncovered = int((~covered).sum())
         if uncovered:
@@ -100,9 +107,12 @@ class TVLayoutView(SvgFallback, W.VBox):
             self._grid.notes.append(f"{dup} (thread, value) pair(s) share an element with another (broadcast)")
         self._base_notes = list(self._grid.notes)
 
-        self.canvas = GridCanvas(hover_format="({row},{col}) -> {text}")
-        self.thread_control = W.IntSlider(value=-1 if thread is None else thread, min=-1, max=self._T - 1,
-                                          description="thread", continuous_update=True)
+        self.canvas = GridCanvas()
+        self.canvas.describe = self.describe
+        # "none" rather than -1 when no thread is chosen
+        self.thread_control = W.SelectionSlider(options=[("none", -1)] + [(str(k), k) for k in range(self._T)],
+                                                value=-1 if thread is None else thread, description="thread",
+                                                continuous_update=True)
         names = [n for n in ELEMENT_CHOICES if hasattr(wb, n)]
         if element_type.name not in names:
             names.append(element_type.name)
@@ -132,7 +142,7 @@ class TVLayoutView(SvgFallback, W.VBox):
     @property
     def thread(self) -> int | None:
         v = self.thread_control.value
-        return None if v < 0 else v
+        return None if v is None or v < 0 else v
 
     @thread.setter
     def thread(self, t: int | None) -> None:
@@ -157,14 +167,23 @@ class TVLayoutView(SvgFallback, W.VBox):
         nr = self._grid.rows.n
         return [(v, (int(i) % nr, int(i) // nr), int(m)) for v, (i, m) in enumerate(zip(self._idx[t], self._mem[t]))]
 
+    def describe(self, row: int, col: int) -> str:
+        """The hover read-out of a tile cell: its owner, tile index and memory offset."""
+        nr = self._grid.rows.n
+        i = row + nr * col
+        text = self._grid.texts[row * self._grid.cols.n + col] or "no thread"
+        mem = int(self._tile.offsets()[i])
+        return f"({self._grid.rows.label(row)},{self._grid.cols.label(col)}) -> {text}  index {i}  offset {mem}"
+
     # -- observers -----------------------------------------------------------------------------
     def _select(self, t) -> None:
         self.canvas.selected = None if t is None else float(t)
         self._grid.selected = self.canvas.selected
+        self.canvas.selected_count = -1 if t is None else int(np.count_nonzero(self._grid.keys == t))
         self._update_readout()
 
     def _on_slider(self, change) -> None:
-        self._select(None if change["new"] < 0 else change["new"])
+        self._select(None if change["new"] is None or change["new"] < 0 else change["new"])
 
     def _on_click(self, change) -> None:
         new = change["new"]
@@ -196,6 +215,25 @@ class TVLayoutView(SvgFallback, W.VBox):
     # -- output --------------------------------------------------------------------------------
     def to_svg(self) -> str:
         return grid_svg(self._grid, self._subtitle())
+
+    def to_tikz(self) -> str:
+        """CuTe's ``print_latex_tv`` of the TV layout on the tile's shape (TikZ)."""
+        from .export import tv_tikz
+
+        nr, nc = self._grid.shape
+        seen, pairs = set(), []
+        for t in range(self._T):
+            for v in range(self._V):
+                i = int(self._idx[t, v])
+                if i not in seen:
+                    seen.add(i)
+                    pairs.append((t, v, i % nr, i // nr))
+        return tv_tikz(self._tv, pairs, nr, nc)
+
+    def _save_png(self, path) -> None:
+        from .export import grid_png
+
+        grid_png(self._grid, path, self._subtitle())
 
     def __repr__(self) -> str:
         return f"TVLayoutView({self._tv}, tile={self._tile}, element_type={self.element_type.name})"

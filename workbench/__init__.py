@@ -6,6 +6,22 @@ submodule (``workbench.dsl.compile_ptx``, ``workbench._mdspan.MdspanMapping`` ..
 name shadows a Python builtin or a submodule (tests/test_public_api.py checks it).
 """
 
+from .atoms import (
+    CopyAtom,
+    MMAAtom,
+    TiledCopy,
+    TiledMMA,
+    bank_conflicts,
+    copy_atom,
+    gmma_smem_atom,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+    mma_atom,
+    suggest_swizzle,
+)
 from .dsl import (
     Constexpr,
     Kernel,
@@ -55,6 +71,7 @@ from ._element_types import (
     Uint64,
     vector_type,
 )
+from .layout.printing import print_layout
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -151,6 +168,7 @@ __all__ = [
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
+    "print_layout",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors
@@ -158,6 +176,10 @@ __all__ = [
     # mdspan views (CCCL)
     "Mdspan", "const", "full_extent", "make_mdspan", "submdspan",
     "to_host_mdspan", "to_device_mdspan", "to_managed_mdspan", "to_dlpack_tensor",
+    # MMA and copy atoms (CuTe C++ names)
+    "MMAAtom", "CopyAtom", "TiledMMA", "TiledCopy", "mma_atom", "copy_atom", "make_tiled_mma", "make_tiled_copy",
+    "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "gmma_smem_atom", "bank_conflicts",
+    "suggest_swizzle",
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
     "grid_dim", "sync_threads", "shared_tensor", "copy", "show_code", "cache_info", "gpu_available", "host_buffers",

@@ -68,7 +68,9 @@ import numpy as np
 
 from . import _element_types as et
 from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
+from .dlpack import _native
 from .dlpack.dtypes import dldtype_of
+from .layout import Layout, crd2idx, size
 
 __all__ = [
     "Mdspan", "MdspanMapping", "DLPackTensorWrapper", "const", "full_extent",
@@ -234,49 +236,46 @@ def _is_unique(extents, strides):
 
 
 class MdspanMapping:
-    """The layout mapping of an mdspan: ``m(i0, i1, ...) = offset + sum_k i_k * stride(k)``.
+    """The layout mapping of an mdspan: a core :class:`workbench.layout.Layout` (flat modes: the
+    extents and strides) plus an offset, ``m(i0, i1, ...) = offset + layout((i0, i1, ...))``.
 
-    ``layout`` is 'right', 'left', 'stride' or 'stride_relaxed'; only stride_relaxed has a
+    ``layout`` is the policy, 'right', 'left', 'stride' or 'stride_relaxed'; only stride_relaxed has a
     nonzero offset and may have zero or negative strides.  ``required_span_size()`` and
     ``is_strided()`` are CCCL's formulas; ``is_unique()`` and ``is_exhaustive()`` are exact.
     """
 
-    __slots__ = ("layout", "_extents", "_strides", "_offset", "_unique")
+    __slots__ = ("layout", "cute_layout", "_offset", "_unique")
 
     def __init__(self, layout, extents, strides, offset=0):
         self.layout = layout
-        self._extents = tuple(extents)
-        self._strides = tuple(strides)
+        self.cute_layout = Layout(tuple(extents), tuple(strides))
         self._offset = offset
         self._unique = None
 
     def extents(self):
-        return self._extents
+        return self.cute_layout.shape
 
     def strides(self):
-        return self._strides
+        return self.cute_layout.stride
 
     def extent(self, r):
-        return self._extents[r]
+        return self.cute_layout.shape[r]
 
     def stride(self, r):
-        return self._strides[r]
+        return self.cute_layout.stride[r]
 
     def offset(self):
         return self._offset
 
     def rank(self):
-        return len(self._extents)
+        return len(self.cute_layout.shape)
 
     def size(self):
-        n = 1
-        for e in self._extents:
-            n *= e
-        return n
+        return size(self.cute_layout)
 
     def required_span_size(self):
         """One past the largest offset the mapping produces (0 for an empty mapping), as CCCL."""
-        ext, st = self._extents, self._strides
+        ext, st = self.extents(), self.strides()
         if self.layout in ("right", "left"):
             return self.size()
         if self.layout == "stride":
@@ -293,19 +292,19 @@ class MdspanMapping:
 
     def min_offset(self):
         """The smallest offset the mapping produces (its offset minus the negative strides' reach)."""
-        return self._offset + sum((e - 1) * s for e, s in zip(self._extents, self._strides) if s < 0 and e > 0)
+        return self._offset + sum((e - 1) * s for e, s in zip(self.extents(), self.strides()) if s < 0 and e > 0)
 
     def is_unique(self):
         """True iff distinct indices give distinct offsets (exact, unlike CCCL: see module doc)."""
         if self._unique is None:
-            self._unique = self.layout in ("right", "left") or _is_unique(self._extents, self._strides)
+            self._unique = self.layout in ("right", "left") or _is_unique(self.extents(), self.strides())
         return self._unique
 
     def is_exhaustive(self):
         """True iff the offsets are exactly 0 .. required_span_size()-1 (CCCL's rules for empty mappings)."""
         if self.layout in ("right", "left"):
             return True
-        ext, st = self._extents, self._strides
+        ext, st = self.extents(), self.strides()
         if self.layout == "stride":
             if not ext:
                 return True
@@ -327,25 +326,24 @@ class MdspanMapping:
     def __call__(self, *idx):
         if len(idx) == 1 and type(idx[0]) is tuple:
             idx = idx[0]
-        if len(idx) != len(self._extents):
-            raise IndexError(f"Expected {len(self._extents)} indices, but got {len(idx)}.")
-        off = self._offset
-        for r, (i, e, s) in enumerate(zip(idx, self._extents, self._strides)):
-            i = operator.index(i)
+        ext = self.extents()
+        if len(idx) != len(ext):
+            raise IndexError(f"Expected {len(ext)} indices, but got {len(idx)}.")
+        idx = tuple(operator.index(i) for i in idx)
+        for r, (i, e) in enumerate(zip(idx, ext)):
             if not 0 <= i < e:
                 raise IndexError(f"Expected index {r} in [0, {e}), but got {i}.")
-            off += i * s
-        return off
+        return self._offset + crd2idx(idx, ext, self.strides())
 
     def __eq__(self, other):
-        return (type(other) is MdspanMapping and self.layout == other.layout and self._extents == other._extents
-                and self._strides == other._strides and self._offset == other._offset)
+        return (type(other) is MdspanMapping and self.layout == other.layout and self.extents() == other.extents()
+                and self.strides() == other.strides() and self._offset == other._offset)
 
     def __hash__(self):
-        return hash((self.layout, self._extents, self._strides, self._offset))
+        return hash((self.layout, self.extents(), self.strides(), self._offset))
 
     def __repr__(self):
-        body = f"layout_{self.layout}::mapping(extents={self._extents}, strides={self._strides}"
+        body = f"layout_{self.layout}::mapping(extents={self.extents()}, strides={self.strides()}"
         return body + (f", offset={self._offset})" if self.layout == "stride_relaxed" else ")")
 
 
@@ -459,7 +457,8 @@ class Mdspan:
         """A zero-copy numpy view of the elements (host and managed views); read-only for const views.
 
         Its shape is ``extents()`` (plus a lane axis for vector types) and its strides are
-        ``strides() * itemsize`` bytes.  It does not keep the producer alive: keep the mdspan.
+        ``strides() * itemsize`` bytes.  It keeps the producer of the memory alive; a const view's
+        array sits on a read-only buffer, so its writeable flag cannot be set.
         """
         self._refuse_device("read elements")
         if self._array is None:
@@ -477,9 +476,9 @@ class Mdspan:
             lo = self._mapping.min_offset()
             hi = self.required_span_size() - 1
             nbytes = (hi - lo + 1) * item
-            buf = (ctypes.c_char * nbytes).from_address(self._data + lo * item)
+            raw = np.from_dlpack(_HostBytes(self._owner, self._data + lo * item, nbytes, self.is_const))
             strides = tuple(s * item for s in self.strides()) + ((lane.itemsize,) if t.lanes > 1 else ())
-            arr = np.ndarray(shape, dtype=lane, buffer=buf, offset=(self.offset() - lo) * item, strides=strides)
+            arr = np.ndarray(shape, dtype=lane, buffer=raw, offset=(self.offset() - lo) * item, strides=strides)
         if self.is_const:
             arr.flags.writeable = False
         return arr
@@ -528,6 +527,25 @@ class Mdspan:
                 f"{_ctype_of(self.element_type, True)} (a const view, or a READ_ONLY DLPack tensor)."
             )
         self.numpy()[idx] = value
+
+
+class _HostBytes:
+    """``nbytes`` of host memory at ``address`` as a DLPack producer numpy consumes: the array's base is
+    the capsule, which keeps ``owner`` (the memory's producer, not the mdspan: no cycle) alive and,
+    when read-only, carries READ_ONLY so that numpy refuses to make the array writable."""
+
+    __slots__ = ("owner", "address", "nbytes", "read_only")
+
+    def __init__(self, owner, address, nbytes, read_only):
+        self.owner, self.address, self.nbytes, self.read_only = owner, address, nbytes, read_only
+
+    def __dlpack_device__(self):
+        return (int(DLDeviceType.kDLCPU), 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        flags = DLPACK_FLAG_BITMASK_READ_ONLY if self.read_only else 0
+        return _native.export(self.owner, True, flags, self.address, int(DLDeviceType.kDLCPU), 0,
+                              int(DLDataTypeCode.kDLUInt), 8, 1, (self.nbytes,), (1,), 0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -656,8 +674,163 @@ def _left_stride(shape, pos):
     return s
 
 
+class _Conversion:
+    """What one DLTensor -> mdspan conversion knows; the validators below read it and fill it in."""
+
+    __slots__ = ("kind", "t", "is_const", "rank", "layout", "tensor", "version", "ro", "owner", "data", "handle",
+                 "datatype_size", "sizeof", "shape", "strides")
+
+    def __init__(self, kind, t, is_const, rank, layout, tensor, version, ro, owner):
+        self.kind, self.t, self.is_const, self.rank, self.layout = kind, t, is_const, rank, layout
+        self.tensor, self.version, self.ro, self.owner = tensor, version, ro, owner
+        code, bits, lanes = dldtype_of(t)
+        self.datatype_size = bits * lanes // 8
+        self.sizeof = (bits * lanes + 7) // 8
+        self.data = self.handle = 0
+        self.shape = self.strides = ()
+
+
+# CCCL's checks (cuda/__mdspan/dlpack_to_mdspan.h), one function each, called in CCCL's order by
+# _to_mdspan; every message starts with CCCL's exception text.  ``*``: a check CCCL does not make.
+
+def validate_device_type(c):
+    """1. to_{host,device,managed}_mdspan: the device type of the accessor."""
+    device_type, device_name, view_name = _ACCESSORS[c.kind]
+    dev_type = c.tensor.device.device_type
+    if dev_type != device_type:
+        try:
+            got = DLDeviceType(dev_type).name
+        except ValueError:
+            got = f"unknown device type {dev_type}"
+        raise ValueError(f"DLTensor device type must be {device_name} for {view_name}, but got {got}.")
+
+
+def validate_rank(c):
+    """2. ``ndim == Rank``."""
+    if c.tensor.ndim != c.rank:
+        raise ValueError(
+            f"DLTensor rank does not match expected rank: expected {c.rank}, but got ndim={c.tensor.ndim}.")
+
+
+def validate_data_type(c):
+    """3. __validate_dlpack_data_type: (code, bits, lanes) of the element type."""
+    code, bits, lanes = dldtype_of(c.t)
+    d = c.tensor.dtype
+    if (d.code, d.bits, d.lanes) != (code, bits, lanes):
+        raise ValueError(
+            f"DLTensor data type does not match expected type: expected {c.t.name} {_dtype_str(code, bits, lanes)}, "
+            f"but got {_dtype_str(d.code, d.bits, d.lanes)}."
+        )
+
+
+def validate_data_pointer(c):
+    """4. data non-null (*: an empty tensor may have data NULL, as DLPack allows)."""
+    c.data = c.tensor.data or 0
+    if c.data == 0:
+        shape_ptr = c.tensor.shape  # the later checks (shape, strides) still apply, as with a real pointer
+        empty = c.rank > 0 and bool(shape_ptr) and any(shape_ptr[i] == 0 for i in range(c.rank))
+        if not empty:
+            raise ValueError("DLTensor data must be non-null, but got NULL for a tensor that is not empty.")
+
+
+def validate_byte_offset(c):
+    """5. layout_stride_relaxed only: byte_offset in whole elements (it becomes the mapping's offset)."""
+    byte_offset = c.tensor.byte_offset
+    if c.layout == "stride_relaxed":
+        if c.datatype_size > 0 and byte_offset % c.datatype_size != 0:
+            raise ValueError(
+                f"DLTensor byte_offset must be a multiple of element size: expected a multiple of "
+                f"{c.datatype_size}, but got {byte_offset}."
+            )
+        c.handle = c.data
+    else:
+        # An empty tensor with data NULL keeps a NULL handle: there is nothing to offset into.
+        c.handle = c.data + byte_offset if c.data else 0
+
+
+def validate_alignment(c):
+    """6. alignment to the element size (CCCL: "not exact, size != alignment, but works for the supported types")."""
+    if c.datatype_size > 0 and c.handle % c.datatype_size != 0:
+        raise ValueError(
+            f"DLTensor data must be aligned to the data type: expected a multiple of {c.datatype_size} bytes, "
+            f"but got address 0x{c.handle:x}."
+        )
+
+
+def validate_memory_type(c):
+    """7*. the pointer's real memory type, where cupy and a GPU can tell."""
+    if c.data:
+        _check_memory_type(c.kind, c.handle, c.tensor.device.device_id, _ACCESSORS[c.kind][2])
+
+
+def validate_shape_pointer(c):
+    """8. shape non-null (rank > 0)."""
+    if c.rank and not c.tensor.shape:
+        raise ValueError(f"DLTensor shape must be non-null for rank {c.rank}, but got NULL.")
+
+
+def validate_shapes(c):
+    """9. no negative extent."""
+    c.shape = tuple(int(c.tensor.shape[i]) for i in range(c.rank)) if c.rank else ()
+    for i, e in enumerate(c.shape):
+        if e < 0:
+            raise ValueError(f"DLTensor shapes must be positive: expected shape[{i}] >= 0, but got {e}.")
+
+
+def validate_strides(c):
+    """10./11. __validate_dlpack_strides: NULL strides by DLPack version and layout; per mode, the
+    layout_right / layout_left compact strides ("shape overflow" past int64), or positive strides."""
+    rank, layout, shape = c.rank, c.layout, c.shape
+    if not rank:
+        return
+    strides_ptr = c.tensor.strides
+    if not strides_ptr:
+        if c.version >= (1, 2):
+            raise ValueError(
+                f"strides=nullptr is not supported for DLPack v1.2 and later: the tensor is DLPack "
+                f"v{c.version[0]}.{c.version[1]}, rank {rank}."
+            )
+        if layout == "left" and rank > 1:
+            raise ValueError(f"strides must be non-null for layout_left: strides=NULL means row-major, rank {rank}.")
+        if layout in ("right", "left"):
+            c.strides = _compact_strides(shape, layout)
+        else:  # row-major, as pre-1.2 DLPack means by NULL
+            c.strides = tuple(_right_stride(shape, i, rank) for i in range(rank))
+        return
+    given = tuple(int(strides_ptr[i]) for i in range(rank))
+    for pos in range(rank):
+        if layout == "right":
+            want = _right_stride(shape, pos, rank)
+            if given[pos] != want:
+                raise ValueError(f"DLTensor strides are not compatible with layout_right: expected strides[{pos}] "
+                                 f"== {want}, but got {given[pos]} (shape {shape}, strides {given}).")
+        elif layout == "left":
+            want = _left_stride(shape, pos)
+            if given[pos] != want:
+                raise ValueError(f"DLTensor strides are not compatible with layout_left: expected strides[{pos}] "
+                                 f"== {want}, but got {given[pos]} (shape {shape}, strides {given}).")
+        elif layout == "stride" and given[pos] <= 0:
+            raise ValueError(f"layout_stride requires strictly positive strides: expected strides[{pos}] > 0, "
+                             f"but got {given[pos]} (use layout='stride_relaxed' for zero or negative strides).")
+    c.strides = _compact_strides(shape, layout) if layout in ("right", "left") else given
+
+
+def validate_span(c, mapping):
+    """12*. size and required_span_size() fit int64_t (CCCL asserts it in debug builds only; release
+    builds wrap around)."""
+    span = max(mapping.size(), mapping.required_span_size())
+    if span > _INT64_MAX:
+        raise ValueError(
+            f"layout_{c.layout}::mapping: required span size is not representable as index_type: expected at most "
+            f"{_INT64_MAX} (int64_t), but got {span} (shape {c.shape}, strides {c.strides})."
+        )
+
+
+_CCCL_ORDER = (validate_device_type, validate_rank, validate_data_type, validate_data_pointer, validate_byte_offset,
+               validate_alignment, validate_memory_type, validate_shape_pointer, validate_shapes, validate_strides)
+
+
 def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
-    device_type, device_name, view_name = _ACCESSORS[kind]
     t, is_const = _split_const(element_type)
     _check_lanes(t)
     if type(rank) is not int:
@@ -666,122 +839,24 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
         raise ValueError(f"Expected a rank >= 0, but got {rank}.")
     if layout not in MDSPAN_LAYOUTS:
         raise ValueError(f"Expected layout 'right', 'left', 'stride' or 'stride_relaxed', but got {layout!r}.")
-    tensor, version, ro, owner = _source(dl, dlpack_version, read_only)
-    relaxed = layout == "stride_relaxed"
-
-    # 1. device type
-    dev_type = tensor.device.device_type
-    if dev_type != device_type:
-        try:
-            got = DLDeviceType(dev_type).name
-        except ValueError:
-            got = f"unknown device type {dev_type}"
-        raise ValueError(f"DLTensor device type must be {device_name} for {view_name}, but got {got}.")
-    # 2. rank
-    if tensor.ndim != rank:
-        raise ValueError(f"DLTensor rank does not match expected rank: expected {rank}, but got ndim={tensor.ndim}.")
-    # 3. dtype
-    code, bits, lanes = dldtype_of(t)
-    d = tensor.dtype
-    if (d.code, d.bits, d.lanes) != (code, bits, lanes):
-        raise ValueError(
-            f"DLTensor data type does not match expected type: expected {t.name} {_dtype_str(code, bits, lanes)}, "
-            f"but got {_dtype_str(d.code, d.bits, d.lanes)}."
-        )
-    # 4. data pointer; improvement: an empty tensor may have data NULL (DLPack allows it)
-    data = tensor.data or 0
-    shape_ptr = tensor.shape
-    if data == 0:
-        # The later checks (shape, strides) still apply, exactly as with a real pointer.
-        empty = rank > 0 and bool(shape_ptr) and any(shape_ptr[i] == 0 for i in range(rank))
-        if not empty:
-            raise ValueError("DLTensor data must be non-null, but got NULL for a tensor that is not empty.")
-    # 5. relaxed: byte_offset in whole elements
-    datatype_size = bits * lanes // 8
-    byte_offset = tensor.byte_offset
-    if relaxed:
-        if datatype_size > 0 and byte_offset % datatype_size != 0:
-            raise ValueError(
-                f"DLTensor byte_offset must be a multiple of element size: expected a multiple of "
-                f"{datatype_size}, but got {byte_offset}."
-            )
-        handle = data
-    else:
-        # An empty tensor with data NULL keeps a NULL handle: there is nothing to offset into.
-        handle = data + byte_offset if data else 0
-    # 6. alignment (CCCL: "not exact, size != alignment, but works for the supported types")
-    if datatype_size > 0 and handle % datatype_size != 0:
-        raise ValueError(
-            f"DLTensor data must be aligned to the data type: expected a multiple of {datatype_size} bytes, "
-            f"but got address 0x{handle:x}."
-        )
-    # 7. improvement: the real memory type, where a GPU can tell
-    if data:
-        _check_memory_type(kind, handle, tensor.device.device_id, view_name)
-    sizeof = (bits * lanes + 7) // 8
-    offset = byte_offset // sizeof if relaxed else 0
-    device = (int(dev_type), int(tensor.device.device_id))
-    if rank == 0:
-        mapping = MdspanMapping(layout, (), (), offset)
-        return Mdspan(kind, const(t) if (is_const or ro) else t, mapping, handle, device=device, owner=owner)
-    # 8. shape pointer
-    if not shape_ptr:
-        raise ValueError(f"DLTensor shape must be non-null for rank {rank}, but got NULL.")
-    # 9. shapes
-    shape = tuple(int(shape_ptr[i]) for i in range(rank))
-    for i, e in enumerate(shape):
-        if e < 0:
-            raise ValueError(f"DLTensor shapes must be positive: expected shape[{i}] >= 0, but got {e}.")
-    # 10./11. strides
-    strides_ptr = tensor.strides
-    if not strides_ptr:
-        if version >= (1, 2):
-            raise ValueError(
-                f"strides=nullptr is not supported for DLPack v1.2 and later: the tensor is DLPack "
-                f"v{version[0]}.{version[1]}, rank {rank}."
-            )
-        if layout == "left" and rank > 1:
-            raise ValueError(f"strides must be non-null for layout_left: strides=NULL means row-major, rank {rank}.")
-        given = None
-    else:
-        given = tuple(int(strides_ptr[i]) for i in range(rank))
-        for pos in range(rank):
-            if layout == "right":
-                want = _right_stride(shape, pos, rank)
-                if given[pos] != want:
-                    raise ValueError(f"DLTensor strides are not compatible with layout_right: expected strides[{pos}] "
-                                     f"== {want}, but got {given[pos]} (shape {shape}, strides {given}).")
-            elif layout == "left":
-                want = _left_stride(shape, pos)
-                if given[pos] != want:
-                    raise ValueError(f"DLTensor strides are not compatible with layout_left: expected strides[{pos}] "
-                                     f"== {want}, but got {given[pos]} (shape {shape}, strides {given}).")
-            elif layout == "stride" and given[pos] <= 0:
-                raise ValueError(f"layout_stride requires strictly positive strides: expected strides[{pos}] > 0, "
-                                 f"but got {given[pos]} (use layout='stride_relaxed' for zero or negative strides).")
-    if layout in ("right", "left"):
-        strides = _compact_strides(shape, layout)
-    elif given is None:
-        strides = tuple(_right_stride(shape, i, rank) for i in range(rank))
-    else:
-        strides = given
-    mapping = MdspanMapping(layout, shape, strides, offset)
-    # 12. improvement: CCCL only asserts this in debug builds; release builds wrap around
-    span = max(mapping.size(), mapping.required_span_size())
-    if span > _INT64_MAX:
-        raise ValueError(
-            f"layout_{layout}::mapping: required span size is not representable as index_type: expected at most "
-            f"{_INT64_MAX} (int64_t), but got {span} (shape {shape}, strides {strides})."
-        )
-    # 13. improvement: negative strides reaching below the data pointer (numpy's a[:, ::-1]
-    # exports data at element 0 with byte_offset 0) rebase: the handle moves down and the offset
-    # up by the same number of elements, so every element keeps its address and all mapped
-    # offsets are >= 0, the mapping's precondition (CCCL asserts it in debug builds only).
-    if relaxed and mapping.size() > 0 and mapping.min_offset() < 0:
+    c = _Conversion(kind, t, is_const, rank, layout, *_source(dl, dlpack_version, read_only))
+    for validate in _CCCL_ORDER:
+        validate(c)
+    sizeof = c.sizeof
+    offset = c.tensor.byte_offset // sizeof if layout == "stride_relaxed" else 0
+    mapping = MdspanMapping(layout, c.shape, c.strides, offset)
+    validate_span(c, mapping)
+    handle = c.handle
+    # 13*. negative strides reaching below the data pointer (numpy's a[:, ::-1] exports data at
+    # element 0 with byte_offset 0) rebase: the handle moves down and the offset up by the same number
+    # of elements, so every element keeps its address and all mapped offsets are >= 0, the mapping's
+    # precondition (CCCL asserts it in debug builds only).
+    if layout == "stride_relaxed" and mapping.size() > 0 and mapping.min_offset() < 0:
         shift = -mapping.min_offset()
-        mapping = MdspanMapping(layout, shape, strides, offset + shift)
+        mapping = MdspanMapping(layout, c.shape, c.strides, offset + shift)
         handle -= shift * sizeof
-    return Mdspan(kind, const(t) if (is_const or ro) else t, mapping, handle, device=device, owner=owner)
+    device = (int(c.tensor.device.device_type), int(c.tensor.device.device_id))
+    return Mdspan(kind, const(t) if (is_const or c.ro) else t, mapping, handle, device=device, owner=c.owner)
 
 
 _DOC = """Convert a DLTensor to a ``{view}`` as CCCL's ``cuda::{fn}<T, Rank, Layout>``.

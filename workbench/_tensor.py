@@ -12,7 +12,7 @@ that ``assumed_align`` does not divide, complex dtypes, ``.layout``.
 
 from __future__ import annotations
 
-import sys
+import operator
 from math import gcd
 
 from . import _element_types as et
@@ -64,13 +64,13 @@ class Pointer(_native.PointerBase):
 
     __slots__ = ()  # the fields live in the C base, so that make_ptr is one C call
 
-    def __init__(self, element_type, address, memspace="generic", assumed_align=None):
+    def __init__(self, element_type, address, memspace="generic", assumed_align=None, *, read_only=False):
         if type(element_type) is not et.ElementType:
             raise TypeError(f"Expected an element type such as wb.Float16, but got {element_type!r}.")
         if type(address) is not int:
             address = _as_address(address)
-        if address < 0:
-            raise ValueError(f"Expected a non-negative address, but got {address}.")
+        if not 0 <= address < _ADDRESS_END:
+            raise ValueError(f"Expected an address in [0, 2**64), but got {address:#x}.")
         if memspace not in _ADDRESS_SPACES:
             raise ValueError(f"Expected memspace in {_ADDRESS_SPACES}, but got {memspace!r}.")
         if assumed_align is None:
@@ -86,12 +86,14 @@ class Pointer(_native.PointerBase):
         self.address = address
         self.memspace = memspace
         self.assumed_align = assumed_align
+        self.read_only = bool(read_only)
 
     def __str__(self) -> str:
         return f"Ptr<{self.address:#018x}@{self.memspace}>"
 
     def __repr__(self) -> str:
-        return f"Ptr<{self.address:#018x}@{self.memspace}, {self.element_type.name}, align={self.assumed_align}>"
+        ro = ", read-only" if self.read_only else ""
+        return f"Ptr<{self.address:#018x}@{self.memspace}, {self.element_type.name}, align={self.assumed_align}{ro}>"
 
     def __int__(self) -> int:
         return self.address
@@ -113,14 +115,21 @@ class Pointer(_native.PointerBase):
         nbytes = bits // 8
         addr = self.address + nbytes
         align = self.assumed_align if nbytes % self.assumed_align == 0 else (addr & -addr or self.assumed_align)
-        return Pointer(self.element_type, addr, self.memspace, min(align, self.assumed_align))
+        return Pointer(self.element_type, addr, self.memspace, min(align, self.assumed_align), read_only=self.read_only)
+
+
+_ADDRESS_END = 1 << 64
 
 
 def _as_address(x) -> int:
+    # Integers only (numpy integers too, through __index__): int() would turn 4.7 into 4 and "16" into 16.
+    if type(x) is bool:
+        raise TypeError("Expected an integer address, but got bool.")
     try:
-        return int(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"Expected an integer address, but got {type(x).__name__}.") from None
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"Expected an integer address (int or numpy integer), but got {type(x).__name__} "
+                        f"({x!r}).") from None
 
 
 _native.set_pointer_types(Pointer, et.ElementType, frozenset(_ADDRESS_SPACES))
@@ -175,7 +184,9 @@ class Tensor(_native.TensorBase):
 
     @property
     def iterator(self) -> Pointer:
-        return Pointer(self._etype, self._data, self.memspace, self._align)
+        """A pointer to the first element; it carries read-only-ness (kernels refuse to write it) but no
+        extent: a tensor made over it is bounded like any bare address (host_buffers on the CPU executor)."""
+        return Pointer(self._etype, self._data, self.memspace, self._align, read_only=self.read_only)
 
     @property
     def assumed_align(self) -> int:
@@ -410,58 +421,96 @@ class Tensor(_native.TensorBase):
         return self.device
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export zero copy.  A versioned capsule when the consumer allows (1, x), else legacy;
-        READ_ONLY is set for read-only tensors (a legacy request for one is a BufferError)."""
+        """Export zero copy, under the export rule (see :func:`_refuse_unsafe_export`): a versioned
+        capsule when the consumer allows (1, x), else legacy; negative strides and read-only tensors are
+        refused to every consumer of ``__dlpack__`` (``.numpy()`` and ``wb.from_dlpack`` take them)."""
+        shape, stride = self._export_dims(dl_device, copy)
+        _refuse_unsafe_export(self, stride)
+        return self._capsule(max_version, shape, stride)
+
+    def __wb_dlpack__(self, *, max_version=None):
+        """The workbench's own consumers (``wb.from_dlpack``, the mdspan views, ``.numpy()``) honour
+        READ_ONLY and negative strides, so they are served without the export rule's refusals."""
+        shape, stride = self._export_dims(None, None)
+        return self._capsule(max_version, shape, stride)
+
+    def _export_dims(self, dl_device, copy):
         if dl_device is not None and tuple(dl_device) != self.device:
             raise BufferError(f"Expected dl_device {self.device} (the tensor's own), but got {tuple(dl_device)}.")
         if copy:
             raise BufferError("Expected copy=None or False: the workbench exports zero-copy views only.")
+        if self._marks is None:
+            return flatten(self._f[10]), flatten(self._stride)
+        return value_of(flatten(self.layout.shape)), value_of(flatten(self.layout.stride))
+
+    def _capsule(self, max_version, shape, stride):
         versioned = max_version is not None and max_version[0] >= 1
         if self.read_only and not versioned:
             raise BufferError(
                 "Expected a consumer that accepts versioned DLPack (max_version >= (1, 0)): this tensor is "
                 "read-only and a legacy capsule cannot say so."
             )
-        if self._marks is None:
-            shape, stride = flatten(self._f[10]), flatten(self._stride)
-        else:
-            shape, stride = value_of(flatten(self.layout.shape)), value_of(flatten(self.layout.stride))
-        if self.read_only or (stride and min(stride) < 0):
-            _refuse_torch_hazards(self, stride, sys._getframe(1).f_globals.get("__name__", ""))
         code, bits, lanes = dldtype_of(self._etype)
         dev = self.device
         return _native.export(self, versioned, self._f[2] & (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED),
                               self._data, dev[0], dev[1], code, bits, lanes, shape, stride, 0)
 
     def numpy(self):
-        """A zero-copy numpy view of host memory (read-only tensors give read-only arrays)."""
+        """A zero-copy numpy view of host memory (read-only tensors give arrays whose writeable flag
+        cannot be set: their base is a capsule marked READ_ONLY, not a writable buffer)."""
         import numpy as np
 
         if self.memspace != "generic":
             raise BufferError(f"Expected host memory for .numpy(), but the tensor is in {self.memspace}.")
         if self._etype.numpy is None:
             raise TypeError(f"Expected an element type numpy can hold, but got {self._etype.name}.")
-        return np.from_dlpack(self)
+        return np.from_dlpack(_TrustedExport(self))
+
+
+class _TrustedExport:
+    """Hands a tensor to numpy, which honours READ_ONLY and negative strides (numpy >= 2.1)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack_device__(self):
+        return self.t.device
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        shape, stride = self.t._export_dims(dl_device, copy)
+        return self.t._capsule(max_version, shape, stride)
 
 
 _DYN32 = ("?", 32, 1)
 _DYN64 = ("?", 64, 1)
 
 
-def _refuse_torch_hazards(t, stride, caller: str):
-    """torch 2.13 as a consumer aborts the process on negative strides and hands out writable
-    tensors over READ_ONLY capsules; refuse both when the caller is torch."""
-    if not caller.startswith("torch"):
-        return
+def _refuse_unsafe_export(t, stride):
+    """The export rule.  ``__dlpack__`` cannot know its consumer (``torch.from_dlpack(t.__dlpack__())``
+    or ``torch.asarray`` hide the caller), so it refuses to every consumer what a consumer we know of
+    mishandles, rather than guessing who is asking:
+
+    - negative strides: torch 2.13 aborts the process on such a capsule (DLPack allows them);
+    - read-only tensors: torch 2.13 ignores DLPACK_FLAG_BITMASK_READ_ONLY and hands out a writable
+      tensor over read-only memory.
+
+    Consumers that honour both are served through other doors: ``t.numpy()`` (numpy honours both),
+    ``wb.from_dlpack`` and the mdspan views (``__wb_dlpack__``).  Everything else exports as DLPack says.
+    """
     if stride and min(stride) < 0:
         raise BufferError(
-            f"Expected non-negative strides for torch.from_dlpack, but got {stride}: torch 2.13 aborts the "
-            "process on them. Export a copy instead (e.g. torch.from_numpy(t.numpy().copy()))."
+            f"Expected non-negative strides for a DLPack export, but got {stride}: torch 2.13 aborts the "
+            "process on them and __dlpack__ cannot tell its consumer. Use t.numpy() for a numpy view, or "
+            "export a copy (torch.from_numpy(t.numpy().copy()))."
         )
-    raise BufferError(
-        "Expected a writable tensor for torch.from_dlpack, but got a read-only one: torch 2.13 ignores "
-        "READ_ONLY and would hand out a writable tensor. Export a copy instead."
-    )
+    if t.read_only:
+        raise BufferError(
+            "Expected a writable tensor for a DLPack export, but got a read-only one: torch 2.13 ignores "
+            "READ_ONLY and would hand out a writable tensor, and __dlpack__ cannot tell its consumer. Use "
+            "t.numpy() for a read-only numpy view, or export a copy."
+        )
 
 
 def _deduce_stride_order(shape, stride):
@@ -526,6 +575,10 @@ def from_dlpack(tensor, assumed_align=None, *, stream=None) -> Tensor:
 
 def _from_fields(f, assumed_align):
     """Validate decoded fields (the general path, with a precise message per rule) and build."""
+    if type(f[0]) is _native.Owner and _owns_nothing(f[0].exported):
+        # our own export of a tensor over a bare address: the re-import owns nothing either, so that it
+        # stays bounded as the original was (host_buffers on the CPU executor)
+        f = (None,) + tuple(f[1:])
     etype = _PACKED.get(f[13]) or element_type_of_packed(f[13])
     shape = f[10]
     strides = f[11]
@@ -628,12 +681,20 @@ def make_tensor(iterator, layout) -> Tensor:
     return _view(iterator, layout, 0)
 
 
+def _owns_nothing(x) -> bool:
+    """A tensor over a bare address (make_tensor over a pointer, or over such a tensor): nothing keeps
+    its memory alive and nothing bounds it but what the caller declares."""
+    return type(x) is Tensor and x._f[0] is None
+
+
 def _view(iterator, layout, offset) -> Tensor:
     """make_tensor, ``offset`` elements past the iterator (what local_tile & co. return)."""
     if type(iterator) is Tensor:
         src = iterator
         _check_inside(layout, src, offset)
         owner, dev, etype, flags, align, data = src, src.device, src._etype, src._f[2], src._align, src._data
+        if src._f[0] is None:
+            owner = None  # a view of a bare address is one too: it keeps the bound make_tensor(ptr, L) gets
         version = src._f[1]
         if offset:
             if offset * etype.bits % 8:
@@ -643,7 +704,8 @@ def _view(iterator, layout, offset) -> Tensor:
     elif type(iterator) is Pointer:
         if offset:
             iterator = iterator + offset
-        owner, etype, flags, align, data, version = None, iterator.element_type, 0, iterator.assumed_align, iterator.address, None
+        owner, etype, align, data, version = None, iterator.element_type, iterator.assumed_align, iterator.address, None
+        flags = DLPACK_FLAG_BITMASK_READ_ONLY if iterator.read_only else 0
         dev = (_CUDA, 0) if iterator.memspace == "gmem" else (_CPU, 0)
     else:
         raise TypeError(f"Expected a wb.Pointer or wb.Tensor as the iterator, but got {type(iterator).__name__}.")

@@ -38,6 +38,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   PyObject *element_type, *address, *memspace, *assumed_align;
+  char read_only;  /* a pointer into read-only memory (a read-only tensor's .iterator): kernels may not write it */
 } PointerBase;
 
 /* torch's hazards, which its DLPack exchange API does not check (torch's own __dlpack__ does): a

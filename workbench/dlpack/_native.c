@@ -29,6 +29,10 @@ static void owner_release(Owner *self) {
   void *m = self->managed;
   self->managed = NULL;
   if (!m) return;
+  /* A refused import releases with its BufferError pending; the deleter may run Python code
+   * (a ctypes producer), which must not see it: save it and restore it afterwards. */
+  PyObject *et, *ev, *tb;
+  PyErr_Fetch(&et, &ev, &tb);
   if (self->versioned) {
     DLManagedTensorVersioned *mv = (DLManagedTensorVersioned *)m;
     if (mv->deleter) mv->deleter(mv);
@@ -36,6 +40,8 @@ static void owner_release(Owner *self) {
     DLManagedTensor *ml = (DLManagedTensor *)m;
     if (ml->deleter) ml->deleter(ml);
   }
+  if (PyErr_Occurred()) PyErr_WriteUnraisable((PyObject *)self);  /* a deleter must not raise */
+  PyErr_Restore(et, ev, tb);
 }
 
 static void owner_dealloc(Owner *self) {
@@ -48,6 +54,13 @@ static PyObject *owner_repr(Owner *self) {
                               self->managed ? "alive" : "released");
 }
 
+static PyObject *owner_exported(Owner *self, void *closure);
+static PyGetSetDef owner_getset[] = {
+  {"exported", (getter)owner_exported, NULL,
+   "The object our own export() was given as owner when this capsule came from the workbench, else None.", NULL},
+  {NULL},
+};
+
 static PyTypeObject OwnerType = {
   PyVarObject_HEAD_INIT(NULL, 0)
   .tp_name = "workbench.dlpack._native.Owner",
@@ -55,8 +68,119 @@ static PyTypeObject OwnerType = {
   .tp_flags = Py_TPFLAGS_DEFAULT,
   .tp_dealloc = (destructor)owner_dealloc,
   .tp_repr = (reprfunc)owner_repr,
+  .tp_getset = owner_getset,
   .tp_doc = "Holds a consumed DLManagedTensor(Versioned); calls its deleter once when collected.",
 };
+
+/* ---- Consumer validation --------------------------------------------------------------------
+ * Every DLTensor field is checked before anything is read through it, in numbered phases as
+ * CCCL's cuda/__mdspan/dlpack_to_mdspan.h does (named validators, one message each).  A tensor
+ * that passes has at most WB_MAX_NDIM modes, an element count, byte span and end address that
+ * fit 64 bits, so no consumer downstream (ours, numpy, a kernel) can be led to overflow.
+ *   phase 1  validate_ndim      0 <= ndim <= 64 (numpy's limit); shape/strides hold ndim entries
+ *   phase 2  validate_dtype     bits > 0 and lanes > 0 (a zero-sized element has no address)
+ *   phase 3  validate_shape     every extent >= 0; the element count fits int64
+ *   phase 4  validate_strides   the reach of every mode, their sum and the byte span fit int64
+ *   phase 5  validate_address   data + byte_offset + the byte span stays inside [0, 2**64)
+ * shape == NULL (ndim > 0) is not read: it is decoded as None and Python refuses it. */
+#define WB_MAX_NDIM 64
+
+static int validate_ndim(const DLTensor *t) {
+  if (t->ndim < 0) {
+    PyErr_Format(PyExc_BufferError, "Expected DLTensor.ndim >= 0, but got %d.", (int)t->ndim);
+    return -1;
+  }
+  if (t->ndim > WB_MAX_NDIM) {
+    PyErr_Format(PyExc_BufferError, "Expected DLTensor.ndim <= %d (numpy's limit), but got %d.", WB_MAX_NDIM,
+                 (int)t->ndim);
+    return -1;
+  }
+  return 0;
+}
+
+static int validate_dtype(const DLTensor *t) {
+  if (t->dtype.bits == 0 || t->dtype.lanes == 0) {
+    PyErr_Format(PyExc_BufferError, "Expected DLTensor.dtype with bits > 0 and lanes > 0, but got bits=%u lanes=%u.",
+                 (unsigned)t->dtype.bits, (unsigned)t->dtype.lanes);
+    return -1;
+  }
+  return 0;
+}
+
+/* count: the element count (0 for an empty tensor) */
+static int validate_shape(const DLTensor *t, int64_t *count) {
+  int64_t n = 1;
+  *count = 0;
+  if (!t->shape) return 0;  /* ndim == 0, or NULL that Python refuses with its own message */
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] < 0) {
+      PyErr_Format(PyExc_BufferError, "Expected non-negative DLTensor.shape entries, but got shape[%d] = %lld.", i,
+                   (long long)t->shape[i]);
+      return -1;
+    }
+  }
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] == 0) { n = 0; break; }
+    if (__builtin_mul_overflow(n, t->shape[i], &n)) {
+      PyErr_Format(PyExc_BufferError, "Expected a DLTensor element count that fits int64, but the shape overflows "
+                   "at shape[%d] = %lld.", i, (long long)t->shape[i]);
+      return -1;
+    }
+  }
+  *count = n;
+  return 0;
+}
+
+/* lo, hi: the lowest and highest element offset the tensor reaches (both 0 when empty) */
+static int validate_strides(const DLTensor *t, int64_t count, int64_t *lo, int64_t *hi) {
+  *lo = *hi = 0;
+  if (count == 0 || !t->shape) return 0;
+  for (int i = 0; i < t->ndim; i++) {
+    int64_t stride, reach;
+    if (t->strides) {
+      stride = t->strides[i];
+    } else {  /* pre-1.2 NULL strides: row-major, each stride at most the element count, so no overflow */
+      stride = 1;
+      for (int j = i + 1; j < t->ndim; j++) stride *= t->shape[j];
+    }
+    if (__builtin_mul_overflow(t->shape[i] - 1, stride, &reach) ||
+        (reach < 0 ? __builtin_add_overflow(*lo, reach, lo) : __builtin_add_overflow(*hi, reach, hi))) {
+      PyErr_Format(PyExc_BufferError, "Expected DLTensor strides whose span fits int64, but mode %d (extent %lld, "
+                   "stride %lld) overflows it.", i, (long long)t->shape[i], (long long)stride);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int validate_address(const DLTensor *t, int64_t count, int64_t lo, int64_t hi) {
+  uint64_t base, bytes = ((uint64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  if (__builtin_add_overflow((uint64_t)(uintptr_t)t->data, t->byte_offset, &base)) {
+    PyErr_Format(PyExc_BufferError, "Expected DLTensor.data + byte_offset below 2**64, but got %llu + %llu.",
+                 (unsigned long long)(uintptr_t)t->data, (unsigned long long)t->byte_offset);
+    return -1;
+  }
+  if (count == 0) return 0;
+  /* lo <= 0 <= hi; the bytes from element lo to the end of element hi must lie in [0, 2**64) */
+  __int128 lo_b = (__int128)lo * (__int128)bytes, hi_b = ((__int128)hi + 1) * (__int128)bytes;
+  if ((__int128)base + lo_b < 0 || (__int128)base + hi_b > ((__int128)1 << 64) ||
+      hi_b - lo_b > (__int128)INT64_MAX) {
+    PyErr_Format(PyExc_BufferError, "Expected a DLTensor whose elements lie inside the 64-bit address space, but "
+                 "data + byte_offset = %llu with element offsets %lld..%lld of %llu bytes does not.",
+                 (unsigned long long)base, (long long)lo, (long long)hi, (unsigned long long)bytes);
+    return -1;
+  }
+  return 0;
+}
+
+static int validate_dltensor(const DLTensor *t) {
+  int64_t count, lo, hi;
+  if (validate_ndim(t) < 0) return -1;                     /* phase 1 */
+  if (validate_dtype(t) < 0) return -1;                    /* phase 2 */
+  if (validate_shape(t, &count) < 0) return -1;            /* phase 3 */
+  if (validate_strides(t, count, &lo, &hi) < 0) return -1; /* phase 4 */
+  return validate_address(t, count, lo, hi);               /* phase 5 */
+}
 
 static PyObject *int64_tuple(const int64_t *p, int n) {
   PyObject *t = PyTuple_New(n);
@@ -75,10 +199,7 @@ static PyObject *int64_tuple(const int64_t *p, int n) {
 static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t) {
   int n = t->ndim;
   PyObject *shape, *strides;
-  if (n < 0) {
-    PyErr_Format(PyExc_BufferError, "Expected DLTensor.ndim >= 0, but got %d.", n);
-    return NULL;
-  }
+  if (validate_dltensor(t) < 0) return NULL;  /* before any field is read through */
   if (t->shape || n == 0) {
     shape = t->shape ? int64_tuple(t->shape, n) : PyTuple_New(0);
     if (!shape) return NULL;
@@ -207,6 +328,17 @@ static void export_free(Export *e) {
 static void deleter_v(DLManagedTensorVersioned *m) { export_free((Export *)m->manager_ctx); }
 static void deleter_l(DLManagedTensor *m) { export_free((Export *)m->manager_ctx); }
 
+/* A re-imported workbench export is recognised by its deleter: the bound (or the absence of an
+ * owner) of the tensor it came from must survive the round trip. */
+static PyObject *owner_exported(Owner *self, void *closure) {
+  Export *e = NULL;
+  if (self->managed && self->versioned && ((DLManagedTensorVersioned *)self->managed)->deleter == deleter_v)
+    e = (Export *)((DLManagedTensorVersioned *)self->managed)->manager_ctx;
+  else if (self->managed && !self->versioned && ((DLManagedTensor *)self->managed)->deleter == deleter_l)
+    e = (Export *)((DLManagedTensor *)self->managed)->manager_ctx;
+  return Py_NewRef(e && e->owner ? e->owner : Py_None);
+}
+
 static void capsule_destructor(PyObject *capsule) {
   /* An unconsumed capsule still owns its tensor (the spec's rule for producers). */
   if (PyCapsule_IsValid(capsule, NAME_V)) {
@@ -271,10 +403,24 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
 
 /* TensorBase: see _dlpack_structs.h */
 
+/* Cycle collection: a producer can hold its own view (torch_tensor.view = wb.from_dlpack(torch_tensor)),
+ * and _f holds the producer: without traverse/clear such a pair would never be freed. */
+static int tensorbase_traverse(TensorBase *self, visitproc visit, void *arg) {
+  Py_VISIT(self->f); Py_VISIT(self->data); Py_VISIT(self->etype); Py_VISIT(self->stride);
+  Py_VISIT(self->align); Py_VISIT(self->marks); Py_VISIT(self->order); Py_VISIT(self->layout);
+  return 0;
+}
+
+static int tensorbase_clear(TensorBase *self) {
+  Py_CLEAR(self->f); Py_CLEAR(self->data); Py_CLEAR(self->etype); Py_CLEAR(self->stride);
+  Py_CLEAR(self->align); Py_CLEAR(self->marks); Py_CLEAR(self->order); Py_CLEAR(self->layout);
+  return 0;
+}
+
 static void tensorbase_dealloc(TensorBase *self) {
+  PyObject_GC_UnTrack(self);
   if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
-  Py_XDECREF(self->f); Py_XDECREF(self->data); Py_XDECREF(self->etype); Py_XDECREF(self->stride);
-  Py_XDECREF(self->align); Py_XDECREF(self->marks); Py_XDECREF(self->order); Py_XDECREF(self->layout);
+  tensorbase_clear(self);
   /* a heap subclass (wb.Tensor) has its type reference dropped by subtype_dealloc, not here */
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -295,8 +441,11 @@ static PyTypeObject TensorBaseType = {
   PyVarObject_HEAD_INIT(NULL, 0)
   .tp_name = "workbench.dlpack._native.TensorBase",
   .tp_basicsize = sizeof(TensorBase),
-  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
   .tp_dealloc = (destructor)tensorbase_dealloc,
+  .tp_traverse = (traverseproc)tensorbase_traverse,
+  .tp_clear = (inquiry)tensorbase_clear,
+  .tp_free = PyObject_GC_Del,
   .tp_members = tensorbase_members,
   .tp_weaklistoffset = offsetof(TensorBase, weakreflist),
   .tp_new = PyType_GenericNew,
@@ -427,9 +576,19 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
  * goes to the Python constructor, which raises the precise error. */
 /* PointerBase: see _dlpack_structs.h */
 
+static int pointerbase_traverse(PointerBase *self, visitproc visit, void *arg) {
+  Py_VISIT(self->element_type); Py_VISIT(self->address); Py_VISIT(self->memspace); Py_VISIT(self->assumed_align);
+  return 0;
+}
+
+static int pointerbase_clear(PointerBase *self) {
+  Py_CLEAR(self->element_type); Py_CLEAR(self->address); Py_CLEAR(self->memspace); Py_CLEAR(self->assumed_align);
+  return 0;
+}
+
 static void pointerbase_dealloc(PointerBase *self) {
-  Py_XDECREF(self->element_type); Py_XDECREF(self->address);
-  Py_XDECREF(self->memspace); Py_XDECREF(self->assumed_align);
+  PyObject_GC_UnTrack(self);
+  pointerbase_clear(self);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -438,6 +597,7 @@ static PyMemberDef pointerbase_members[] = {
   {"address", T_OBJECT, offsetof(PointerBase, address), 0, "address in bytes"},
   {"memspace", T_OBJECT, offsetof(PointerBase, memspace), 0, "address space"},
   {"assumed_align", T_OBJECT, offsetof(PointerBase, assumed_align), 0, "alignment in bytes"},
+  {"read_only", T_BOOL, offsetof(PointerBase, read_only), 0, "points into read-only memory"},
   {NULL},
 };
 
@@ -445,8 +605,11 @@ static PyTypeObject PointerBaseType = {
   PyVarObject_HEAD_INIT(NULL, 0)
   .tp_name = "workbench.dlpack._native.PointerBase",
   .tp_basicsize = sizeof(PointerBase),
-  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
   .tp_dealloc = (destructor)pointerbase_dealloc,
+  .tp_traverse = (traverseproc)pointerbase_traverse,
+  .tp_clear = (inquiry)pointerbase_clear,
+  .tp_free = PyObject_GC_Del,
   .tp_members = pointerbase_members,
   .tp_new = PyType_GenericNew,
   .tp_doc = "C storage of wb.Pointer.",

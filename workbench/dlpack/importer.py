@@ -62,6 +62,11 @@ def _torch_precheck(x):
         raise BufferError("Expected a tensor without the negative bit, but got one with it: pass x.resolve_neg().")
 
 
+def _is_torch_tensor_type(tp: type) -> bool:
+    # by the MRO, not the module name: a user's torch.Tensor subclass carries the same neg/conj bits
+    return any(c.__module__.partition(".")[0] == "torch" for c in tp.__mro__)
+
+
 def exchange_api_of(tp: type):
     """(fnptr, version, precheck) for a type exposing ``__dlpack_c_exchange_api__``, else None."""
     cached = _EXCHANGE.get(tp, _NO_API)
@@ -79,7 +84,7 @@ def exchange_api_of(tp: type):
             version = (api.header.version.major, api.header.version.minor)
             fn = api.dltensor_from_py_object_no_sync
             if version[0] == MAX_VERSION[0] and fn:
-                pre = _torch_precheck if tp.__module__.startswith("torch") else None
+                pre = _torch_precheck if _is_torch_tensor_type(tp) else None
                 result = (fn, version, pre)
     _EXCHANGE[tp] = result
     return result
@@ -114,6 +119,9 @@ def dlpack_fields(x, stream=None) -> tuple:
         ex[2](x)  # torch's __dlpack__ exports neg-bit tensors as negated data: refuse before asking
     if tp.__name__ == "PyCapsule":
         return _native.consume(x)
+    own = getattr(x, "__wb_dlpack__", None)
+    if own is not None:  # a workbench tensor: served without the export rule's refusals (we honour both)
+        return _native.consume(own(max_version=MAX_VERSION))
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError(f"Expected an object implementing __dlpack__ (a torch/numpy/cupy/jax array), but got {tp.__name__}.")

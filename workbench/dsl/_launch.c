@@ -8,7 +8,7 @@
  * guard has not accepted.
  *
  * Spec tuples, one per kernel argument ("slot" is the 8-byte parameter slot):
- *   (0, slot, etype, memspace, align)                  wb.Pointer (exact type)
+ *   (0, slot, etype, memspace, align, written)         wb.Pointer (exact type; read-only refused when written)
  *   (1, slot) Int32 | (2, slot) Int64 outside Int32 | (3, slot) Float32 (Python float) | (4, slot) bool
  *   (5, value, key, keyfn)                             Constexpr: same type and keyfn(arg) == key
  *   (6, slot, etype, is_gmem, align, written, device_id, shape_sig, stride_sig, dyn, packed_dtype, natural_align)
@@ -283,6 +283,7 @@ static int put_arg(char *buf, PyObject *spec, PyObject *a) {
     if (p->memspace != PyTuple_GET_ITEM(spec, 3) && PyUnicode_Compare(p->memspace, PyTuple_GET_ITEM(spec, 3)) != 0) break;
     long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
     if (PyLong_AsLongLong(p->assumed_align) != align) break;
+    if (p->read_only && PyTuple_GET_ITEM(spec, 5) == Py_True) break;  /* a read-only tensor's .iterator, written */
     unsigned long long addr = PyLong_AsUnsignedLongLong(p->address);
     if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) break;
     ok = put_ptr_slot(buf, spec, addr);
@@ -367,7 +368,7 @@ static Py_ssize_t spec_extent(PyObject *spec) {
     if (k1 < 1 || k1 > 4 || k2 != 7) return -1;   /* no nesting: the recursion in put_arg stays one level */
     return e1 > e2 ? e1 : e2;
   }
-  int shape_ok = (kind == 0 && len == 5) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
+  int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
                  (kind == 7 && len == 4);
   if (!shape_ok) return -1;
   Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));

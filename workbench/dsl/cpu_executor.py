@@ -476,6 +476,7 @@ class CompiledCPU:
 
     def run(self, grid, block, values, extents):
         """values: the kernel parameters in order (ptr params: (address, etype)); extents: name -> (lo, hi)."""
+        check_launch_limits(grid, block)
         P, IX, AL = [], {}, {}
         for p, v in zip(self.ir.params, values):
             if p.kind == "ptr":
@@ -518,6 +519,26 @@ class CompiledCPU:
                 raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines {sorted(lines)}): "
                                          "a barrier inside divergent control flow is undefined in CUDA.")
             live = nxt
+
+
+# CUDA's launch limits (compute capability >= 3.0): the executor refuses what cuLaunchKernel would,
+# before it starts a loop of 2**31 * 65535**2 blocks.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_BLOCK = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+
+
+def check_launch_limits(grid, block):
+    """Raise ValueError unless grid and block are 3 positive ints within CUDA's limits."""
+    for what, dims, limits in (("grid", grid, MAX_GRID), ("block", block, MAX_BLOCK)):
+        if len(dims) != 3 or any(type(d) is not int for d in dims):
+            raise TypeError(f"Expected the {what} as 3 ints, but got {dims!r}.")
+        for axis, d, hi in zip("xyz", dims, limits):
+            if not 1 <= d <= hi:
+                raise ValueError(f"Expected {what} {axis} in [1, {hi}] (CUDA's limit), but got {d} (in {tuple(dims)}).")
+    if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
+        raise ValueError(f"Expected at most {MAX_THREADS_PER_BLOCK} threads per block (CUDA's limit), but got "
+                         f"{block[0] * block[1] * block[2]} in {tuple(block)}.")
 
 
 def _indexer(name, base, n):
@@ -604,7 +625,7 @@ def pointer_extent(param, ptr) -> tuple[int, int]:
     inside = [sp for sp in _DECLARED.get() if sp[0] <= a <= sp[0] + sp[1]]
     if inside:
         base, n, readonly = min(inside, key=lambda sp: sp[1])   # the tightest bound when buffers nest
-        if readonly and param.buf.written:
+        if (readonly or ptr.read_only) and param.buf.written:
             raise ValueError(f"Expected writable memory for the raw pointer argument '{param.name}' (the kernel "
                              f"writes it), but {ptr} points into a read-only buffer.")
         return -((a - base) // es), (base + n - a) // es

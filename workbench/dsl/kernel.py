@@ -106,7 +106,7 @@ class Specialization:
             if kind is A.ConstSpec:
                 out.append((5, s.value, s.key[1], A.const_key))
             elif kind is A.PointerSpec:
-                out.append((0, mine[0][0], s.etype, s.memspace, s.align))
+                out.append((0, mine[0][0], s.etype, s.memspace, s.align, i in self.written))
             elif kind is A.ScalarSpec:
                 slot = mine[0][0]
                 code = {ir.Int32: 1, ir.Int64: 2, ir.Float32: 3, Boolean: 4}.get(s.etype)
@@ -323,7 +323,7 @@ class Kernel:
             self.stats.lowerings += 1
         for i in sp.written:
             a = nargs[i]
-            if type(a) is Tensor and a.read_only:
+            if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target

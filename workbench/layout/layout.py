@@ -200,7 +200,10 @@ def _dispatch(x, attr):
 
 
 def size(x, mode=None):
-    """Number of elements (product of the shape); size(x, mode) for one top-level mode."""
+    """Number of elements (product of the shape); size(x, mode) for one top-level mode.  An object
+    that is no layout but knows its own integer size (a TiledMMA: its thread count) answers that."""
+    if mode is None and type(getattr(x, "size", None)) is int and not hasattr(x, "layout"):
+        return x.size
     lay = _dispatch(x, "size")
     shp = lay.shape if lay is not None else x
     if mode is not None:

@@ -1,0 +1,183 @@
+"""workbench.atoms: the catalog, bad input, and the bank-conflict model against a brute-force count.
+
+(The layouts themselves are checked against CuTe C++ in test_atoms_cute_cpp.py.)
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+import workbench as wb
+from workbench.atoms import (
+    bank_conflicts,
+    copy_atom,
+    gmma_smem_atom,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+    mma_atom,
+    mma_atom_names,
+    suggest_swizzle,
+)
+from workbench.layout import ComposedLayout
+
+F16 = wb.Float16
+SM80 = "SM80_16x8x16_F32F16F16F32_TN"
+
+
+def test_catalog_covers_the_issue_list():
+    names = set(mma_atom_names())
+    for n in ["SM70_8x8x4_F32F16F16F32_NT", "SM70_8x8x4_F16F16F16F16_TN", "SM75_16x8x8_F32F16F16F32_TN",
+              "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x16_F32BF16BF16F32_TN", "SM80_16x8x8_F32TF32TF32F32_TN",
+              "SM80_16x8x32_S32S8S8S32_TN", "SM80_8x8x4_F64F64F64F64_TN", "SM89_16x8x32_F32E4M3E4M3F32_TN",
+              "SM90_64x8x16_F32BF16BF16_RS", "SM90_64x256x32_F32E4M3E4M3_SS_TN", "UniversalFMA"]:
+        assert n in names, n
+    gmma16 = [n for n in names if n.startswith("SM90_") and n.endswith("x16_F32F16F16_SS")]
+    assert len(gmma16) == 32  # every N CuTe defines: 8..256 step 8
+    for n in sorted(names):
+        mma_atom(n)  # every listed name builds
+
+
+def test_atom_fields():
+    a = mma_atom(SM80)
+    assert a.shape_mnk == (16, 8, 16) and a.thr_id.size == 32
+    assert (a.a_type, a.b_type, a.c_type, a.d_type) == (F16, F16, wb.Float32, wb.Float32)
+    assert str(a.tv_layout_A) == "((4,8),(2,2,2)):((32,1),(16,8,128))"
+    g = mma_atom("SM90_64x256x16_F16F16F16_SS", major_a="MN", major_b="K")
+    assert g.shape_mnk == (64, 256, 16) and g.tv_layout_C.size == 64 * 256 and g.major_a == "MN"
+    c = copy_atom("SM75_U32x4_LDSM_N", F16)
+    assert str(c.layout_src_tv) == "(32,8):(8,1)" and c.layout_src_tv_bits.size == 32 * 128
+    assert str(gmma_smem_atom("Layout_K_SW128_Atom", F16)) == "S<3,3,3> o 0 o (8,64):(64,1)"
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: mma_atom("SM80_16x8x16_F32F16F16F32_NT"), "Close names: SM80_16x8x16_F32F16F16F32_TN"),
+    (lambda: mma_atom("SM90_64x12x16_F32F16F16_SS"), "unknown MMA atom"),
+    (lambda: mma_atom("SM90_64x64x32_F32E4M3E4M3_SS_TN", major_a="MN"), "K-major operands only"),
+    (lambda: mma_atom(SM80, major_b="X"), "'K' or 'MN'"),
+    (lambda: copy_atom("SM75_U32x4_LDSM", F16), "Close names: SM75_U32x4_LDSM_N"),
+    (lambda: copy_atom("SM75_U32x4_LDSM_N", wb.Float64), "64-bit value does not fit.*Accepted value types: element types of 4/8/16/32 bits"),
+    (lambda: copy_atom("SM75_U16x8_LDSM_T", wb.Float32), "Accepted value types"),
+    (lambda: copy_atom("UniversalCopy", F16, num_bits=256), "accepted: UniversalCopy_U8"),
+    (lambda: make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (24, 16, 16)), "multiple of 32"),
+    (lambda: make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1, 2))), "rank <= 3"),
+    (lambda: make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16),
+                               make_tiled_mma(mma_atom("SM80_16x8x8_F16F16F16F16_TN"))), "has 32 threads x 4 values.*multiple of 32 threads and of 8 values"),
+    (lambda: make_tiled_copy(copy_atom("SM75_U32x4_LDSM_N", F16), wb.make_layout((4, 4)), wb.make_layout((1, 8))),
+     "multiple of 32 threads"),
+])
+def test_bad_input_names_what_is_accepted(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_bad_input_types():
+    with pytest.raises(TypeError, match="element type"):
+        copy_atom("SM75_U32x4_LDSM_N", "half")
+    with pytest.raises(TypeError, match="MMA atom"):
+        make_tiled_mma("SM80")
+    with pytest.raises(TypeError, match="TiledMMA"):
+        make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), mma_atom(SM80))
+
+
+def brute_force_wavefronts(tiled_copy, smem, ebytes, side):
+    """Independent count: walk warps, calls and phases by the PTX rules, one (thread, value) at a time."""
+    tv = tiled_copy.layout_src_tv_tiled if side == "src" else tiled_copy.layout_dst_tv_tiled
+    atom = tiled_copy.atom
+    nt, nv = tv[0].size, tv[1].size
+    av = atom.num_val_src if side == "src" else atom.num_val_dst
+    m_extent = tiled_copy.tiler_mn[0]
+    if atom.kind in ("ldsm", "stsm"):
+        groups = [list(range(8 * p, 8 * p + 8)) for p in range(atom.matrices)]
+    else:
+        bits = av * atom.value_type.bits
+        per = 8 if bits >= 128 else 16 if bits == 64 else 32
+        groups = [list(range(g, g + per)) for g in range(0, 32, per)]
+    out = []
+    for call in range(nv // av):
+        for warp in range(max(1, nt // 32)):
+            for group in groups:
+                banks = collections.defaultdict(set)
+                for lane in group:
+                    t = warp * 32 + lane
+                    for v in range(call * av, call * av + av):
+                        i = tv((t, v))
+                        off = smem((i % m_extent, i // m_extent))
+                        for b in range(off * ebytes, off * ebytes + ebytes):
+                            banks[(b // 4) % 32].add(b // 4)
+                out.append(max(len(s) for s in banks.values()))
+    return out
+
+
+def _cases():
+    a = mma_atom(SM80)
+    L = wb.make_layout
+    for k in (16, 32, 64):
+        m = make_tiled_mma(a, L((2, 2, 1)), (32, 32, k))
+        yield f"ldsm_A_K{k}", make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), m), L((32, k), stride=(k, 1)), "src"
+        yield f"ldsm_B_K{k}_T", make_tiled_copy_B(copy_atom("SM75_U16x4_LDSM_T", F16), m), L((32, k)), "src"
+    m = make_tiled_mma(a, L((2, 2, 1)), (32, 32, 16))
+    yield "stsm_C", make_tiled_copy_C(copy_atom("SM90_U32x4_STSM_N", F16), m), L((32, 32), stride=(32, 1)), "dst"
+    yield "stsm_C_swz", make_tiled_copy_C(copy_atom("SM90_U32x2_STSM_N", F16), m), \
+        ComposedLayout(wb.Swizzle(2, 3, 3), 0, L((32, 32))), "dst"
+    yield "u128", make_tiled_copy(copy_atom("UniversalCopy_U128", F16), L((16, 8), stride=(8, 1)), L((1, 8))), \
+        L((16, 64), stride=(64, 1)), "dst"
+    yield "u64_col", make_tiled_copy(copy_atom("UniversalCopy_U64", wb.Float32), L((32, 4)), L((2, 1))), \
+        L((64, 4), stride=(5, 1)), "dst"
+    yield "u32_rows", make_tiled_copy(copy_atom("UniversalCopy_U32", wb.Float32), L((32, 8)), L((1, 1))), \
+        L((32, 8), stride=(8, 1)), "src"
+    yield "cp_async_swz", make_tiled_copy(copy_atom("SM80_CP_ASYNC_CACHEALWAYS", F16), L((16, 8), stride=(8, 1)),
+                                          L((1, 8))), ComposedLayout(wb.Swizzle(3, 3, 3), 0, L((16, 64), stride=(64, 1))), "dst"
+
+
+@pytest.mark.parametrize("name, tc, smem, side", list(_cases()), ids=[c[0] for c in _cases()])
+def test_bank_conflicts_match_brute_force(name, tc, smem, side):
+    got = bank_conflicts(tc, smem, side=side)
+    assert got.wavefronts == brute_force_wavefronts(tc, smem, tc.atom.value_type.bits // 8, side)
+
+
+def test_known_conflicts():
+    a = mma_atom(SM80)
+    m = make_tiled_mma(a, wb.make_layout((2, 2, 1)), (32, 32, 64))
+    c = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), m)
+    plain = bank_conflicts(c, wb.make_layout((32, 64), stride=(64, 1)))
+    assert plain.max_ways == 8 and set(plain.wavefronts) == {8}  # 8 rows of 128 B: all in the same 4 banks
+    swz = bank_conflicts(c, ComposedLayout(wb.Swizzle(3, 3, 3), 0, wb.make_layout((32, 64), stride=(64, 1))))
+    assert swz.conflict_free and set(swz.wavefronts) == {1}
+
+
+@pytest.mark.parametrize("k, atom", [(16, "Layout_K_SW32_Atom"), (32, "Layout_K_SW64_Atom"), (64, "Layout_K_SW128_Atom")])
+def test_suggest_swizzle_finds_cute_gmma_swizzles(k, atom):
+    m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, 32, k))
+    c = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), m)
+    s = suggest_swizzle(c, wb.make_layout((32, k), stride=(k, 1)), F16)
+    assert s.swizzle == gmma_smem_atom(atom, F16).inner
+    assert s.after.conflict_free and not s.before.conflict_free and s.before.total > s.after.total
+    assert len(s.compared) > 10 and min(s.compared.values()) == s.after.total
+
+
+def test_partitions_of_a_tensor():
+    torch = pytest.importorskip("torch")
+    m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, 32, 16))
+    t = wb.from_dlpack(torch.zeros(64, 64))
+    part = m.get_slice(5).partition_C(t)
+    assert part.layout == m.get_slice(5).partition_C(t.layout)
+    # lane 5 of the first atom holds C(1, 2), C(1, 3), C(9, 2), C(9, 3) (PTX's m16n8 accumulator fragment)
+    assert part.data_ptr - t.data_ptr == 4 * (1 * 64 + 2)
+    c = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", F16), m)
+    src = c.get_slice(3).partition_S(t)
+    assert src.layout == c.get_slice(3).partition_S(t.layout) and src.layout.size == 8 * 2 * 4
+
+
+def test_tiled_mma_shape_api():
+    m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, wb.make_layout((8, 2, 2), stride=(1, 16, 8)), 16))
+    assert m.size == 128 and [m.get_tile_size(i) for i in range(3)] == [32, 32, 16]
+    assert str(m.thr_layout_vmnk) == "(32,2,2,1):(1,32,64,0)"
+    with pytest.raises(ValueError, match="mode 0 .M., 1 .N. or 2 .K."):
+        m.get_tile_size(3)
+    with pytest.raises(ValueError, match=r"thread index in \[0, 128\)"):
+        m.get_slice(128)

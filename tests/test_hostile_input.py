@@ -1,0 +1,320 @@
+"""Hostile input (issue 10): no crash, no memory corruption, no silent wrong answer.
+
+One section per class of defect; tests/test_fuzz_dlpack.py generates the malformed producers.
+"""
+
+import gc
+import os
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from producers import Producer
+from workbench.dlpack import _native
+from workbench.dsl.cpu_executor import KernelRuntimeError, check_launch_limits, host_buffers
+
+READ_ONLY = 1
+
+
+@wb.kernel
+def fill(a, v):
+    i = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    if i < wb.size(a):
+        a[i] = v
+
+
+@wb.kernel
+def fill_ptr(p, n, v):
+    a = wb.make_tensor(p, wb.make_layout(n))
+    i = wb.thread_idx().x
+    if i < n:
+        a[i] = v
+
+
+@wb.kernel
+def copy_(src, dst):
+    i = wb.thread_idx().x
+    if i < wb.size(dst):
+        dst[i] = src[i]
+
+
+# -- memory safety of tensors over memory they do not own --------------------------------------------
+def test_nested_make_tensor_keeps_the_bound_of_a_bare_address():
+    buf = np.zeros(8, np.float32)
+    big = wb.make_layout(1 << 16)
+    inner = wb.make_tensor(wb.make_ptr(wb.Float32, buf.ctypes.data), big)
+    outer = wb.make_tensor(inner, big)   # the example of issue 10: ran 256 KiB past 8 floats
+    for t in (inner, outer, wb.make_tensor(outer, wb.make_layout(4))):
+        with pytest.raises(ValueError, match="host_buffers"):
+            fill.launch(t, 1.0, grid=1, block=8)
+    with host_buffers(buf):
+        with pytest.raises(ValueError, match="stay inside its declared host buffer"):
+            fill.launch(outer, 1.0, grid=1, block=8)
+        fill.launch(wb.make_tensor(outer, wb.make_layout(8)), 2.0, grid=1, block=8)
+    assert buf.tolist() == [2.0] * 8
+
+
+def test_a_reimported_export_of_a_bare_address_stays_bounded():
+    buf = np.zeros(8, np.float32)
+    t = wb.make_tensor(wb.make_ptr(wb.Float32, buf.ctypes.data), wb.make_layout(1 << 16))
+    back = wb.from_dlpack(t)              # our own capsule, recognised by its deleter
+    with pytest.raises(ValueError, match="host_buffers"):
+        fill.launch(back, 1.0, grid=1, block=8)
+    assert not buf.any()
+
+
+def test_iterator_views_are_bare_addresses():
+    a = np.zeros(4, np.float32)
+    t = wb.from_dlpack(a)
+    view = wb.make_tensor(t.iterator, wb.make_layout(1 << 16))
+    with pytest.raises(ValueError, match="host_buffers"):
+        fill.launch(view, 1.0, grid=1, block=8)
+
+
+def test_mdspan_arrays_keep_their_producer_alive():
+    # issue 10's example: the mdspan and its producer die before .sum() reads the array
+    assert wb.to_host_mdspan(np.ones(1 << 22, np.float32), wb.Float32, 1).numpy().sum() == float(1 << 22)
+    p = Producer(np.arange(6, dtype=np.float32))
+    arr = wb.to_host_mdspan(p, wb.Float32, 1).numpy()
+    gc.collect()
+    assert p.deleter_calls == 0 and arr.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    del arr
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_sub_views_and_exports_keep_the_producer_alive():
+    p = Producer(np.arange(12, dtype=np.float32).reshape(3, 4))
+    t = wb.from_dlpack(p)
+    sub = wb.make_tensor(t, wb.make_layout(2, stride=5))
+    n = sub.numpy()
+    del t, sub
+    gc.collect()
+    assert p.deleter_calls == 0 and n.tolist() == [0.0, 5.0]
+    del n
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_executor_accesses_are_checked_against_the_layout():
+    @wb.kernel
+    def overrun(a):
+        a[wb.thread_idx().x + 4] = 1.0
+
+    a = np.zeros(4, np.float32)
+    with pytest.raises(KernelRuntimeError, match="out-of-bounds"):
+        overrun.launch(a, grid=1, block=1)
+    assert not a.any()
+
+
+# -- read-only is never lost ------------------------------------------------------------------------
+def _ro(n=4):
+    a = np.arange(n, dtype=np.float32)
+    a.flags.writeable = False
+    return a
+
+
+def test_read_only_survives_iterator_make_tensor_and_pointer_arithmetic():
+    t = wb.from_dlpack(_ro())
+    p = t.iterator
+    assert p.read_only and (p + 1).read_only and "read-only" in repr(p)
+    assert wb.make_tensor(p, wb.make_layout(4)).read_only
+    assert wb.make_tensor(t, wb.make_layout(2)).read_only
+    assert not wb.make_ptr(wb.Float32, 64).read_only
+
+
+def test_kernels_refuse_to_write_read_only_memory_by_every_path():
+    a = _ro()
+    t = wb.from_dlpack(a)
+    with pytest.raises(ValueError, match="read-only"):
+        fill.launch(t, 1.0, grid=1, block=4)
+    with pytest.raises(ValueError, match="read-only"):
+        fill.launch(wb.make_tensor(t, wb.make_layout(4)), 1.0, grid=1, block=4)
+    with host_buffers(np.zeros(1)), pytest.raises(ValueError, match="read-only"):
+        fill.launch(wb.make_tensor(t.iterator, wb.make_layout(4)), 1.0, grid=1, block=4)
+    with host_buffers(a), pytest.raises(ValueError, match="read-only"):
+        fill_ptr.launch(t.iterator, 4, 1.0, grid=1, block=4)
+    with pytest.raises(ValueError, match="read-only"):
+        fill.launch(a, 1.0, grid=1, block=4)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    out = np.zeros(4, np.float32)
+    copy_.launch(t, out, grid=1, block=4)    # reading is fine
+    assert out.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_read_only_numpy_views_cannot_be_made_writable():
+    t = wb.from_dlpack(_ro())
+    for arr in (t.numpy(), wb.to_host_mdspan(t, wb.Float32, 1).numpy(),
+                wb.to_host_mdspan(np.zeros(3, np.float32), wb.const(wb.Float32), 1).numpy()):
+        assert not arr.flags.writeable
+        with pytest.raises(ValueError):
+            arr.flags.writeable = True
+        with pytest.raises(ValueError):
+            arr[0] = 1.0
+
+
+def test_read_only_exports_say_so_or_are_refused():
+    t = wb.from_dlpack(_ro())
+    assert wb.from_dlpack(t).read_only
+    with pytest.raises(BufferError, match="read-only"):
+        torch.from_dlpack(t)
+    with pytest.raises(BufferError, match="read-only"):
+        np.from_dlpack(t)
+
+
+# -- type strictness -----------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [4.7, 16.0, "16", b"16", None, True, [16]])
+def test_make_ptr_refuses_addresses_that_are_not_integers(bad):
+    with pytest.raises(TypeError, match="integer address"):
+        wb.make_ptr(wb.Float32, bad)
+
+
+@pytest.mark.parametrize("bad", [-4, 1 << 64, (1 << 64) + 16, -(1 << 70)])
+def test_make_ptr_refuses_addresses_outside_64_bits(bad):
+    with pytest.raises(ValueError, match=r"\[0, 2\*\*64\)"):
+        wb.make_ptr(wb.Float32, bad)
+
+
+def test_make_ptr_takes_python_and_numpy_integers_up_to_2_64():
+    assert wb.make_ptr(wb.Float32, np.uint64((1 << 64) - 16)).address == (1 << 64) - 16
+    assert wb.make_ptr(wb.Float32, np.int64(64)).address == 64
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        wb.make_ptr(wb.Float32, (1 << 64) - 16) + 4
+
+
+class _SubTensor(torch.Tensor):
+    pass
+
+
+def test_torch_checks_apply_to_subclasses():
+    z = torch.randn(3, dtype=torch.complex64)
+    cases = ((z.conj().imag, "resolve_neg"), (z.conj(), "resolve_conj"), (torch.ones(3, requires_grad=True), "detach"))
+    for x, fix in cases:
+        s = x.as_subclass(_SubTensor)
+        with pytest.raises(BufferError, match=fix):
+            wb.from_dlpack(s)
+        with pytest.raises(BufferError, match=fix):
+            wb.from_dlpack(s, stream=1)
+    ok = torch.arange(3.0).as_subclass(_SubTensor)
+    assert wb.from_dlpack(ok).numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+# -- bounded work ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("grid,block,msg", [
+    ((2**31, 1, 1), (1, 1, 1), "grid x"),
+    ((1, 65536, 1), (1, 1, 1), "grid y"),
+    ((1, 1, 65536), (1, 1, 1), "grid z"),
+    ((1, 1, 1), (1025, 1, 1), "block x"),
+    ((1, 1, 1), (32, 32, 2), "1024 threads"),
+    ((1, 1, 1), (1, 1, 65), "block z"),
+    ((0, 1, 1), (1, 1, 1), "grid x"),
+])
+def test_cpu_executor_enforces_cuda_launch_limits(grid, block, msg):
+    with pytest.raises(ValueError, match=msg):
+        check_launch_limits(grid, block)
+    with pytest.raises(ValueError):   # through a real launch: refused before a single block runs
+        fill.launch(np.zeros(4, np.float32), 1.0, grid=grid, block=block, backend="cpu")
+
+
+def test_cpu_executor_accepts_the_limits_themselves():
+    check_launch_limits((2**31 - 1, 65535, 65535), (1024, 1, 1))
+    check_launch_limits((1, 1, 1), (16, 1, 64))
+
+
+# -- garbage collection ----------------------------------------------------------------------------
+def test_a_torch_tensor_holding_its_own_view_is_collected():
+    x = torch.arange(4.0)
+    x.view_ = wb.from_dlpack(x)   # cycle: x -> view -> fields -> x
+    y = torch.arange(4.0)
+    y.view_ = wb.make_tensor(wb.from_dlpack(y), wb.make_layout(2))
+    refs = [weakref.ref(x), weakref.ref(x.view_), weakref.ref(y.view_)]
+    del x, y
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def test_the_c_types_take_part_in_cycle_collection():
+    for tp in (_native.TensorBase, _native.PointerBase):
+        assert tp.__flags__ & (1 << 14), tp  # Py_TPFLAGS_HAVE_GC
+    t = wb.from_dlpack(np.zeros(3))
+    t._marks = [t]                           # a cycle through a C slot
+    r = weakref.ref(t)
+    del t
+    gc.collect()
+    assert r() is None
+
+
+def test_dlpack_owner_collected_with_a_cycle_releases_exactly_once():
+    p = Producer()
+    t = wb.from_dlpack(p)
+    t._order = [t]
+    del t
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+# -- the CCCL harness is never run from a path another user could plant ---------------------------
+def test_cccl_harness_lives_in_a_private_directory(tmp_path, monkeypatch):
+    import test_mdspan_cccl as cccl
+
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    os.chmod(planted, 0o777)
+    with pytest.raises(PermissionError, match="writable by others"):
+        cccl.private_dir(planted)
+    mine = tmp_path / "mine"
+    assert cccl.private_dir(mine) == mine and (mine.stat().st_mode & 0o777) == 0o700
+    assert str(cccl.cache_root()).startswith(str(cccl.REPO))   # never $TMPDIR
+
+
+def test_hot_launch_paths_refuse_a_read_only_pointer():
+    """The launch path (the C launcher of workbench.dsl._launch, which also packs for the slow path) hands a
+    read-only pointer back to the slow path, which refuses it when the kernel writes it; checked without a GPU through a C-callable
+    stand-in for cuLaunchKernel."""
+    import ctypes
+
+    from workbench.dsl import examples as E
+
+    launch_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_void_p)
+    calls = []
+    fn = launch_t(lambda *a: calls.append(a) or 0)
+    sp = E.add_ptr.specialize((wb.make_ptr(wb.Float32, 256, "gmem", assumed_align=16),) * 3 + (32, 32))
+    buf = ctypes.create_string_buffer(sp.size)
+    n = max(1, sp.size // 8)
+    params = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
+    from workbench.dsl import _launch
+
+    go = _launch.Launcher(ctypes.cast(fn, ctypes.c_void_p).value, 0x1234, (4, 1, 1, 256, 1, 1), 0,
+                          ctypes.addressof(params), ctypes.addressof(buf), ctypes.sizeof(buf), sp.arg_specs, fn)
+    ptrs = [wb.make_ptr(wb.Float32, a, "gmem", assumed_align=16) for a in (0x1000, 0x2000, 0x3000)]
+    assert go(*ptrs, 32, 7) == 0 and len(calls) == 1
+    ro = wb.Pointer(wb.Float32, 0x3000, "gmem", 16, read_only=True)
+    assert go(*ptrs[:2], ro, 32, 7) is None and len(calls) == 1
+    assert sp.values((*ptrs[:2], ro, 32, 7)) is None           # the same guard packs for the slow path
+
+
+@pytest.mark.gpu
+def test_gpu_read_only_memory_is_refused_on_every_launch_path():
+    from workbench.dsl import backend_cupy
+    from workbench.dsl import examples as E
+
+    if not backend_cupy.gpu_available():
+        pytest.skip("needs cupy and a CUDA GPU")
+    import cupy
+
+    a, b, c = (cupy.arange(64, dtype=cupy.float32) for _ in range(3))
+    pa, pb, pc = (wb.make_ptr(wb.Float32, x.data.ptr, "gmem", assumed_align=16) for x in (a, b, c))
+    E.add_ptr[(1, 1, 1), (64, 1, 1)](pa, pb, pc, 8, 8)       # warm: the C launcher now serves this launch
+    cupy.cuda.runtime.deviceSynchronize()
+    assert cupy.allclose(c, a + b)
+    ro = wb.Pointer(wb.Float32, c.data.ptr, "gmem", 16, read_only=True)  # what a read-only tensor's .iterator is
+    before = c.copy()
+    for _ in range(2):                                       # cold and hot
+        with pytest.raises(ValueError, match="read-only"):
+            E.add_ptr[(1, 1, 1), (64, 1, 1)](pa, pb, ro, 8, 8)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert cupy.array_equal(c, before)

@@ -1,0 +1,25 @@
+"""MMA and copy atoms, TiledMMA and TiledCopy, shared-memory layout atoms and bank conflicts."""
+
+from .copy import CopyAtom, copy_atom, copy_atom_names
+from .mma import MMAAtom, mma_atom, mma_atom_names
+from .tiled import (
+    ThrCopy,
+    ThrMMA,
+    TiledCopy,
+    TiledMMA,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+)
+
+from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle
+from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
+
+__all__ = [
+    "BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS", "gmma_smem_atom",
+    "MMAAtom", "mma_atom", "mma_atom_names", "CopyAtom", "copy_atom", "copy_atom_names",
+    "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
+    "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C",
+]

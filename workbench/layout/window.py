@@ -1,0 +1,88 @@
+"""Offsets of a rectangular window of a rank-2 layout, computed without evaluating the rest.
+
+A view of a 10^8-cell layout draws a few thousand cells at a time: ``window_offsets(L, rows, cols)``
+evaluates ``L(r, c)`` only for the given row and column indices, through the core's ``crd2idx`` applied
+to whole index arrays at once (a rank-2 layout is the sum of its two modes, so a window costs
+``len(rows) + len(cols)`` mode evaluations and one broadcast add).  ``offset_bounds`` gives the
+smallest and largest offset from the strides alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import inttuple as it
+from .layout import Layout
+from .swizzle import ComposedLayout, Swizzle
+from .values import value_of
+
+__all__ = ["mode_offsets", "window_offsets", "offset_bounds"]
+
+
+def _indices(idx, n: int, what: str) -> np.ndarray:
+    a = np.asarray(idx)
+    if a.dtype.kind not in "iu" or a.ndim != 1:
+        raise TypeError(f"Expected {what} as a 1-D integer array, but got {a.dtype} of shape {a.shape}.")
+    a = a.astype(np.int64, copy=False)
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise ValueError(f"Expected {what} in [0, {n}), but got values {int(a.min())}..{int(a.max())}.")
+    return a
+
+
+def mode_offsets(shape, stride, idx) -> np.ndarray:
+    """Offsets of the 1-D indices ``idx`` (colexicographic) in the mode ``shape:stride``: ``crd2idx`` on arrays."""
+    shp, std = value_of(shape), value_of(stride)
+    idx = _indices(idx, int(it.product(shp)), "indices")
+    return np.asarray(it.crd2idx(idx, shp, std), dtype=np.int64) + np.zeros(idx.shape, np.int64)
+
+
+def _rank2(layout):
+    outer = layout.outer if type(layout) is ComposedLayout else layout
+    if type(outer) is not Layout:
+        raise TypeError(f"Expected a wb.Layout or wb.ComposedLayout, but got {type(layout).__name__}.")
+    if type(outer.shape) is not tuple or len(outer.shape) != 2:
+        raise ValueError(f"Expected a rank-2 layout (rows, columns), but got {layout} of rank {outer.rank}.")
+    return outer
+
+
+def window_offsets(layout, rows, cols) -> np.ndarray:
+    """``out[i, j] = layout(rows[i], cols[j])`` for a rank-2 layout (a swizzled one applies its swizzle)."""
+    outer = _rank2(layout)
+    r = mode_offsets(outer.shape[0], outer.stride[0], rows)
+    c = mode_offsets(outer.shape[1], outer.stride[1], cols)
+    out = r[:, None] + c[None, :]
+    if type(layout) is ComposedLayout:
+        base = out + int(layout.offset)
+        if type(layout.inner) is Swizzle:
+            out = np.asarray(layout.inner(base), dtype=np.int64)
+        else:
+            out = layout.inner.offsets()[base]
+    return out
+
+
+def _leaf_extent(shape, stride) -> tuple[int, int]:
+    lo = hi = 0
+    for s, d in zip(it.flatten(value_of(shape)), it.flatten(value_of(stride))):
+        span = (int(s) - 1) * int(d)
+        lo, hi = lo + min(span, 0), hi + max(span, 0)
+    return lo, hi
+
+
+def offset_bounds(layout) -> tuple[int, int]:
+    """(smallest, largest) offset over the whole domain, from the strides (no enumeration).
+
+    A swizzle only flips bits at or below the highest bit the offsets already reach, so a swizzled
+    layout's bounds are those of its outer layout widened to whole powers of two.
+    """
+    if type(layout) is ComposedLayout:
+        lo, hi = _leaf_extent(layout.outer.shape, layout.outer.stride)
+        lo, hi = lo + int(layout.offset), hi + int(layout.offset)
+        if type(layout.inner) is Swizzle:
+            return (0 if lo >= 0 else lo), (1 << max(int(hi), 1).bit_length()) - 1
+        inner = layout.inner.offsets()
+        return int(inner.min()), int(inner.max())
+    if type(layout) is not Layout:
+        raise TypeError(f"Expected a wb.Layout or wb.ComposedLayout, but got {type(layout).__name__}.")
+    if it.product(value_of(layout.shape)) == 0:
+        return 0, 0
+    return _leaf_extent(layout.shape, layout.stride)
