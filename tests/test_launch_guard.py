@@ -78,3 +78,29 @@ def test_a_torch_tensor_is_not_copied_or_converted_on_the_fast_path():
     assert go(*a) == 0
     raw = struct.unpack_from(sp.fmt, rec.calls[0][1])
     assert [v for v, p in zip(raw, sp.params) if p.kind == "ptr"] == [x.data_ptr() for x in a]
+
+
+@pytest.mark.gpu
+def test_gpu_framework_tensors_go_straight_in_and_refusals_reach_the_dispatcher():
+    from workbench.dsl import backend_cupy
+
+    if not backend_cupy.gpu_available() or not torch.cuda.is_available():
+        pytest.skip("needs cupy, a CUDA GPU and CUDA torch")
+    import cupy
+
+    a, b = torch.arange(256, dtype=torch.float32, device="cuda"), torch.ones(256, dtype=torch.float32, device="cuda")
+    c = torch.zeros(256, dtype=torch.float32, device="cuda")
+    go = E.vadd[(1, 1, 1), (256, 1, 1)]
+    go(a, b, c)                                    # cold: learns torch's exchange API, compiles
+    slow = E.vadd.stats.slow_dispatches
+    for _ in range(3):
+        go(a, b, c)                                # hot: the C launcher reads the torch tensors
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b) and E.vadd.stats.slow_dispatches == slow
+    ca, cb, cc = (cupy.asarray(x) for x in (a, b, c))
+    go(ca, cb, cc)                                 # cupy through its capsule (stream -1, as from_dlpack)
+    go(ca, cb, cc)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert E.vadd.stats.slow_dispatches <= slow + 1
+    with pytest.raises((ValueError, TypeError, BufferError)):
+        go(a, b, torch.zeros(256, device="cuda", requires_grad=True))   # refused in C, raised by the dispatcher
