@@ -1,4 +1,4 @@
-"""The C launch hot path (workbench.dlpack._native.Launcher), without a GPU: the launcher is given
+"""The C launch hot path (workbench.dlpack._launch.Launcher), without a GPU: the launcher is given
 a C-callable stand-in for cuLaunchKernel (a ctypes callback with the driver's signature) that
 records what it receives, so the guard and the parameter packing are checked byte for byte.
 On a GPU the same launcher calls the real driver (tests/test_dsl_gpu.py)."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.dlpack import _native
+from workbench.dsl import _launch
 from workbench.dsl import examples as E
 
 LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
@@ -30,14 +30,14 @@ class Recorder:
         return 0
 
     def launcher(self, specs, dims=(4, 1, 1, 256, 1, 1)):
-        return _native.Launcher(ctypes.cast(self.fn, ctypes.c_void_p).value, 0x1234, dims, 0,
+        return _launch.Launcher(ctypes.cast(self.fn, ctypes.c_void_p).value, 0x1234, dims, 0,
                                 ctypes.addressof(self.params), ctypes.addressof(self.buf), ctypes.sizeof(self.buf),
                                 specs, self)
 
 
 def test_pointer_bypass_guard_and_packing():
     sp = E.add_ptr.specialize((wb.make_ptr(wb.Float32, 256, "gmem", assumed_align=16),) * 3 + (32, 32))
-    specs = sp.c_specs()
+    specs = sp.arg_specs
     rec = Recorder(sp.size)
     go = rec.launcher(specs)
     ptrs = [wb.make_ptr(wb.Float32, a, "gmem", assumed_align=16) for a in (0x1000, 0x2000, 0x3000)]
@@ -65,7 +65,7 @@ def test_tensor_arguments_pack_their_dynamic_modes():
     t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
     sp = E.vadd.specialize(tuple(t))
     rec = Recorder(sp.size)
-    go = rec.launcher(sp.c_specs())
+    go = rec.launcher(sp.arg_specs)
     assert go(*t) == 0
     values = struct.unpack_from(sp.fmt, rec.calls[0][1])
     assert values == tuple(sp.values(tuple(t)))  # the same values the Python guard computes
@@ -85,38 +85,57 @@ def test_launcher_keeps_its_owner_alive_and_rejects_bad_construction():
     del rec
     assert go(5) == 0
     with pytest.raises(ValueError, match="6 launch dimensions"):
-        _native.Launcher(1, 1, (1, 1, 1), 0, 1, 1, 8, (), None)
+        _launch.Launcher(1, 1, (1, 1, 1), 0, 1, 1, 8, (), None)
     with pytest.raises(ValueError, match="need 16 bytes"):
-        _native.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, 1),), None)
+        _launch.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, 1),), None)
     with pytest.raises(ValueError, match="Malformed"):
-        _native.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, -1),), None)
+        _launch.Launcher(1, 1, (1, 1, 1, 1, 1, 1), 0, 1, 1, 8, ((1, -1),), None)
 
 
 def test_a_reentrant_launch_cannot_change_the_arguments_of_the_outer_one():
-    # Checking a tensor runs Python (kernel_signature); a launch from inside it must not leak its
-    # parameters into the outer launch (the launcher packs privately, then copies).
+    # Checking a framework tensor runs Python (the producer's __dlpack__); a launch from inside it
+    # must not leak its parameters into the outer launch (the launcher packs privately, then copies).
+    from workbench import _tensor
+
     x = np.zeros((4, 6), np.float32)
     t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
     sp = E.vadd.specialize(tuple(t))
     rec = Recorder(sp.size)
-    go = rec.launcher(sp.c_specs())
+    go = rec.launcher(sp.arg_specs)
     y = np.zeros((7, 6), np.float32)
     inner = [wb.from_dlpack(y).mark_layout_dynamic() for _ in range(3)]
 
-    class Reentrant(wb.Tensor):
-        __slots__ = ()
-
-        def kernel_signature(self):
+    class Reentrant:
+        def __dlpack__(self, **kw):
             go(*inner)
-            return super().kernel_signature()
+            return x.__dlpack__(**kw)
 
-    sneaky = Reentrant.__new__(Reentrant)
-    for name in ("_f", "_data", "_etype", "_stride", "_align", "_marks", "_order", "_layout"):
-        setattr(sneaky, name, getattr(t[0], name))
-    assert go(sneaky, t[1], t[2]) == 0
+        def __dlpack_device__(self):
+            return x.__dlpack_device__()
+
+    _tensor._CPU_ONLY_FOR_C[Reentrant] = True
+    try:
+        assert go(Reentrant(), t[1], t[2]) == 0
+    finally:
+        del _tensor._CPU_ONLY_FOR_C[Reentrant]
     inner_call, outer_call = rec.calls
     assert struct.unpack_from(sp.fmt, outer_call[1]) == tuple(sp.values(tuple(t)))
     assert struct.unpack_from(sp.fmt, inner_call[1]) == tuple(sp.values(tuple(inner)))
+
+
+def test_a_tensor_subclass_is_refused_like_the_dispatcher_does():
+    x = np.zeros((4, 6), np.float32)
+    t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
+    sp = E.vadd.specialize(tuple(t))
+    rec = Recorder(sp.size)
+
+    class Sub(wb.Tensor):
+        __slots__ = ()
+
+    sub = Sub.__new__(Sub)
+    for name in ("_f", "_data", "_etype", "_stride", "_align", "_marks", "_order", "_layout"):
+        setattr(sub, name, getattr(t[0], name))
+    assert rec.launcher(sp.arg_specs)(sub, t[1], t[2]) is None and sp.values((sub, t[1], t[2])) is None
 
 
 def test_half_precision_kernels_compile_and_bf16_arithmetic_is_a_clear_error():

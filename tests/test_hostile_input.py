@@ -271,8 +271,8 @@ def test_cccl_harness_lives_in_a_private_directory(tmp_path, monkeypatch):
 
 
 def test_hot_launch_paths_refuse_a_read_only_pointer():
-    """The GPU hot paths (the C launcher and the generated Python guard) hand a read-only pointer back to
-    the slow path, which refuses it when the kernel writes it; checked without a GPU through a C-callable
+    """The launch path (the C launcher of workbench.dsl._launch, which also packs for the slow path) hands a
+    read-only pointer back to the slow path, which refuses it when the kernel writes it; checked without a GPU through a C-callable
     stand-in for cuLaunchKernel."""
     import ctypes
 
@@ -286,13 +286,15 @@ def test_hot_launch_paths_refuse_a_read_only_pointer():
     buf = ctypes.create_string_buffer(sp.size)
     n = max(1, sp.size // 8)
     params = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-    go = _native.Launcher(ctypes.cast(fn, ctypes.c_void_p).value, 0x1234, (4, 1, 1, 256, 1, 1), 0,
-                          ctypes.addressof(params), ctypes.addressof(buf), ctypes.sizeof(buf), sp.c_specs(), fn)
+    from workbench.dsl import _launch
+
+    go = _launch.Launcher(ctypes.cast(fn, ctypes.c_void_p).value, 0x1234, (4, 1, 1, 256, 1, 1), 0,
+                          ctypes.addressof(params), ctypes.addressof(buf), ctypes.sizeof(buf), sp.arg_specs, fn)
     ptrs = [wb.make_ptr(wb.Float32, a, "gmem", assumed_align=16) for a in (0x1000, 0x2000, 0x3000)]
     assert go(*ptrs, 32, 7) == 0 and len(calls) == 1
     ro = wb.Pointer(wb.Float32, 0x3000, "gmem", 16, read_only=True)
     assert go(*ptrs[:2], ro, 32, 7) is None and len(calls) == 1
-    assert "read_only" in sp._go_template
+    assert sp.values((*ptrs[:2], ro, 32, 7)) is None           # the same guard packs for the slow path
 
 
 @pytest.mark.gpu

@@ -12,20 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-  void *data; DLDevice device; int32_t ndim; DLDataType dtype;
-  int64_t *shape; int64_t *strides; uint64_t byte_offset;
-} DLTensor;
-typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *);
-} DLManagedTensor;
-typedef struct DLManagedTensorVersioned {
-  DLPackVersion version; void *manager_ctx; void (*deleter)(struct DLManagedTensorVersioned *);
-  uint64_t flags; DLTensor dl_tensor;
-} DLManagedTensorVersioned;
+#include "_dlpack_structs.h"  /* DLPack structs, TensorBase, PointerBase */
 
 #define OUR_MAJOR 1
 #define OUR_MINOR 3
@@ -225,12 +212,31 @@ static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, cons
   } else {
     strides = Py_NewRef(Py_None);
   }
-  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type */
-  return Py_BuildValue("(OOKKiiiiiiNNKk)", owner, version, (unsigned long long)flags,
-                       (unsigned long long)(uintptr_t)t->data, t->device.device_type, t->device.device_id,
-                       n, (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes, shape, strides,
-                       (unsigned long long)t->byte_offset,
-                       (unsigned long)t->dtype.code | ((unsigned long)t->dtype.bits << 8) | ((unsigned long)t->dtype.lanes << 16));
+  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type.
+   * Built item by item: Py_BuildValue's format parsing was most of from_dlpack's cost. */
+  PyObject *f = PyTuple_New(14);
+  if (!f) { Py_DECREF(shape); Py_DECREF(strides); return NULL; }
+  PyTuple_SET_ITEM(f, 0, Py_NewRef(owner));
+  PyTuple_SET_ITEM(f, 1, Py_NewRef(version));
+  PyTuple_SET_ITEM(f, 10, shape);
+  PyTuple_SET_ITEM(f, 11, strides);
+  PyObject *items[10] = {
+    PyLong_FromUnsignedLongLong((unsigned long long)flags),
+    PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)t->data),
+    PyLong_FromLong(t->device.device_type), PyLong_FromLong(t->device.device_id), PyLong_FromLong(n),
+    PyLong_FromLong(t->dtype.code), PyLong_FromLong(t->dtype.bits), PyLong_FromLong(t->dtype.lanes),
+    PyLong_FromUnsignedLongLong((unsigned long long)t->byte_offset),
+    PyLong_FromUnsignedLong((unsigned long)t->dtype.code | ((unsigned long)t->dtype.bits << 8) |
+                            ((unsigned long)t->dtype.lanes << 16)),
+  };
+  static const int at[10] = {2, 3, 4, 5, 6, 7, 8, 9, 12, 13};
+  int failed = 0;
+  for (int i = 0; i < 10; i++) {
+    if (!items[i]) { failed = 1; items[i] = Py_NewRef(Py_None); }
+    PyTuple_SET_ITEM(f, at[i], items[i]);
+  }
+  if (failed) { Py_DECREF(f); return NULL; }
+  return f;
 }
 
 static PyObject *consume(PyObject *mod, PyObject *capsule) {
@@ -284,7 +290,6 @@ static PyObject *consume(PyObject *mod, PyObject *capsule) {
   }
 }
 
-typedef int (*dltensor_from_py_object_no_sync_t)(void *, DLTensor *);
 
 static PyObject *exchange(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3) {
@@ -396,11 +401,7 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
  */
 #include <structmember.h>
 
-typedef struct {
-  PyObject_HEAD
-  PyObject *f, *data, *etype, *stride, *align, *marks, *order, *layout;
-  PyObject *weakreflist;
-} TensorBase;
+/* TensorBase: see _dlpack_structs.h */
 
 /* Cycle collection: a producer can hold its own view (torch_tensor.view = wb.from_dlpack(torch_tensor)),
  * and _f holds the producer: without traverse/clear such a pair would never be freed. */
@@ -470,14 +471,7 @@ static PyObject *set_tables(PyObject *mod, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-static int truthy_attr_or_call(PyObject *obj, PyObject *name, int call) {
-  PyObject *r = call ? PyObject_CallMethodNoArgs(obj, name) : PyObject_GetAttr(obj, name);
-  if (!r) { PyErr_Clear(); return 1; }  /* unknown: let Python decide */
-  int t = PyObject_IsTrue(r);
-  Py_DECREF(r);
-  if (t < 0) { PyErr_Clear(); return 1; }
-  return t;
-}
+static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
 /* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
  *   Tensor: converted and every check passed;
@@ -495,9 +489,7 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
   PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
   if (ex) {
     Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    if (PyTuple_GET_ITEM(ex, 2) == Py_True &&
-        (truthy_attr_or_call(obj, s_requires_grad, 0) || truthy_attr_or_call(obj, s_is_conj, 1) ||
-         truthy_attr_or_call(obj, s_is_neg, 1))) {
+    if (PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, obj)) {
       Py_DECREF(ex);
       Py_RETURN_NONE;
     }
@@ -582,11 +574,7 @@ static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize
  * wb.make_ptr is this C function: the usual call (an ElementType, an int address, a known
  * memory space, a power-of-two alignment that divides the address) is built here; anything else
  * goes to the Python constructor, which raises the precise error. */
-typedef struct {
-  PyObject_HEAD
-  PyObject *element_type, *address, *memspace, *assumed_align;
-  char read_only;  /* a pointer into read-only memory (a read-only tensor's .iterator): kernels may not write it */
-} PointerBase;
+/* PointerBase: see _dlpack_structs.h */
 
 static int pointerbase_traverse(PointerBase *self, visitproc visit, void *arg) {
   Py_VISIT(self->element_type); Py_VISIT(self->address); Py_VISIT(self->memspace); Py_VISIT(self->assumed_align);
@@ -694,253 +682,6 @@ static PyObject *make_ptr(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
   return (PyObject *)p;
 }
 
-/* ---- Launcher: a kernel's hot path (guard, pack, cuLaunchKernel) in one C call ----------------
- * Built once per specialization and launch configuration by workbench.dsl.kernel.  Each argument
- * has a spec tuple; an argument that does not match returns None (the Python dispatcher then
- * selects or compiles another specialization), so no launch ever runs on mismatched arguments.
- *   (0, slot, etype, memspace, align)                    wb.Pointer
- *   (1, slot) Int32   (2, slot) Int64 outside Int32   (3, slot) Float32 (Python float)   (4, slot) bool
- *   (5, value)                                          Constexpr: equal value of the same type
- *   (6, slot, etype, memspace, align, written, device_id, shape_sig, stride_sig, dyn)
- *        wb.Tensor; dyn = ((slot, 2 or 3, j), ...) reads kernel_signature()[2 or 3][j]
- */
-#define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
-
-typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, void *, void **, void **);
-
-typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  cu_launch_t launch;
-  void *func;
-  unsigned dims[6];
-  unsigned smem;
-  void **kernel_params;
-  char *buf;
-  Py_ssize_t nbuf;   /* bytes of buf the specs write: 8 * (highest slot + 1) */
-  PyObject *specs;   /* tuple of per-argument spec tuples */
-  PyObject *owner;   /* keeps the module and the parameter buffer alive */
-} Launcher;
-
-static PyObject *s_kernel_signature, *s_gmem;
-
-static int memspace_of_device(int dev) { return dev == 2 || dev == 13; /* 1: gmem, 0: generic */ }
-
-/* 1: written; 0: this specialization does not take it */
-static int put_arg(char *buf, PyObject *spec, PyObject *a) {
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
-  switch (kind) {
-  case 0: {
-    if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) return 0;
-    PointerBase *p = (PointerBase *)a;
-    if (p->read_only) return 0;  /* the slow path refuses it if the kernel writes it, else launches it */
-    if (p->element_type != PyTuple_GET_ITEM(spec, 2)) return 0;
-    if (p->memspace != PyTuple_GET_ITEM(spec, 3) &&
-        PyUnicode_Compare(p->memspace, PyTuple_GET_ITEM(spec, 3)) != 0) return 0;
-    long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-    if (PyLong_AsLongLong(p->assumed_align) != align) return 0;
-    unsigned long long addr = PyLong_AsUnsignedLongLong(p->address);
-    if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) { PyErr_Clear(); return 0; }
-    memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &addr, 8);
-    return 1;
-  }
-  case 1: case 2: {
-    if (!PyLong_CheckExact(a)) return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
-    if (overflow) return 0;
-    int fits32 = v >= INT32_MIN && v <= INT32_MAX;
-    Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
-    if (kind == 1) { if (!fits32) return 0; int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
-    else { if (fits32) return 0; memcpy(buf + 8 * slot, &v, 8); }
-    return 1;
-  }
-  case 3: {
-    if (!PyFloat_CheckExact(a)) return 0;
-    double d = PyFloat_AS_DOUBLE(a);
-    if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) return 0;  /* as struct.pack: out of range */
-    float w = (float)d;
-    memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &w, 4);
-    return 1;
-  }
-  case 4: {
-    if (!PyBool_Check(a)) return 0;
-    buf[8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1))] = (a == Py_True);
-    return 1;
-  }
-  case 5: {
-    PyObject *want = PyTuple_GET_ITEM(spec, 1);
-    if (Py_TYPE(a) != Py_TYPE(want)) return 0;
-    int eq = PyObject_RichCompareBool(a, want, Py_EQ);
-    if (eq < 0) { PyErr_Clear(); return 0; }
-    return eq;
-  }
-  case 6: {
-    if (!PyObject_TypeCheck(a, &TensorBaseType) || Py_TYPE(a) == &TensorBaseType) return 0;
-    TensorBase *t = (TensorBase *)a;
-    if (t->etype != PyTuple_GET_ITEM(spec, 2) || !t->f || !PyTuple_Check(t->f) || PyTuple_GET_SIZE(t->f) < 14 ||
-        !t->align || !t->data) return 0;
-    int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(t->f, 4));
-    int want_gmem = PyUnicode_Compare(PyTuple_GET_ITEM(spec, 3), s_gmem) == 0;
-    if (memspace_of_device(dev) != want_gmem) return 0;
-    long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-    if (PyLong_AsLongLong(t->align) != align) return 0;
-    if (PyTuple_GET_ITEM(spec, 5) == Py_True && (PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t->f, 2)) & 1)) return 0;
-    if (want_gmem && PyLong_AsLong(PyTuple_GET_ITEM(t->f, 5)) != PyLong_AsLong(PyTuple_GET_ITEM(spec, 6))) return 0;
-    unsigned long long addr = PyLong_AsUnsignedLongLong(t->data);
-    if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) { PyErr_Clear(); return 0; }
-    PyObject *sig = PyObject_CallMethodNoArgs(a, s_kernel_signature);
-    if (!sig) { PyErr_Clear(); return 0; }
-    int ok = PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 4;
-    if (ok) {
-      int e1 = PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 0), PyTuple_GET_ITEM(spec, 7), Py_EQ);
-      int e2 = e1 == 1 ? PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 1), PyTuple_GET_ITEM(spec, 8), Py_EQ) : 0;
-      ok = e1 == 1 && e2 == 1;
-    }
-    if (ok) {
-      memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &addr, 8);
-      PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
-      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn) && ok; k++) {
-        PyObject *d = PyTuple_GET_ITEM(dyn, k);
-        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
-        PyObject *vals = PyTuple_GET_ITEM(sig, PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 1)));
-        Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
-        if (!PyTuple_Check(vals) || j < 0 || j >= PyTuple_GET_SIZE(vals)) { ok = 0; break; }
-        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(vals, j));
-        int is64 = PyTuple_GET_SIZE(d) > 3 && PyTuple_GET_ITEM(d, 3) == Py_True;
-        if (is64) memcpy(buf + 8 * slot, &v, 8);
-        else if (v < INT32_MIN || v > INT32_MAX) ok = 0;
-        else { int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
-      }
-    }
-    Py_DECREF(sig);
-    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
-    return ok;
-  }
-  }
-  return 0;
-}
-
-static PyObject *launcher_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-  Launcher *L = (Launcher *)self_;
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (kwnames && PyTuple_GET_SIZE(kwnames)) Py_RETURN_NONE;
-  if (n != PyTuple_GET_SIZE(L->specs)) Py_RETURN_NONE;
-  /* Pack privately: checking a tensor runs Python code (kernel_signature), during which another
-   * thread or a re-entrant call may use this launcher; the shared buffer is written only after
-   * the last check, with the GIL held until cuLaunchKernel has read it. */
-  char tmp[LAUNCHER_MAX_PARAM_BYTES];
-  memset(tmp, 0, (size_t)L->nbuf);
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (!put_arg(tmp, PyTuple_GET_ITEM(L->specs, i), args[i])) {
-      if (PyErr_Occurred()) PyErr_Clear();
-      Py_RETURN_NONE;
-    }
-  }
-  memcpy(L->buf, tmp, (size_t)L->nbuf);
-  int rc = L->launch(L->func, L->dims[0], L->dims[1], L->dims[2], L->dims[3], L->dims[4], L->dims[5],
-                     L->smem, NULL, L->kernel_params, NULL);
-  return PyLong_FromLong(rc);
-}
-
-static void launcher_dealloc(Launcher *self) {
-  Py_XDECREF(self->specs);
-  Py_XDECREF(self->owner);
-  Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* The highest byte a spec writes (8 * (slot + 1)), or -1 for a malformed spec. */
-static Py_ssize_t spec_extent(PyObject *spec) {
-  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) return -1;
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
-  if (kind == 5) return 0;
-  Py_ssize_t need = (kind == 0 && PyTuple_GET_SIZE(spec) == 5) || (kind >= 1 && kind <= 4) ||
-                    (kind == 6 && PyTuple_GET_SIZE(spec) == 10) ? 0 : -1;
-  if (need < 0) return -1;
-  Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
-  if (slot < 0) return -1;
-  need = 8 * (slot + 1);
-  if (kind == 6) {
-    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
-    if (!PyTuple_Check(dyn)) return -1;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
-      PyObject *d = PyTuple_GET_ITEM(dyn, k);
-      if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 3) return -1;
-      Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
-      long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
-      if (s < 0 || (which != 2 && which != 3)) return -1;
-      if (8 * (s + 1) > need) need = 8 * (s + 1);
-    }
-  }
-  return need;
-}
-
-/* Launcher(launch_addr, func, dims6, smem, kernel_params_addr, buf_addr, buf_size, specs, owner) */
-static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  unsigned long long launch, func, params, buf;
-  Py_ssize_t buf_size;
-  PyObject *dims, *specs, *owner;
-  unsigned smem;
-  if (!PyArg_ParseTuple(args, "KKO!IKKnO!O", &launch, &func, &PyTuple_Type, &dims, &smem, &params, &buf,
-                        &buf_size, &PyTuple_Type, &specs, &owner))
-    return NULL;
-  if (PyTuple_GET_SIZE(dims) != 6 || !launch || !func || !params || !buf) {
-    PyErr_SetString(PyExc_ValueError, "Expected 6 launch dimensions and non-NULL launch, function and buffers.");
-    return NULL;
-  }
-  for (int i = 0; i < 6; i++) {
-    unsigned long long d = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(dims, i));
-    if (PyErr_Occurred() || d == 0 || d > 0xFFFFFFFFull) {
-      PyErr_Clear();
-      PyErr_SetString(PyExc_ValueError, "Expected launch dimensions between 1 and 2**32-1.");
-      return NULL;
-    }
-  }
-  Py_ssize_t nbuf = 0;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(specs); i++) {
-    Py_ssize_t e = spec_extent(PyTuple_GET_ITEM(specs, i));
-    if (e < 0 || PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError, "Malformed launcher spec for argument %zd.", i);
-      return NULL;
-    }
-    if (e > nbuf) nbuf = e;
-  }
-  if (nbuf > buf_size || nbuf > LAUNCHER_MAX_PARAM_BYTES) {
-    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within the %zd-byte buffer, but they need %zd bytes.",
-                 buf_size, nbuf);
-    return NULL;
-  }
-  if (!g_ptr_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.tensor was not imported"); return NULL; }
-  Launcher *L = (Launcher *)type->tp_alloc(type, 0);
-  if (!L) return NULL;
-  L->vectorcall = launcher_vectorcall;
-  L->launch = (cu_launch_t)(uintptr_t)launch;
-  L->func = (void *)(uintptr_t)func;
-  for (int i = 0; i < 6; i++) L->dims[i] = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(dims, i));
-  L->smem = smem;
-  L->kernel_params = (void **)(uintptr_t)params;
-  L->buf = (char *)(uintptr_t)buf;
-  L->nbuf = nbuf;
-  L->specs = Py_NewRef(specs);
-  L->owner = Py_NewRef(owner);
-  if (PyErr_Occurred()) { Py_DECREF(L); return NULL; }
-  return (PyObject *)L;
-}
-
-static PyTypeObject LauncherType = {
-  PyVarObject_HEAD_INIT(NULL, 0)
-  .tp_name = "workbench.dlpack._native.Launcher",
-  .tp_basicsize = sizeof(Launcher),
-  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-  .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
-  .tp_call = PyVectorcall_Call,
-  .tp_new = launcher_new,
-  .tp_dealloc = (destructor)launcher_dealloc,
-  .tp_doc = "A kernel's launch hot path: returns cuLaunchKernel's result, or None when the arguments do not match.",
-};
-
 static PyMethodDef methods[] = {
   {"consume", (PyCFunction)consume, METH_O, "Consume a DLPack capsule: rename it and return its decoded fields."},
   {"exchange", (PyCFunction)(void (*)(void))exchange, METH_FASTCALL, "Call dltensor_from_py_object_no_sync."},
@@ -959,10 +700,6 @@ PyMODINIT_FUNC PyInit__native(void) {
   if (PyType_Ready(&OwnerType) < 0) return NULL;
   if (PyType_Ready(&TensorBaseType) < 0) return NULL;
   if (PyType_Ready(&PointerBaseType) < 0) return NULL;
-  if (PyType_Ready(&LauncherType) < 0) return NULL;
-  s_kernel_signature = PyUnicode_InternFromString("kernel_signature");
-  s_gmem = PyUnicode_InternFromString("gmem");
-  if (!s_kernel_signature || !s_gmem) return NULL;
   s_natural_align = PyUnicode_InternFromString("natural_align");
   s_generic = PyUnicode_InternFromString("generic");
   if (!s_natural_align || !s_generic) return NULL;
@@ -982,8 +719,6 @@ PyMODINIT_FUNC PyInit__native(void) {
   if (!m) return NULL;
   Py_INCREF(&OwnerType);
   if (PyModule_AddObject(m, "Owner", (PyObject *)&OwnerType) < 0) { Py_DECREF(&OwnerType); Py_DECREF(m); return NULL; }
-  Py_INCREF(&LauncherType);
-  if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) { Py_DECREF(&LauncherType); Py_DECREF(m); return NULL; }
   Py_INCREF(&PointerBaseType);
   if (PyModule_AddObject(m, "PointerBase", (PyObject *)&PointerBaseType) < 0) { Py_DECREF(&PointerBaseType); Py_DECREF(m); return NULL; }
   Py_INCREF(&TensorBaseType);

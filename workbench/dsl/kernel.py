@@ -15,10 +15,11 @@ import ctypes
 import operator
 import struct
 
-from ..dlpack import _native
 from .._element_types import Boolean
 from ..layout import offset_span
-from .._tensor import Pointer, Tensor
+from .._tensor import Pointer, Tensor, _EXCHANGE_FOR_C, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C
+from ..dlpack.dtypes import PACKED
+from . import _launch
 from . import args as A
 from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
@@ -56,7 +57,8 @@ class Specialization:
         self.cuda_source = generate(self.ir, header=self.describe())
         self._cpu = None
         self.gpu = None
-        self._build_guards()
+        self.arg_specs = self._arg_specs()
+        self._gos: dict = {}
 
     def describe(self) -> str:
         names = self.kernel.source.params
@@ -80,132 +82,73 @@ class Specialization:
 
     def load_gpu(self):
         if self.gpu is None:
-            self.gpu = g = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
-            self._guard_globals.update(_buf=g.buf, _h=g.handle, _pp=g.params_ptr, _cu=g.launch_fn,
-                                       _dev=backend_cupy.current_device())
+            _DEVICE[0] = backend_cupy.current_device()
+            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            self.arg_specs = self._arg_specs()   # device tensors are checked against the device loaded on
+            self._gos.clear()
             st = self.kernel.stats
             st.gpu_compiles += 1
             st.compile_seconds += self.gpu.compile_seconds
         return self.gpu
 
-    # -- the guard: generated once per specialization ------------------------------------------
-    def _build_guards(self):
-        names = self.kernel.source.params
-        g = {"_Tensor": Tensor, "_Pointer": Pointer,
-             "_E": [getattr(s, "etype", None) for s in self.specs], "_K": [s.key for s in self.specs],
-             "_C": [getattr(s, "value", None) for s in self.specs], "_pack_into": struct.pack_into,
-             "_fmt": self.fmt, "_dev": 0}
-        lines = []
-        vals: dict = {}
-        for i, s in enumerate(self.specs):
-            a = f"a{i}"
-            k = type(s)
-            if k is A.ConstSpec:
-                g["_ckey"] = A.const_key
-                lines.append(f"if type({a}) is not type(_C[{i}]) or _ckey({a}) != _K[{i}][1]: return None")
-            elif k is A.ScalarSpec:
-                t = s.etype
-                # a Python scalar or the numpy scalar of the same dtype (np.float32(2) is a Float32)
-                g[f"_np{i}"] = type(_np_scalar(t)) if t.numpy else None
-                if t is Boolean:
-                    lines.append(f"if type({a}) is not bool and type({a}) is not _np{i}: return None")
-                elif t is ir.Int32:   # the range is checked by struct.pack (struct.error -> slow path)
-                    lines.append(f"if type({a}) is not int and type({a}) is not _np{i}: return None")
-                elif t is ir.Int64:
-                    lines.append(f"if type({a}) is not _np{i} and (type({a}) is not int or {_I32_MIN} <= {a} <= {_I32_MAX}): return None")
-                elif t is ir.Float32:
-                    lines.append(f"if type({a}) is not float and type({a}) is not _np{i}: return None")
-                else:
-                    g[f"_np{i}"] = type(_np_scalar(t))
-                    lines.append(f"if type({a}) is not _np{i}: return None")
-                vals[("scalar", i)] = a
-            elif k is A.PointerSpec:
-                ro = f" or {a}.read_only" if i in self.written else ""   # a read-only tensor's .iterator
-                lines.append(f"if type({a}) is not _Pointer or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align}{ro}: return None")
-                lines.append(f"p{i} = {a}.address")
-                lines.append(f"if p{i} & {s.align - 1}: return None")
-                vals[("ptr", i)] = f"p{i}"
-            else:
-                ro = f" or {a}.read_only" if i in self.written else ""
-                dev = f" or {a}.device[1] != _dev" if s.memspace == "gmem" else ""
-                lines.append(f"if type({a}) is not _Tensor or {a}.element_type is not _E[{i}] or {a}.memspace != {s.memspace!r} "
-                             f"or {a}.assumed_align != {s.align}{ro}{dev}: return None")
-                lines.append(f"p{i} = {a}.data_ptr")
-                lines.append(f"if p{i} & {s.align - 1}: return None")
-                lines.append(f"q{i} = {a}.kernel_signature()")
-                lines.append(f"if q{i}[0] != _K[{i}][3] or q{i}[1] != _K[{i}][4]: return None")
-                vals[("ptr", i)] = f"p{i}"
-                for p in self.params:
-                    if p.source[0] in ("shape", "stride") and p.source[1] == i:
-                        j = 2 if p.source[0] == "shape" else 3
-                        vals[p.source] = f"q{i}[{j}][{p.source[2]}]"
-        exprs = [vals[p.source] for p in self.params]
-        body = "\n    ".join(lines) if lines else "pass"
-        unpack = "".join(f"a{i}, " for i in range(len(names)))
-        tup = "(" + "".join(e + ", " for e in exprs) + ")"
-        pack = f"_pack_into(_fmt, _buf, 0, {', '.join(exprs)})" if exprs else "pass"
-        src = (f"def _values(args):\n    if len(args) != {len(names)}: return None\n    {unpack} = args\n"
-               f"    {body}\n    return {tup}\n\n"
-               f"def _pack(args, _buf):\n    if len(args) != {len(names)}: return None\n    {unpack} = args\n"
-               f"    {body}\n    {pack}\n    return True\n")
-        if not names:
-            src = src.replace("     = args\n", "")
-        self._go_template = (f"def _go({unpack.rstrip(', ')}):\n    {body}\n    {pack}\n"
-                             "    return _cu(_h, {0}, {1}, {2}, {3}, {4}, {5}, 0, None, _pp, None)\n")
-        self.guard_source = src
-        self._guard_globals = g
-        exec(compile(src, f"<guard {self.kernel.__name__}>", "exec"), g)  # noqa: S102
-        self.values = g["_values"]
-        self.pack = g["_pack"]
-        self._gos: dict = {}
-
-    def c_specs(self):
-        """Per-argument specs for the C launcher (workbench.dlpack._native.Launcher), or None when
-        an argument kind is one only the generated Python guard handles (numpy scalar types)."""
+    # -- the guard: one argument spec, read by the C launcher for every use ----------------------
+    def _arg_specs(self):
+        """Per-argument spec tuples for workbench.dsl._launch (its header lists the layouts).  The
+        same specs guard and pack the hot path, launches with a stream, the slow path and the CPU
+        executor's values: there is no second guard to drift from this one."""
         slots: dict = {}
         for k, p in enumerate(self.params):
             slots.setdefault(p.source[1], []).append((k, p))
-        dev = self._guard_globals.get("_dev", 0)
         out = []
         for i, s in enumerate(self.specs):
             kind = type(s)
             mine = slots.get(i, [])
             if kind is A.ConstSpec:
-                if type(s.value) not in (int, bool, str):
-                    return None  # floats and tuples need the type-tagged comparison of the Python guard
-                out.append((5, s.value))
+                out.append((5, s.value, s.key[1], A.const_key))
             elif kind is A.PointerSpec:
-                out.append((0, mine[0][0], s.etype, s.memspace, s.align))
+                out.append((0, mine[0][0], s.etype, s.memspace, s.align, i in self.written))
             elif kind is A.ScalarSpec:
+                slot = mine[0][0]
                 code = {ir.Int32: 1, ir.Int64: 2, ir.Float32: 3, Boolean: 4}.get(s.etype)
-                if code is None:
-                    return None
-                out.append((code, mine[0][0]))
+                np_kind = _NUMPY_KIND.get(s.etype.name)
+                if code is not None and np_kind is None:
+                    out.append((code, slot))
+                elif code is None:
+                    out.append((7, slot, type(_np_scalar(s.etype)), np_kind))
+                else:   # a Python scalar or the numpy scalar of the same dtype (np.float32(2) is a Float32)
+                    out.append((8, (code, slot), (7, slot, type(_np_scalar(s.etype)), np_kind)))
             else:
                 ptr = [k for k, p in mine if p.source[0] == "ptr"][0]
                 dyn = tuple((k, 2 if p.source[0] == "shape" else 3, p.source[2], p.etype is ir.Int64)
                             for k, p in mine if p.source[0] in ("shape", "stride"))
-                out.append((6, ptr, s.etype, s.memspace, s.align, i in self.written, dev, s.shape, s.stride, dyn))
+                e = s.etype
+                packed = _PACKED_OF.get(e, -1)   # -1: no framework tensor carries it (only wb.Tensors match)
+                out.append((6, ptr, e, s.memspace == "gmem", s.align, i in self.written, _DEVICE[0], s.shape, s.stride,
+                            dyn, packed, e.natural_align))
         return tuple(out)
 
+    def values(self, args):
+        """The parameter values these arguments give, or None when the guard refuses them."""
+        raw = _launch.pack(self.arg_specs, tuple(args))
+        return None if raw is None else struct.unpack_from(self.fmt, raw)
+
+    def pack(self, args, buf) -> bool:
+        """Guard and pack into a parameter buffer; False when the guard refuses."""
+        raw = _launch.pack(self.arg_specs, tuple(args))
+        if raw is None:
+            return False
+        ctypes.memmove(buf, raw, len(raw))
+        return True
+
     def go_for(self, grid6):
-        """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one call,
-        in C when every argument kind allows it (else one generated Python function), grid and
-        block fixed.  Returns None when the arguments do not match this specialization."""
+        """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one C call,
+        grid and block fixed.  Returns None when the arguments do not match this specialization."""
         f = self._gos.get(grid6)
         if f is None and self.gpu is not None:
-            specs = self.c_specs()
-            if specs is not None:
-                g = self.gpu
-                f = self._gos[grid6] = _native.Launcher(
-                    ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), 0,
-                    ctypes.addressof(g.params), ctypes.addressof(g.buf), ctypes.sizeof(g.buf), specs, g)
-        if f is None:
-            src = self._go_template.format(*grid6)
-            ns = self._guard_globals
-            exec(compile(src, f"<launch {self.kernel.__name__} {grid6}>", "exec"), ns)  # noqa: S102
-            f = self._gos[grid6] = ns.pop("_go")
+            g = self.gpu
+            f = self._gos[grid6] = _launch.Launcher(
+                ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), 0,
+                ctypes.addressof(g.params), ctypes.addressof(g.buf), ctypes.sizeof(g.buf), self.arg_specs, g)
         return f
 
     # -- running ---------------------------------------------------------------------------------
@@ -236,6 +179,17 @@ class Specialization:
         return ext
 
 
+_NUMPY_KIND = {"Float32": 0, "Float64": 1, "Int8": 2, "Int16": 3, "Int32": 4, "Int64": 5, "Uint8": 6, "Uint16": 7,
+               "Uint32": 8, "Uint64": 9, "Boolean": 10}
+_PACKED_OF = {e: p for p, e in PACKED.items()}
+_DEVICE = [0]   # the CUDA device the launchers check tensors against (set when the GPU is first used)
+_launch.set_types(Tensor, Pointer, _EXCHANGE_FOR_C, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C)
+
+
+def _describe_args(args) -> str:
+    return "(" + ", ".join(str(a) if type(a) in (Tensor, Pointer) else repr(a) for a in args) + ")"
+
+
 def _np_scalar(t):
     import numpy as np
     return np.dtype(t.numpy).type(0)
@@ -252,11 +206,9 @@ class _Launcher:
         self.gos, self.ver = (), -1
 
     def __call__(self, *args):
+        # framework tensors go straight in: the C guard reads them (torch through its exchange API)
         for go in self.gos:
-            try:
-                rc = go(*args)
-            except (TypeError, struct.error, OverflowError):
-                continue        # wrong argument count or a value out of its type's range: slow path
+            rc = go(*args)
             if rc is not None:
                 if rc:
                     raise RuntimeError(f"cuLaunchKernel failed for {self.k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
@@ -266,19 +218,7 @@ class _Launcher:
             self.gos, self.ver = tuple(sp.go_for(self.g) for sp in k._hot), k._hot_ver
             if self.gos:
                 return self(*args)
-        # framework tensors: convert (from_dlpack + mark_layout_dynamic) and retry the hot path
-        nargs = tuple(A.normalize(a) for a in args)
-        if any(x is not y for x, y in zip(nargs, args)):
-            for go in self.gos:
-                try:
-                    rc = go(*nargs)
-                except (TypeError, struct.error, OverflowError):
-                    continue
-                if rc is not None:
-                    if rc:
-                        raise RuntimeError(f"cuLaunchKernel failed for {k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
-                    return None
-        return k._launch(self.grid, self.block, 0, None, nargs)
+        return k._launch(self.grid, self.block, 0, None, args)
 
 
 class Kernel:
@@ -336,11 +276,7 @@ class Kernel:
     def _launch(self, grid, block, smem, stream, args):
         for sp in self._hot:
             g = sp.gpu
-            try:
-                packed = sp.pack(args, g.buf)
-            except (struct.error, OverflowError):
-                continue  # a value out of this specialization's parameter range: another one, or _slow
-            if packed:
+            if sp.pack(args, g.buf):
                 rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                                  backend_cupy.stream_handle(stream) if stream is not None else None, g.params_ptr, None)
                 if rc:
@@ -397,13 +333,10 @@ class Kernel:
         nargs, sp, target = self._select(args, backend)
         if block[0] * block[1] * block[2] > 1024:
             raise ValueError(f"Expected at most 1024 threads per block, but got {block}.")
-        try:
-            vals = sp.values(nargs)
-        except (struct.error, OverflowError) as e:
-            raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
+        vals = sp.values(nargs)
         if vals is None:
-            raise ValueError(f"The arguments of {self.__name__} do not match the specialization they selected "
-                             f"({sp.describe()}); this is a bug in the DSL.")
+            raise ValueError(f"Expected arguments of {self.__name__} that fit the parameter types of {sp.describe()}, "
+                             f"but the guard refused {_describe_args(nargs)} (e.g. a float beyond Float32's range).")
         if target == "cpu":
             sp.cpu.run(grid, block, vals, sp.extents(nargs))
             return None
@@ -413,11 +346,7 @@ class Kernel:
             self._hot_ver += 1
         if any(type(a) is Tensor and a.memspace == "gmem" and a.device[1] != backend_cupy.current_device() for a in nargs):
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
-        try:
-            ok = sp.pack(nargs, g.buf)
-        except (struct.error, OverflowError) as e:
-            raise ValueError(f"An argument of {self.__name__} does not fit its parameter type: {e}") from None
-        if not ok:
+        if not sp.pack(nargs, g.buf):
             raise ValueError(f"The arguments of {self.__name__} were refused by the guard of {sp.describe()}.")
         rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                          backend_cupy.stream_handle(stream), g.params_ptr, None)

@@ -1,0 +1,48 @@
+"""The overhead lab (workbench/bench/lab.py) and its CLI, with few calls: structure, not speed."""
+
+import json
+
+import pytest
+
+from workbench.__main__ import main
+from workbench.bench import lab
+
+
+def test_help_names_every_suite(capsys):
+    with pytest.raises(SystemExit):
+        main(["lab", "--help"])
+    out = capsys.readouterr().out
+    assert all(s in out for s in lab.SUITES)
+
+
+def test_unknown_suite_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["lab", "nonsense"])
+    assert "unknown lab suite" in capsys.readouterr().err
+
+
+def test_host_suite_measures_every_path_for_each_count_and_draws(tmp_path):
+    pytest.importorskip("torch")
+    host = lab.run_host(rounds=2, calls=20, warmup=2, counts=(1, 2), progress=False)
+    assert set(host["paths"]) == {"pointer bypass", "wb tensors (cached)", "numpy straight in", "torch straight in",
+                                  "from_dlpack+mark_layout_dynamic each call"}
+    for row in host["paths"].values():
+        for n in ("1", "2"):
+            r = row[n]
+            assert r["q1_us"] <= r["median_us"] <= r["q3_us"] and len(r["samples_us"]) == 2
+    result = {"lab": "t", "mode": "cpu (host-side only: no GPU)", "machine": {"python": "3"}, "versions": {"numpy": "x"},
+              "rounds": 2, "unit": "us", "suites": {"host": host}}
+    result["ratios"] = lab.ratios(result)
+    result["targets"] = lab.TARGETS
+    text = lab.table(result)
+    assert "pointer bypass" in text and "tensors 2" in text and "wb_cached_minus_bypass_per_tensor_us[2]" in text
+    lab.save(result, str(tmp_path / "r.json"), str(tmp_path / "r.png"))
+    assert json.loads((tmp_path / "r.json").read_text())["suites"]["host"]["counts"] == [1, 2]
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_path_that_fails_is_reported_not_fatal():
+    def boom():
+        raise RuntimeError("no device")
+    raw = lab._measure({("ok", 1): lambda: None, ("bad", 1): boom}, 2, 5, 1, lab._Progress(1, "t", False))
+    assert "median_us" in raw[("ok", 1)] and raw[("bad", 1)] == {"error": "RuntimeError: no device"}

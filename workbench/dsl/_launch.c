@@ -1,0 +1,566 @@
+/* The DSL's one launch path: guard + pack (+ cuLaunchKernel) for one specialization, in C.
+ *
+ * workbench.dsl.kernel derives one argument spec per specialization from its signature; the same
+ * specs drive every use: the per-grid Launcher (the hot path), pack() (launches with a stream or
+ * dynamic shared memory, the slow path) and the CPU executor's parameter values.  An argument that
+ * does not match makes the call return None, and the Python dispatcher then selects or compiles
+ * another specialization (or raises the precise error): nothing ever launches on an argument the
+ * guard has not accepted.
+ *
+ * Spec tuples, one per kernel argument ("slot" is the 8-byte parameter slot):
+ *   (0, slot, etype, memspace, align, written)         wb.Pointer (exact type; read-only refused when written)
+ *   (1, slot) Int32 | (2, slot) Int64 outside Int32 | (3, slot) Float32 (Python float) | (4, slot) bool
+ *   (5, value, key, keyfn)                             Constexpr: same type and keyfn(arg) == key
+ *   (6, slot, etype, is_gmem, align, written, device_id, shape_sig, stride_sig, dyn, packed_dtype, natural_align)
+ *        a tensor; dyn = ((slot, 2 shape | 3 stride, flat index, is64), ...).  Accepted as
+ *        - a wb.Tensor: fields read in C (its kernel_signature() only for make_tensor/compact marks);
+ *        - a framework tensor whose implicit conversion (from_dlpack(x).mark_layout_dynamic()) would
+ *          give this signature: torch through its DLPack exchange API (a C function pointer, no
+ *          capsule), other known producers through their capsule; dtype, device, rank, every
+ *          static extent and stride, dynamic markers (width, divisibility), alignment and the
+ *          read-only flag are checked against the spec without building a wb.Tensor.
+ *   (7, slot, numpy scalar type, kind)                 kind 0 f32, 1 f64, 2..5 i8/i16/i32/i64, 6..9 u8..u64, 10 bool
+ *   (8, scalar spec 1..4, numpy spec 7)                 either form of one scalar
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include "../dlpack/_dlpack_structs.h"
+
+#define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
+#define MAX_RANK 64
+
+typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, void *, void **, void **);
+
+/* Installed once by workbench.dsl.kernel: the exact wb classes and the bridge's producer tables
+ * (the same dict objects workbench._tensor fills as producer types are met). */
+static PyObject *g_tensor_cls, *g_ptr_cls, *g_exchange, *g_cpu_types, *g_cuda_types;
+static PyObject *s_kernel_signature, *s_dlpack, *s_layout;
+static PyObject *g_kw_ver, *g_kw_ver_stream, *g_maxver, *g_no_sync;
+
+static PyObject *set_types(PyObject *mod, PyObject *args) {
+  PyObject *t, *p, *ex, *cpu, *cuda;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &t, &PyType_Type, &p, &PyDict_Type, &ex, &PyDict_Type, &cpu,
+                        &PyDict_Type, &cuda)) return NULL;
+  Py_XSETREF(g_tensor_cls, Py_NewRef(t)); Py_XSETREF(g_ptr_cls, Py_NewRef(p));
+  Py_XSETREF(g_exchange, Py_NewRef(ex)); Py_XSETREF(g_cpu_types, Py_NewRef(cpu)); Py_XSETREF(g_cuda_types, Py_NewRef(cuda));
+  Py_RETURN_NONE;
+}
+
+static int memspace_is_gmem(int dev) { return dev == 2 || dev == 13; }  /* CUDA, CUDA managed */
+
+static int is_dyn_marker(PyObject *m, long *width, long long *div) {
+  if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 3) return 0;
+  *width = PyLong_AsLong(PyTuple_GET_ITEM(m, 1));
+  *div = PyLong_AsLongLong(PyTuple_GET_ITEM(m, 2));
+  return 1;
+}
+
+/* One mode value against its spec marker.  dyn: whether the source makes this value dynamic and
+ * with which width (32 or 64).  1: matches. */
+static int mode_matches(PyObject *marker, long long v, int dyn, long width) {
+  long w; long long d;
+  if (is_dyn_marker(marker, &w, &d)) {
+    if (PyErr_Occurred()) return 0;
+    return dyn && w == width && d == 1 && v % d == 0;  /* implicit marks carry divisibility 1 */
+  }
+  if (dyn || !PyLong_CheckExact(marker)) return 0;
+  int overflow = 0;
+  long long m = PyLong_AsLongLongAndOverflow(marker, &overflow);
+  return !overflow && m == v;
+}
+
+/* Check a flat tensor (shape, strides) as `layout_marks` says (0: from_dlpack, all static; 1:
+ * mark_layout_dynamic with leading dimension ld, -1 deduced) against the spec and pack its
+ * dynamic values.  The rules are Tensor.kernel_signature()'s; a leading dimension that cannot be
+ * deduced is a refusal (Python raises the error). */
+static int check_modes(char *buf, PyObject *spec, int n, const int64_t *shape, const int64_t *stride,
+                       int layout_marks, long ld) {
+  PyObject *ssig = PyTuple_GET_ITEM(spec, 7), *dsig = PyTuple_GET_ITEM(spec, 8);
+  if (!PyTuple_Check(ssig) || !PyTuple_Check(dsig) || PyTuple_GET_SIZE(ssig) != n || PyTuple_GET_SIZE(dsig) != n)
+    return 0;
+  if (layout_marks && ld < 0) {
+    int ones = 0, big = 0, last_one = -1, last_big = -1;
+    for (int i = 0; i < n; i++)
+      if (stride[i] == 1) { ones++; last_one = i; if (shape[i] > 1) { big++; last_big = i; } }
+    if (ones == 1) ld = last_one;
+    else if (ones > 1) { if (big != 1) return 0; ld = last_big; }
+    else ld = -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (shape[i] < 0) return 0;
+    long sw = shape[i] > INT32_MAX ? 64 : 32;
+    if (!mode_matches(PyTuple_GET_ITEM(ssig, i), shape[i], layout_marks, sw)) return 0;
+    int sdyn = layout_marks && i != ld && stride[i] > 0;
+    if (!mode_matches(PyTuple_GET_ITEM(dsig, i), stride[i], sdyn, 64)) return 0;
+  }
+  PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
+    PyObject *d = PyTuple_GET_ITEM(dyn, k);
+    Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
+    long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
+    Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
+    if (j < 0 || j >= n) return 0;
+    long long v = which == 2 ? shape[j] : stride[j];
+    if (PyTuple_GET_ITEM(d, 3) == Py_True) memcpy(buf + 8 * slot, &v, 8);
+    else if (v < INT32_MIN || v > INT32_MAX) return 0;
+    else { int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
+  }
+  return !PyErr_Occurred();
+}
+
+static int put_ptr_slot(char *buf, PyObject *spec, unsigned long long addr) {
+  memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &addr, 8);
+  return 1;
+}
+
+/* A DLTensor (from the exchange API or a capsule) against a tensor spec, as its implicit
+ * conversion from_dlpack(x).mark_layout_dynamic() would be. */
+static int put_dltensor(char *buf, PyObject *spec, const DLTensor *t, uint64_t flags) {
+  uint32_t packed = (uint32_t)t->dtype.code | ((uint32_t)t->dtype.bits << 8) | ((uint32_t)t->dtype.lanes << 16);
+  if (PyLong_AsUnsignedLong(PyTuple_GET_ITEM(spec, 10)) != packed) return 0;
+  int want_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
+  int dev = t->device.device_type;
+  if (!(dev == 1 || dev == 2 || dev == 3 || dev == 13) || memspace_is_gmem(dev) != want_gmem) return 0;
+  if (want_gmem && t->device.device_id != PyLong_AsLong(PyTuple_GET_ITEM(spec, 6))) return 0;
+  long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
+  if (align != PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 11))) return 0;  /* implicit: natural alignment */
+  if (PyTuple_GET_ITEM(spec, 5) == Py_True && (flags & WB_DLPACK_FLAG_READ_ONLY)) return 0;
+  if (!t->data || t->ndim < 0 || t->ndim > MAX_RANK || !t->strides || (t->ndim && !t->shape)) return 0;
+  unsigned long long addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
+  if (addr < t->byte_offset || (addr & (unsigned long long)(align - 1))) return 0;
+  if (!check_modes(buf, spec, t->ndim, t->shape, t->strides, 1, -1)) return 0;
+  return put_ptr_slot(buf, spec, addr);
+}
+
+static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
+
+static int put_framework_tensor(char *buf, PyObject *spec, PyObject *a) {
+  PyObject *tp = (PyObject *)Py_TYPE(a);
+  PyObject *ex = g_exchange ? PyDict_GetItemWithError(g_exchange, tp) : NULL;
+  if (ex) {
+    Py_INCREF(ex);
+    int ok = 0;
+    if (!(PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, a))) {
+      void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
+      DLTensor t;
+      memset(&t, 0, sizeof t);
+      /* the exchange API's no-sync read: the launch goes to the legacy default stream, on which
+       * torch's default-stream work is already ordered (DESIGN.md section 5) */
+      if (fp && ((dltensor_from_py_object_no_sync_t)fp)((void *)a, &t) == 0) ok = put_dltensor(buf, spec, &t, 0);
+    }
+    Py_DECREF(ex);
+    return ok;
+  }
+  if (PyErr_Occurred() || !g_cpu_types) return 0;
+  int cuda = PyDict_GetItemWithError(g_cuda_types, tp) != NULL;
+  if (!cuda && (PyErr_Occurred() || !PyDict_GetItemWithError(g_cpu_types, tp))) return 0;
+  PyObject *meth = PyObject_GetAttr(a, s_dlpack);
+  if (!meth) return 0;
+  /* CUDA-only producers get stream=-1 as from_dlpack does (their arrays live on the legacy default
+   * stream the launch uses); CPU producers take no stream */
+  PyObject *cargs[2] = {g_maxver, g_no_sync};
+  PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, cuda ? g_kw_ver_stream : g_kw_ver);
+  Py_DECREF(meth);
+  if (!cap) return 0;
+  int ok = 0;
+  /* the capsule is read, not consumed: dropping it below calls the producer's deleter once */
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->version.major == 1) ok = put_dltensor(buf, spec, &m->dl_tensor, m->flags);
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->dl_tensor.dtype.bits >= 8) ok = put_dltensor(buf, spec, &m->dl_tensor, 0);
+  }
+  Py_DECREF(cap);
+  return ok;
+}
+
+static int put_wb_tensor(char *buf, PyObject *spec, PyObject *a) {
+  TensorBase *t = (TensorBase *)a;
+  if (t->etype != PyTuple_GET_ITEM(spec, 2) || !t->f || !PyTuple_Check(t->f) || PyTuple_GET_SIZE(t->f) < 14 ||
+      !t->align || !t->data || !t->stride) return 0;
+  int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(t->f, 4));
+  int want_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
+  if (memspace_is_gmem(dev) != want_gmem) return 0;
+  long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
+  if (PyLong_AsLongLong(t->align) != align) return 0;
+  if (PyTuple_GET_ITEM(spec, 5) == Py_True && (PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t->f, 2)) & 1)) return 0;
+  if (want_gmem && PyLong_AsLong(PyTuple_GET_ITEM(t->f, 5)) != PyLong_AsLong(PyTuple_GET_ITEM(spec, 6))) return 0;
+  unsigned long long addr = PyLong_AsUnsignedLongLong(t->data);
+  if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) return 0;
+  PyObject *marks = t->marks, *shape = PyTuple_GET_ITEM(t->f, 10);
+  int plain = marks == Py_None;
+  int layout_marks = !plain && PyTuple_Check(marks) && PyTuple_GET_SIZE(marks) == 2 &&
+                     PyUnicode_Check(PyTuple_GET_ITEM(marks, 0)) &&
+                     PyUnicode_Compare(PyTuple_GET_ITEM(marks, 0), s_layout) == 0;
+  if ((plain || layout_marks) && PyTuple_Check(shape) && PyTuple_Check(t->stride) &&
+      PyTuple_GET_SIZE(shape) == PyTuple_GET_SIZE(t->stride) && PyTuple_GET_SIZE(shape) <= MAX_RANK) {
+    int n = (int)PyTuple_GET_SIZE(shape);
+    int64_t sh[MAX_RANK], st[MAX_RANK];
+    for (int i = 0; i < n; i++) {
+      sh[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+      st[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t->stride, i));
+    }
+    if (PyErr_Occurred()) return 0;
+    /* mark_layout_dynamic stored the leading dimension it validated or deduced; None: no mode
+     * keeps a static stride-1 (n matches no mode) */
+    long ld = n;
+    if (layout_marks && PyTuple_GET_ITEM(marks, 1) != Py_None) ld = PyLong_AsLong(PyTuple_GET_ITEM(marks, 1));
+    if (!check_modes(buf, spec, n, sh, st, layout_marks, ld)) return 0;
+    return put_ptr_slot(buf, spec, addr);
+  }
+  /* make_tensor layouts and compact-shape marks: the tensor's own signature (Python) */
+  PyObject *sig = PyObject_CallMethodNoArgs(a, s_kernel_signature);
+  if (!sig) return 0;
+  int ok = PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 4;
+  if (ok) {
+    int e1 = PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 0), PyTuple_GET_ITEM(spec, 7), Py_EQ);
+    int e2 = e1 == 1 ? PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 1), PyTuple_GET_ITEM(spec, 8), Py_EQ) : 0;
+    ok = e1 == 1 && e2 == 1;
+  }
+  if (ok) {
+    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn) && ok; k++) {
+      PyObject *d = PyTuple_GET_ITEM(dyn, k);
+      Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
+      PyObject *vals = PyTuple_GET_ITEM(sig, PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 1)));
+      Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
+      if (!PyTuple_Check(vals) || j < 0 || j >= PyTuple_GET_SIZE(vals)) { ok = 0; break; }
+      long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(vals, j));
+      if (PyTuple_GET_ITEM(d, 3) == Py_True) memcpy(buf + 8 * slot, &v, 8);
+      else if (v < INT32_MIN || v > INT32_MAX) ok = 0;
+      else { int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
+    }
+  }
+  Py_DECREF(sig);
+  if (!ok || PyErr_Occurred()) return 0;
+  return put_ptr_slot(buf, spec, addr);
+}
+
+static int put_numpy_scalar(char *buf, PyObject *spec, PyObject *a) {
+  if ((PyObject *)Py_TYPE(a) != PyTuple_GET_ITEM(spec, 2)) return 0;
+  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 3));
+  char *p = buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+  if (kind <= 1) {
+    double d = PyFloat_AsDouble(a);
+    if (d == -1.0 && PyErr_Occurred()) return 0;
+    if (kind == 0) { float f = (float)d; memcpy(p, &f, 4); } else memcpy(p, &d, 8);
+    return 1;
+  }
+  if (kind == 10) { int t = PyObject_IsTrue(a); if (t < 0) return 0; p[0] = (char)t; return 1; }
+  PyObject *i = PyNumber_Index(a);
+  if (!i) return 0;
+  static const int nbytes[] = {1, 2, 4, 8};
+  int nb = nbytes[(kind - 2) % 4];
+  int ok = 1;
+  if (kind <= 5) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    ok = !overflow && !PyErr_Occurred();
+    memcpy(p, &v, (size_t)nb);  /* little-endian: the low bytes (numpy scalars are in range) */
+  } else {
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    ok = !PyErr_Occurred();
+    memcpy(p, &v, (size_t)nb);
+  }
+  Py_DECREF(i);
+  return ok;
+}
+
+/* 1: the argument matches its spec and its values are in buf; 0: refused (no error set). */
+static int put_arg(char *buf, PyObject *spec, PyObject *a) {
+  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+  int ok = 0;
+  switch (kind) {
+  case 0: {
+    if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) break;
+    PointerBase *p = (PointerBase *)a;
+    if (p->element_type != PyTuple_GET_ITEM(spec, 2)) break;
+    if (p->memspace != PyTuple_GET_ITEM(spec, 3) && PyUnicode_Compare(p->memspace, PyTuple_GET_ITEM(spec, 3)) != 0) break;
+    long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
+    if (PyLong_AsLongLong(p->assumed_align) != align) break;
+    if (p->read_only && PyTuple_GET_ITEM(spec, 5) == Py_True) break;  /* a read-only tensor's .iterator, written */
+    unsigned long long addr = PyLong_AsUnsignedLongLong(p->address);
+    if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) break;
+    ok = put_ptr_slot(buf, spec, addr);
+    break;
+  }
+  case 1: case 2: {
+    if (!PyLong_CheckExact(a)) break;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+    if (overflow) break;
+    int fits32 = v >= INT32_MIN && v <= INT32_MAX;
+    Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+    if (kind == 1) { if (!fits32) break; int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
+    else { if (fits32) break; memcpy(buf + 8 * slot, &v, 8); }
+    ok = 1;
+    break;
+  }
+  case 3: {
+    if (!PyFloat_CheckExact(a)) break;
+    double d = PyFloat_AS_DOUBLE(a);
+    if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) break;  /* as struct.pack: out of range */
+    float w = (float)d;
+    memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &w, 4);
+    ok = 1;
+    break;
+  }
+  case 4:
+    if (!PyBool_Check(a)) break;
+    buf[8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1))] = (a == Py_True);
+    ok = 1;
+    break;
+  case 5: {
+    PyObject *want = PyTuple_GET_ITEM(spec, 1);
+    if (Py_TYPE(a) != Py_TYPE(want)) break;
+    if (PyLong_CheckExact(a) || PyBool_Check(a) || PyUnicode_CheckExact(a)) {
+      ok = PyObject_RichCompareBool(a, want, Py_EQ) == 1;
+      break;
+    }
+    PyObject *key = PyObject_CallOneArg(PyTuple_GET_ITEM(spec, 3), a);
+    if (!key) break;
+    ok = PyObject_RichCompareBool(key, PyTuple_GET_ITEM(spec, 2), Py_EQ) == 1;
+    Py_DECREF(key);
+    break;
+  }
+  case 6:
+    if ((PyObject *)Py_TYPE(a) == g_tensor_cls) ok = put_wb_tensor(buf, spec, a);
+    else if (!PyObject_TypeCheck(a, &PyBaseObject_Type) || Py_TYPE(a) == (PyTypeObject *)g_ptr_cls) ok = 0;
+    else ok = put_framework_tensor(buf, spec, a);
+    break;
+  case 7:
+    ok = put_numpy_scalar(buf, spec, a);
+    break;
+  case 8:   /* either form of one scalar: a Python scalar or the numpy scalar of the same dtype */
+    ok = put_arg(buf, PyTuple_GET_ITEM(spec, 1), a) || put_arg(buf, PyTuple_GET_ITEM(spec, 2), a);
+    break;
+  }
+  if (PyErr_Occurred()) { PyErr_Clear(); ok = 0; }
+  return ok;
+}
+
+/* Guard and pack every argument into tmp (nbuf bytes); 1 when all matched. */
+static int pack_all(char *tmp, Py_ssize_t nbuf, PyObject *specs, PyObject *const *args, Py_ssize_t n) {
+  if (n != PyTuple_GET_SIZE(specs)) return 0;
+  memset(tmp, 0, (size_t)nbuf);
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (!put_arg(tmp, PyTuple_GET_ITEM(specs, i), args[i])) return 0;
+  return 1;
+}
+
+/* The highest byte a spec writes (8 * (slot + 1)), 0 for none, or -1 for a malformed spec. */
+static Py_ssize_t spec_extent(PyObject *spec) {
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) return -1;
+  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+  Py_ssize_t len = PyTuple_GET_SIZE(spec);
+  if (kind == 5) return len == 4 ? 0 : -1;
+  if (kind == 8) {
+    if (len != 3) return -1;
+    Py_ssize_t e1 = spec_extent(PyTuple_GET_ITEM(spec, 1)), e2 = spec_extent(PyTuple_GET_ITEM(spec, 2));
+    if (e1 < 0 || e2 < 0) return -1;
+    long k1 = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, 1), 0));
+    long k2 = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, 2), 0));
+    if (k1 < 1 || k1 > 4 || k2 != 7) return -1;   /* no nesting: the recursion in put_arg stays one level */
+    return e1 > e2 ? e1 : e2;
+  }
+  int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
+                 (kind == 7 && len == 4);
+  if (!shape_ok) return -1;
+  Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+  if (slot < 0) return -1;
+  Py_ssize_t need = 8 * (slot + 1);
+  if (kind == 7) {
+    long k = PyLong_AsLong(PyTuple_GET_ITEM(spec, 3));
+    if (k < 0 || k > 10 || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
+  }
+  if (kind == 6) {
+    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
+    if (!PyTuple_Check(dyn)) return -1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
+      PyObject *d = PyTuple_GET_ITEM(dyn, k);
+      if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 4) return -1;
+      Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
+      long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
+      if (s < 0 || (which != 2 && which != 3)) return -1;
+      if (8 * (s + 1) > need) need = 8 * (s + 1);
+    }
+    long long al = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
+    if (al <= 0 || (al & (al - 1))) return -1;
+  }
+  if (kind == 0) {
+    long long al = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
+    if (al <= 0 || (al & (al - 1))) return -1;
+  }
+  return need;
+}
+
+static Py_ssize_t specs_extent(PyObject *specs) {
+  Py_ssize_t nbuf = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(specs); i++) {
+    Py_ssize_t e = spec_extent(PyTuple_GET_ITEM(specs, i));
+    if (e < 0 || PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "Malformed launcher spec for argument %zd.", i);
+      return -1;
+    }
+    if (e > nbuf) nbuf = e;
+  }
+  if (nbuf > LAUNCHER_MAX_PARAM_BYTES) {
+    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within %d bytes, but they need %zd bytes.",
+                 LAUNCHER_MAX_PARAM_BYTES, nbuf);
+    return -1;
+  }
+  return nbuf;
+}
+
+/* pack(specs, args_tuple) -> bytes of the parameter buffer, or None when an argument is refused:
+ * the slow path's and the CPU executor's view of the same guard. */
+static PyObject *pack(PyObject *mod, PyObject *args) {
+  PyObject *specs, *a;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &specs, &PyTuple_Type, &a)) return NULL;
+  Py_ssize_t nbuf = specs_extent(specs);
+  if (nbuf < 0) return NULL;
+  char tmp[LAUNCHER_MAX_PARAM_BYTES];
+  if (!pack_all(tmp, nbuf, specs, &PyTuple_GET_ITEM(a, 0), PyTuple_GET_SIZE(a))) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(tmp, nbuf);
+}
+
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  cu_launch_t launch;
+  void *func;
+  unsigned dims[6];
+  unsigned smem;
+  void **kernel_params;
+  char *buf;
+  Py_ssize_t nbuf;   /* bytes of buf the specs write: 8 * (highest slot + 1) */
+  PyObject *specs;   /* tuple of per-argument spec tuples */
+  PyObject *owner;   /* keeps the module and the parameter buffer alive */
+} Launcher;
+
+static PyObject *launcher_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  Launcher *L = (Launcher *)self_;
+  if (kwnames && PyTuple_GET_SIZE(kwnames)) Py_RETURN_NONE;
+  /* Pack privately: checking an argument may run Python code (a producer's __dlpack__, a
+   * tensor's kernel_signature), during which another thread or a re-entrant call may use this
+   * launcher; the shared buffer is written only after the last check, with the GIL held until
+   * cuLaunchKernel has read it. */
+  char tmp[LAUNCHER_MAX_PARAM_BYTES];
+  if (!pack_all(tmp, L->nbuf, L->specs, args, PyVectorcall_NARGS(nargsf))) Py_RETURN_NONE;
+  memcpy(L->buf, tmp, (size_t)L->nbuf);
+  int rc = L->launch(L->func, L->dims[0], L->dims[1], L->dims[2], L->dims[3], L->dims[4], L->dims[5],
+                     L->smem, NULL, L->kernel_params, NULL);
+  return PyLong_FromLong(rc);
+}
+
+static void launcher_dealloc(Launcher *self) {
+  Py_XDECREF(self->specs);
+  Py_XDECREF(self->owner);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Launcher(launch_addr, func, dims6, smem, kernel_params_addr, buf_addr, buf_size, specs, owner) */
+static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  unsigned long long launch, func, params, buf;
+  Py_ssize_t buf_size;
+  PyObject *dims, *specs, *owner;
+  unsigned smem;
+  if (!PyArg_ParseTuple(args, "KKO!IKKnO!O", &launch, &func, &PyTuple_Type, &dims, &smem, &params, &buf,
+                        &buf_size, &PyTuple_Type, &specs, &owner))
+    return NULL;
+  if (PyTuple_GET_SIZE(dims) != 6 || !launch || !func || !params || !buf) {
+    PyErr_SetString(PyExc_ValueError, "Expected 6 launch dimensions and non-NULL launch, function and buffers.");
+    return NULL;
+  }
+  for (int i = 0; i < 6; i++) {
+    unsigned long long d = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(dims, i));
+    if (PyErr_Occurred() || d == 0 || d > 0xFFFFFFFFull) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "Expected launch dimensions between 1 and 2**32-1.");
+      return NULL;
+    }
+  }
+  Py_ssize_t nbuf = specs_extent(specs);
+  if (nbuf < 0) return NULL;
+  if (nbuf > buf_size) {
+    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within the %zd-byte buffer, but they need %zd bytes.",
+                 buf_size, nbuf);
+    return NULL;
+  }
+  if (!g_tensor_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.dsl.kernel was not imported"); return NULL; }
+  Launcher *L = (Launcher *)type->tp_alloc(type, 0);
+  if (!L) return NULL;
+  L->vectorcall = launcher_vectorcall;
+  L->launch = (cu_launch_t)(uintptr_t)launch;
+  L->func = (void *)(uintptr_t)func;
+  for (int i = 0; i < 6; i++) L->dims[i] = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(dims, i));
+  L->smem = smem;
+  L->kernel_params = (void **)(uintptr_t)params;
+  L->buf = (char *)(uintptr_t)buf;
+  L->nbuf = nbuf;
+  L->specs = Py_NewRef(specs);
+  L->owner = Py_NewRef(owner);
+  return (PyObject *)L;
+}
+
+static PyTypeObject LauncherType = {
+  PyVarObject_HEAD_INIT(NULL, 0)
+  .tp_name = "workbench.dsl._launch.Launcher",
+  .tp_basicsize = sizeof(Launcher),
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+  .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
+  .tp_call = PyVectorcall_Call,
+  .tp_new = launcher_new,
+  .tp_dealloc = (destructor)launcher_dealloc,
+  .tp_doc = "A kernel's launch hot path: returns cuLaunchKernel's result, or None when the arguments do not match.",
+};
+
+/* A C function with cuLaunchKernel's signature that launches nothing and returns CUDA_SUCCESS:
+ * what the launcher calls when there is no GPU, so that the overhead lab can time the host-side
+ * guard and packing alone (a ctypes callback would cost more than the work measured). */
+static int null_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned smem, void *stream, void **params, void **extra) {
+  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+  return 0;
+}
+
+static PyObject *null_launch_address(PyObject *mod, PyObject *unused) {
+  return PyLong_FromVoidPtr((void *)(uintptr_t)&null_launch);
+}
+
+static PyMethodDef methods[] = {
+  {"null_launch_address", (PyCFunction)null_launch_address, METH_NOARGS,
+   "Address of a stand-in for cuLaunchKernel that launches nothing (host-side timing without a GPU)."},
+  {"set_types", (PyCFunction)set_types, METH_VARARGS, "Install wb.Tensor, wb.Pointer and the producer tables."},
+  {"pack", (PyCFunction)pack, METH_VARARGS, "pack(specs, args) -> parameter bytes, or None when refused."},
+  {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_launch", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__launch(void) {
+  if (PyType_Ready(&LauncherType) < 0) return NULL;
+  s_kernel_signature = PyUnicode_InternFromString("kernel_signature");
+  s_dlpack = PyUnicode_InternFromString("__dlpack__");
+  s_layout = PyUnicode_InternFromString("layout");
+  PyObject *s_max_version = PyUnicode_InternFromString("max_version");
+  PyObject *s_stream = PyUnicode_InternFromString("stream");
+  if (!s_kernel_signature || !s_dlpack || !s_layout || !s_max_version ||
+      !s_stream) return NULL;
+  g_kw_ver = Py_BuildValue("(O)", s_max_version);
+  g_kw_ver_stream = Py_BuildValue("(OO)", s_max_version, s_stream);
+  g_maxver = Py_BuildValue("(ii)", 1, 3);
+  g_no_sync = PyLong_FromLong(-1);
+  if (!g_kw_ver || !g_kw_ver_stream || !g_maxver || !g_no_sync) return NULL;
+  PyObject *m = PyModule_Create(&moduledef);
+  if (!m) return NULL;
+  Py_INCREF(&LauncherType);
+  if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) { Py_DECREF(&LauncherType); Py_DECREF(m); return NULL; }
+  return m;
+}
