@@ -4,7 +4,7 @@
 # every example kernel on irregular sizes under compute-sanitizer memcheck, and the DSL benchmark.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 head() { echo "# on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(python3 -c 'import sys,torch,cupy;print("Python",sys.version.split()[0],"torch",torch.__version__,"cupy",cupy.__version__)')"; }
 { head; echo "# python3 -m pytest -o addopts='' -m gpu tests/"; python3 -m pytest -q -p no:cacheprovider -o addopts='' -m gpu tests/ 2>&1 | tail -15
