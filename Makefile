@@ -41,7 +41,7 @@ test: $(STAMP) /usr/bin/chromium
 ASAN_DIR   := build/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 ASAN_PRELOAD = $(shell $${CC:-gcc} -print-file-name=libasan.so) $(shell $${CC:-gcc} -print-file-name=libstdc++.so.6)
-ASAN_TESTS := $(wildcard tests/test_dlpack_bridge.py tests/test_tensor.py tests/test_mdspan.py tests/test_mdspan_cccl.py \
+ASAN_TESTS := $(wildcard tests/test_dlpack_bridge.py tests/test_tensor.py tests/test_mdspan.py tests/test_mdspan_cccl.py tests/test_launch_guard.py \
                 tests/test_dsl_native_launcher.py tests/test_fuzz_dlpack.py tests/test_hostile_input.py)
 test-asan: $(STAMP)
 	rm -rf $(ASAN_DIR) && mkdir -p $(ASAN_DIR)/pkg

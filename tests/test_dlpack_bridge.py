@@ -82,9 +82,9 @@ def test_legacy_producer_fallback_and_capsule_name_branching():
 def test_fast_path_falls_back_for_producers_without_max_version(monkeypatch):
     # numpy < 2.1 is a CPU-only producer whose __dlpack__ knows no max_version: the C fast path
     # must hand it to the Python path, which retries without the keyword.
-    import workbench._tensor as T
+    from workbench.dlpack import importer
 
-    monkeypatch.setitem(T._CPU_ONLY_FOR_C, Producer, True)
+    monkeypatch.setitem(importer.PRODUCERS_FOR_C, Producer, (importer.VIA_HOST_CAPSULE,))
     p = Producer(versioned=False, accepts_max_version=False)
     t = wb.from_dlpack(p)
     assert t.shape == (3, 4) and t.dlpack_version is None and p.capsules_made == 1
@@ -336,3 +336,85 @@ def test_an_explicit_stream_goes_through_dlpack_not_the_exchange_api():
     with pytest.raises(BufferError, match="resolve_neg"):
         consume(torch.randn(3, dtype=torch.complex64).conj().imag, stream=1)
     assert wb.from_dlpack(x, stream=1).shape == (6,)
+
+
+# -- wb.from_dlpack in C: native tensors --------------------------------------------------------------
+def _general(x, assumed_align=None):
+    from workbench._tensor import _from_dlpack_general
+
+    return _from_dlpack_general(x, assumed_align, None)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.arange(24.0).reshape(2, 3, 4),
+    lambda: torch.arange(24.0).reshape(4, 6)[:, 1::2],
+    lambda: np.arange(12, dtype=np.int16).reshape(3, 4).T,
+    lambda: np.zeros((1, 2, 1, 2, 1, 2, 1, 2), np.float64),       # more modes than the inline storage
+    lambda: np.full((), 3.5, np.float32),                           # 0-d
+    lambda: torch.zeros(0, 5, dtype=torch.complex64),
+])
+def test_the_c_path_builds_what_the_general_path_builds(make):
+    # from_dlpack is a C function that keeps the DLTensor in C fields and builds _f, _data, _stride
+    # and _align on first use; they must equal what the Python path builds from the same producer.
+    x = make()
+    fast, slow = wb.from_dlpack(x), _general(x)
+    assert type(fast) is wb.Tensor and fast._f[1:] == slow._f[1:]
+    assert (fast._data, fast._stride, fast._align, fast._etype) == (slow._data, slow._stride, slow._align, slow._etype)
+    assert str(fast) == str(slow) and fast.layout == slow.layout
+    assert str(wb.from_dlpack(x).mark_layout_dynamic() if fast.ndim and min(fast.shape) else fast) is not None
+    assert np.array_equal(np.asarray(fast.numpy()), np.asarray(x.numpy() if hasattr(x, "numpy") else x))
+
+
+def test_from_dlpack_arguments_are_checked_as_before():
+    x = torch.zeros(4)
+    assert wb.from_dlpack(tensor=x).assumed_align == 4
+    assert wb.from_dlpack(x, 16).assumed_align == 16 == wb.from_dlpack(x, assumed_align=16).assumed_align
+    with pytest.raises(TypeError, match="assumed_align to be an int"):
+        wb.from_dlpack(x, 4.0)
+    with pytest.raises(ValueError, match="power of two"):
+        wb.from_dlpack(x, assumed_align=12)
+    with pytest.raises(TypeError):
+        wb.from_dlpack(x, 4, 5)
+    with pytest.raises(TypeError):
+        wb.from_dlpack(x, bogus=1)
+    with pytest.raises(TypeError):
+        wb.from_dlpack()
+    with pytest.raises(ValueError, match="aligned to assumed_align=64"):
+        wb.from_dlpack(torch.zeros(32)[1:], assumed_align=64)
+
+
+def test_a_type_first_met_by_an_inspector_is_then_served_in_c():
+    # the C tables are filled by the importer, whichever path meets a producer type first (before, a
+    # type first seen through consume() or exchange_api_of() stayed on the slow path for good)
+    from workbench.dlpack import importer
+
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.arange(6.0).as_subclass(Sub)
+    assert Sub not in importer.PRODUCERS_FOR_C
+    consume(x)
+    assert importer.PRODUCERS_FOR_C[Sub][0] == importer.VIA_EXCHANGE
+    calls = []
+    orig = importer.dlpack_fields
+    try:
+        importer.dlpack_fields = lambda *a: calls.append(a) or orig(*a)
+        t = wb.from_dlpack(x)
+    finally:
+        importer.dlpack_fields = orig
+    assert calls == [] and t.shape == (6,)
+
+
+def test_capsule_tensors_release_their_producer_once_whichever_fields_were_built(monkeypatch):
+    # a native tensor holds the consumed capsule's tensor itself; building _f hands it to an Owner
+    from workbench.dlpack import importer
+
+    monkeypatch.setitem(importer.PRODUCERS_FOR_C, Producer, (importer.VIA_HOST_CAPSULE,))
+    for build in (lambda t: None, lambda t: t._f, lambda t: (t._stride, t._data), lambda t: t.layout):
+        p = Producer()
+        t = wb.from_dlpack(p)
+        assert p.capsules_made == 1 and p.deleter_calls == 0
+        build(t)
+        del t
+        gc.collect()
+        assert p.deleter_calls == 1

@@ -95,7 +95,7 @@ def test_launcher_keeps_its_owner_alive_and_rejects_bad_construction():
 def test_a_reentrant_launch_cannot_change_the_arguments_of_the_outer_one():
     # Checking a framework tensor runs Python (the producer's __dlpack__); a launch from inside it
     # must not leak its parameters into the outer launch (the launcher packs privately, then copies).
-    from workbench import _tensor
+    from workbench.dlpack import importer
 
     x = np.zeros((4, 6), np.float32)
     t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
@@ -113,11 +113,11 @@ def test_a_reentrant_launch_cannot_change_the_arguments_of_the_outer_one():
         def __dlpack_device__(self):
             return x.__dlpack_device__()
 
-    _tensor._CPU_ONLY_FOR_C[Reentrant] = True
+    importer.PRODUCERS_FOR_C[Reentrant] = (importer.VIA_HOST_CAPSULE,)
     try:
         assert go(Reentrant(), t[1], t[2]) == 0
     finally:
-        del _tensor._CPU_ONLY_FOR_C[Reentrant]
+        del importer.PRODUCERS_FOR_C[Reentrant]
     inner_call, outer_call = rec.calls
     assert struct.unpack_from(sp.fmt, outer_call[1]) == tuple(sp.values(tuple(t)))
     assert struct.unpack_from(sp.fmt, inner_call[1]) == tuple(sp.values(tuple(inner)))

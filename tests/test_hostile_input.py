@@ -201,6 +201,27 @@ def test_torch_checks_apply_to_subclasses():
     ok = torch.arange(3.0).as_subclass(_SubTensor)
     assert wb.from_dlpack(ok).numpy().tolist() == [0.0, 1.0, 2.0]
 
+    # the C launcher reads torch tensors without Python: its hazard checks must see a subclass too
+    sp = fill.specialize((wb.from_dlpack(torch.zeros(3)).mark_layout_dynamic(), 1.0))  # as passed implicitly
+    for x, _ in cases:
+        if not x.is_complex():
+            assert sp.values((x.as_subclass(_SubTensor), 1.0)) is None
+    assert sp.values((ok, 1.0)) is not None
+
+
+def test_a_pointer_is_fixed_once_made():
+    # a field changed after make_ptr's checks would reach the launcher unchecked (4.7 as an address,
+    # a read-only pointer made writable, a deleted memory space read as NULL)
+    p = wb.from_dlpack(_ro()).iterator
+    for name, value in (("address", 4.7), ("read_only", False), ("memspace", "gmem"), ("assumed_align", 1)):
+        with pytest.raises(AttributeError):
+            setattr(p, name, value)
+        with pytest.raises(AttributeError):
+            delattr(p, name)
+    assert p.read_only
+    with pytest.raises(TypeError, match="fixed once it is made"):
+        _native.init_pointer(p, wb.Float32, 64, "generic", 4, False)
+
 
 # -- bounded work ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("grid,block,msg", [
@@ -245,6 +266,28 @@ def test_the_c_types_take_part_in_cycle_collection():
     del t
     gc.collect()
     assert r() is None
+
+
+def test_a_launcher_takes_part_in_cycle_collection():
+    from workbench.dsl import _launch
+
+    class Holder:
+        pass
+
+    o = Holder()
+    o.launcher = _launch.Launcher(_launch.null_launch_address(), 1, (1,) * 6, 0, 8, 8, 64, ((1, 0),), o)
+    r = weakref.ref(o)
+    del o
+    gc.collect()
+    assert r() is None
+
+
+def test_a_capsule_tensor_is_watched_once_it_could_be_in_a_cycle():
+    # born untracked (it holds nothing that could refer back); storing a container tracks it
+    t = wb.from_dlpack(np.zeros(3))
+    assert not gc.is_tracked(t)
+    t.mark_layout_dynamic()
+    assert gc.is_tracked(t)
 
 
 def test_dlpack_owner_collected_with_a_cycle_releases_exactly_once():

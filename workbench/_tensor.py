@@ -25,12 +25,10 @@ from .dlpack.abi import (
 )
 from .dlpack.dtypes import PACKED as _PACKED
 from .dlpack.dtypes import dldtype_of, element_type_of_packed
-from .dlpack.importer import _CPU_ONLY_TYPES, _EXCHANGE, _torch_precheck, dlpack_fields, exchange_api_of
+from .dlpack.importer import dlpack_fields
 from .layout import Dyn, Layout, is_compact, make_layout, make_ordered_layout, offset_span
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
 from .layout.values import has_values, signature, value_of
-
-_exchange = _native.exchange
 
 __all__ = ["Tensor", "Pointer", "AddressSpace", "from_dlpack", "make_ptr", "make_tensor"]
 
@@ -82,11 +80,7 @@ class Pointer(_native.PointerBase):
                 f"Expected an address aligned to assumed_align={assumed_align} bytes, but got {address:#x} "
                 f"(aligned to {address & -address} bytes)."
             )
-        self.element_type = element_type
-        self.address = address
-        self.memspace = memspace
-        self.assumed_align = assumed_align
-        self.read_only = bool(read_only)
+        _native.init_pointer(self, element_type, address, memspace, assumed_align, bool(read_only))
 
     def __str__(self) -> str:
         return f"Ptr<{self.address:#018x}@{self.memspace}>"
@@ -547,30 +541,15 @@ def _first_non_compact(shape, stride, order):
 
 # --------------------------------------------------------------------------------------------
 _new = _native.TensorBase.__new__
-_fast = _native.fast_from_dlpack
 
 
-def from_dlpack(tensor, assumed_align=None, *, stream=None) -> Tensor:
-    """Zero-copy view of any ``__dlpack__`` object with a fully static layout (CuTe DSL semantics).
-
-    ``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data
-    pointer.  ``stream`` goes to CUDA producers as DLPack's ``stream`` argument (None: the
-    producer's default; cupy arrays, on the legacy default stream like the workbench's launches,
-    are read with -1, no synchronization).
-    """
+def _from_dlpack_general(tensor, assumed_align, stream) -> Tensor:
+    """from_dlpack's general path: any producer, an explicit stream, and every refusal's message.  The
+    usual producers never come here (wb.from_dlpack is a C function, see _native.c); a producer type
+    met here is learnt by the importer, so that the C path serves it from then on."""
     if assumed_align is not None:
         _check_align(assumed_align, "from_dlpack")
-    # torch and numpy: converted and checked in C; anything unusual comes back as fields
-    r = _fast(tensor, assumed_align, Tensor) if stream is None else None
-    if type(r) is Tensor:
-        return r
-    if r is None:
-        if type(tensor) not in _EXCHANGE:
-            _learn_type(type(tensor))  # once per type: the C path serves it from then on
-        f = dlpack_fields(tensor, stream)
-    else:
-        f = r
-    return _from_fields(f, assumed_align)
+    return _from_fields(dlpack_fields(tensor, stream), assumed_align)
 
 
 def _from_fields(f, assumed_align):
@@ -611,19 +590,11 @@ def _from_fields(f, assumed_align):
     return t
 
 
-# The tables the C fast path reads, mutated in place as producer types are met.
-_EXCHANGE_FOR_C: dict = {}                                     # {type: (fnptr, version, torch_checks)}
-_CPU_ONLY_FOR_C: dict = dict.fromkeys(_CPU_ONLY_TYPES, True)   # producers whose memory is always host
-_CUDA_ONLY_FOR_C: dict = {}                                    # producers whose memory is always CUDA
-_native.set_tables(_EXCHANGE_FOR_C, _PACKED, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C)
-
-
-def _learn_type(tp):
-    ex = exchange_api_of(tp)
-    if ex is not None:
-        _EXCHANGE_FOR_C[tp] = (ex[0], ex[1], ex[2] is _torch_precheck)
-    elif tp.__module__.startswith("cupy") and tp.__name__ == "ndarray":
-        _CUDA_ONLY_FOR_C[tp] = True  # cupy arrays live on CUDA devices: ask with stream=-1 directly
+# wb.from_dlpack(tensor, assumed_align=None, *, stream=None), CuTe DSL's call: the usual producers
+# (torch through its exchange API, numpy, cupy) are validated and built in C as one allocation; the
+# rest comes back to _from_dlpack_general / _from_fields above.
+_native.set_from_dlpack(Tensor, _from_dlpack_general, _from_fields)
+from_dlpack = _native.from_dlpack
 
 
 def _null_strides(f):

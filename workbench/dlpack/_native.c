@@ -17,6 +17,8 @@
 #define OUR_MAJOR 1
 #define OUR_MINOR 3
 
+static PyObject *g_maxver;  /* (OUR_MAJOR, OUR_MINOR): what we ask producers for */
+
 static const char NAME_V[] = "dltensor_versioned";
 static const char NAME_L[] = "dltensor";
 static const char USED_V[] = "used_dltensor_versioned";
@@ -25,23 +27,28 @@ static const char USED_L[] = "used_dltensor";
 /* ---- Owner: calls the producer's deleter exactly once, when the last view dies ---------- */
 typedef struct { PyObject_HEAD void *managed; int versioned; } Owner;
 
-static void owner_release(Owner *self) {
-  void *m = self->managed;
-  self->managed = NULL;
+/* Call a consumed tensor's deleter.  A refused import releases with its BufferError pending; the
+ * deleter may run Python code (a ctypes producer), which must not see it: save it and restore it
+ * afterwards.  who: named in the report if the deleter raises (it must not). */
+static void release_managed(void *m, int versioned, PyObject *who) {
   if (!m) return;
-  /* A refused import releases with its BufferError pending; the deleter may run Python code
-   * (a ctypes producer), which must not see it: save it and restore it afterwards. */
   PyObject *et, *ev, *tb;
   PyErr_Fetch(&et, &ev, &tb);
-  if (self->versioned) {
+  if (versioned) {
     DLManagedTensorVersioned *mv = (DLManagedTensorVersioned *)m;
     if (mv->deleter) mv->deleter(mv);
   } else {
     DLManagedTensor *ml = (DLManagedTensor *)m;
     if (ml->deleter) ml->deleter(ml);
   }
-  if (PyErr_Occurred()) PyErr_WriteUnraisable((PyObject *)self);  /* a deleter must not raise */
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(who);
   PyErr_Restore(et, ev, tb);
+}
+
+static void owner_release(Owner *self) {
+  void *m = self->managed;
+  self->managed = NULL;
+  release_managed(m, self->versioned, (PyObject *)self);
 }
 
 static void owner_dealloc(Owner *self) {
@@ -193,13 +200,15 @@ static PyObject *int64_tuple(const int64_t *p, int n) {
   return t;
 }
 
-/* (owner, version, flags, data, device_type, device_id, ndim, code, bits, lanes, shape, strides, byte_offset, packed_dtype)
- * version is (major, minor) or None (legacy); strides is None when the producer sent NULL;
- * shape is None when ndim > 0 and the producer sent NULL (the Python side rejects it). */
-static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t) {
+/* The field tuple (owner, version, flags, data, device_type, device_id, ndim, code, bits, lanes, shape,
+ * strides, byte_offset, packed_dtype) of a validated DLTensor: the general path's input and a native
+ * tensor's _f.  version is (major, minor) or None (legacy); strides is None when the producer sent
+ * NULL; shape is None when ndim > 0 and the producer sent NULL (the Python side rejects it).
+ * The last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type.
+ * Built item by item: Py_BuildValue's format parsing was most of from_dlpack's cost. */
+static PyObject *fields_tuple(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t) {
   int n = t->ndim;
   PyObject *shape, *strides;
-  if (validate_dltensor(t) < 0) return NULL;  /* before any field is read through */
   if (t->shape || n == 0) {
     shape = t->shape ? int64_tuple(t->shape, n) : PyTuple_New(0);
     if (!shape) return NULL;
@@ -212,11 +221,9 @@ static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, cons
   } else {
     strides = Py_NewRef(Py_None);
   }
-  /* the last item packs (code, bits, lanes) into one int: a single dict lookup finds the element type.
-   * Built item by item: Py_BuildValue's format parsing was most of from_dlpack's cost. */
   PyObject *f = PyTuple_New(14);
   if (!f) { Py_DECREF(shape); Py_DECREF(strides); return NULL; }
-  PyTuple_SET_ITEM(f, 0, Py_NewRef(owner));
+  PyTuple_SET_ITEM(f, 0, Py_NewRef(owner ? owner : Py_None));
   PyTuple_SET_ITEM(f, 1, Py_NewRef(version));
   PyTuple_SET_ITEM(f, 10, shape);
   PyTuple_SET_ITEM(f, 11, strides);
@@ -239,15 +246,23 @@ static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, cons
   return f;
 }
 
-static PyObject *consume(PyObject *mod, PyObject *capsule) {
+/* Validate, then decode: no field is read through before validate_dltensor has passed. */
+static PyObject *decode(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t) {
+  if (validate_dltensor(t) < 0) return NULL;
+  return fields_tuple(owner, version, flags, t);
+}
+
+/* Take a capsule's tensor: rename the capsule (from here on the producer's capsule destructor leaves
+ * the tensor to us) and return it; *version: a new reference ((major, minor) or None), *t, *flags its
+ * fields.  Whoever gets it calls release_managed once.  A foreign major version is released here. */
+static void *take_capsule(PyObject *capsule, int *versioned, PyObject **version, uint64_t *flags, const DLTensor **t) {
   if (!PyCapsule_CheckExact(capsule)) {
     PyErr_Format(PyExc_TypeError, "Expected a DLPack PyCapsule, but got %s.", Py_TYPE(capsule)->tp_name);
     return NULL;
   }
   const char *name = PyCapsule_GetName(capsule);
-  int versioned;
-  if (name && strcmp(name, NAME_V) == 0) versioned = 1;
-  else if (name && strcmp(name, NAME_L) == 0) versioned = 0;
+  if (name && strcmp(name, NAME_V) == 0) *versioned = 1;
+  else if (name && strcmp(name, NAME_L) == 0) *versioned = 0;
   else if (name && strncmp(name, "used_", 5) == 0) {
     PyErr_Format(PyExc_BufferError,
                  "Expected an unconsumed DLPack capsule, but got one named '%s' (already consumed).", name);
@@ -259,37 +274,59 @@ static PyObject *consume(PyObject *mod, PyObject *capsule) {
   }
   void *p = PyCapsule_GetPointer(capsule, name);
   if (!p) return NULL;
-  Owner *owner = PyObject_New(Owner, &OwnerType);  /* first: a failed allocation must not consume */
-  if (!owner) return NULL;
-  owner->managed = NULL;
-  owner->versioned = versioned;
-  /* Consuming = renaming: from here on the producer's capsule destructor leaves it to us. */
-  if (PyCapsule_SetName(capsule, versioned ? USED_V : USED_L) != 0) { Py_DECREF(owner); return NULL; }
-  owner->managed = p;
-  if (versioned) {
+  /* the version first: a failed allocation must not consume */
+  if (*versioned) {
+    DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)p;
+    *version = m->version.major == OUR_MAJOR && m->version.minor == OUR_MINOR
+                   ? Py_NewRef(g_maxver) : Py_BuildValue("(II)", m->version.major, m->version.minor);
+  } else {
+    *version = Py_NewRef(Py_None);
+  }
+  if (!*version) return NULL;
+  if (PyCapsule_SetName(capsule, *versioned ? USED_V : USED_L) != 0) { Py_CLEAR(*version); return NULL; }
+  if (*versioned) {
     DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)p;
     if (m->version.major != OUR_MAJOR) {
       unsigned major = m->version.major, minor = m->version.minor;
-      Py_DECREF(owner);  /* the spec: call the deleter, read nothing else */
+      Py_CLEAR(*version);
       PyErr_Format(PyExc_BufferError,
                    "Expected a DLPack capsule of major version %d, but got version %u.%u; "
                    "its fields cannot be read safely.", OUR_MAJOR, major, minor);
+      release_managed(p, 1, capsule);  /* the spec: call the deleter, read nothing else */
       return NULL;
     }
-    PyObject *version = Py_BuildValue("(II)", m->version.major, m->version.minor);
-    if (!version) { Py_DECREF(owner); return NULL; }
-    PyObject *r = decode((PyObject *)owner, version, m->flags, &m->dl_tensor);
-    Py_DECREF(version);
-    Py_DECREF(owner);
-    return r;
+    *flags = m->flags;
+    *t = &m->dl_tensor;
   } else {
-    DLManagedTensor *m = (DLManagedTensor *)p;
-    PyObject *r = decode((PyObject *)owner, Py_None, 0, &m->dl_tensor);
-    Py_DECREF(owner);
-    return r;
+    *flags = 0;
+    *t = &((DLManagedTensor *)p)->dl_tensor;
   }
+  return p;
 }
 
+/* An Owner for a taken tensor (released at once if the Owner cannot be made). */
+static PyObject *new_owner(void *m, int versioned) {
+  Owner *owner = PyObject_New(Owner, &OwnerType);
+  if (!owner) { release_managed(m, versioned, Py_None); return NULL; }
+  owner->managed = m;
+  owner->versioned = versioned;
+  return (PyObject *)owner;
+}
+
+static PyObject *consume(PyObject *mod, PyObject *capsule) {
+  PyObject *version;
+  uint64_t flags;
+  const DLTensor *t;
+  int versioned;
+  void *m = take_capsule(capsule, &versioned, &version, &flags, &t);
+  if (!m) return NULL;
+  PyObject *owner = new_owner(m, versioned);
+  if (!owner) { Py_DECREF(version); return NULL; }
+  PyObject *r = decode(owner, version, flags, t);
+  Py_DECREF(version);
+  Py_DECREF(owner);  /* a refusal runs the deleter here, its error saved around it */
+  return r;
+}
 
 static PyObject *exchange(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3) {
@@ -394,26 +431,29 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
 }
 
 
-/* ---- TensorBase and the from_dlpack fast path --------------------------------------------
- * wb.Tensor subclasses TensorBase: its state lives in C fields so that from_dlpack can build a
- * tensor in one allocation.  fast_from_dlpack handles the common producers end to end and hands
- * anything unusual back to Python, which validates it with precise messages.
+/* ---- TensorBase and from_dlpack --------------------------------------------------------------
+ * wb.Tensor subclasses TensorBase (see _dlpack_structs.h).  wb.from_dlpack is the C function below:
+ * the usual producers (torch through its exchange API, numpy and cupy through their capsules) are
+ * validated and built here as native tensors, in one allocation; anything unusual is decoded and
+ * handed to Python (_from_fields), which validates it with one precise message per rule; anything
+ * unknown (a stream, another producer, a bad argument) goes to the general Python path.
  */
 #include <structmember.h>
 
-/* TensorBase: see _dlpack_structs.h */
-
 /* Cycle collection: a producer can hold its own view (torch_tensor.view = wb.from_dlpack(torch_tensor)),
- * and _f holds the producer: without traverse/clear such a pair would never be freed. */
+ * and the tensor holds the producer: without traverse/clear such a pair would never be freed. */
 static int tensorbase_traverse(TensorBase *self, visitproc visit, void *arg) {
   Py_VISIT(self->f); Py_VISIT(self->data); Py_VISIT(self->etype); Py_VISIT(self->stride);
   Py_VISIT(self->align); Py_VISIT(self->marks); Py_VISIT(self->order); Py_VISIT(self->layout);
+  Py_VISIT(self->owner); Py_VISIT(self->version);
   return 0;
 }
 
 static int tensorbase_clear(TensorBase *self) {
+  self->native = 0;  /* its owner goes: nothing may be rebuilt from the C fields */
   Py_CLEAR(self->f); Py_CLEAR(self->data); Py_CLEAR(self->etype); Py_CLEAR(self->stride);
   Py_CLEAR(self->align); Py_CLEAR(self->marks); Py_CLEAR(self->order); Py_CLEAR(self->layout);
+  Py_CLEAR(self->owner); Py_CLEAR(self->version);
   return 0;
 }
 
@@ -421,19 +461,107 @@ static void tensorbase_dealloc(TensorBase *self) {
   PyObject_GC_UnTrack(self);
   if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
   tensorbase_clear(self);
+  if (self->dims && self->dims != self->inline_dims) PyMem_Free(self->dims);
+  self->dims = NULL;
+  void *m = self->managed;
+  self->managed = NULL;
+  release_managed(m, self->managed_versioned, (PyObject *)self);
   /* a heap subclass (wb.Tensor) has its type reference dropped by subtype_dealloc, not here */
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyMemberDef tensorbase_members[] = {
-  {"_f", T_OBJECT, offsetof(TensorBase, f), 0, "raw DLPack fields"},
-  {"_data", T_OBJECT, offsetof(TensorBase, data), 0, "data pointer with byte_offset applied"},
-  {"_etype", T_OBJECT, offsetof(TensorBase, etype), 0, "element type"},
-  {"_stride", T_OBJECT, offsetof(TensorBase, stride), 0, "strides"},
-  {"_align", T_OBJECT, offsetof(TensorBase, align), 0, "assumed alignment in bytes"},
-  {"_marks", T_OBJECT, offsetof(TensorBase, marks), 0, "dynamic marking"},
-  {"_order", T_OBJECT, offsetof(TensorBase, order), 0, "last stride order"},
-  {"_layout", T_OBJECT, offsetof(TensorBase, layout), 0, "cached layout"},
+/* The DLTensor a native tensor describes (its dims are the tensor's own copy). */
+static DLTensor native_dltensor(const TensorBase *t) {
+  DLTensor d;
+  d.data = (void *)(uintptr_t)t->raw;
+  d.device.device_type = t->device_type;
+  d.device.device_id = t->device_id;
+  d.ndim = t->ndim;
+  d.dtype.code = (uint8_t)(t->packed & 0xFF);
+  d.dtype.bits = (uint8_t)((t->packed >> 8) & 0xFF);
+  d.dtype.lanes = (uint16_t)(t->packed >> 16);
+  d.shape = t->dims;  /* never NULL: a 0-d tensor has () for both */
+  d.strides = t->null_strides ? NULL : t->dims + t->ndim;
+  d.byte_offset = t->byte_offset;
+  return d;
+}
+
+/* Build whichever of _f, _data, _stride, _align a native tensor has not built yet. */
+static int materialize(TensorBase *t) {
+  if (!t->native) return 0;
+  if (t->managed) {  /* _f[0] is an Owner: it takes the consumed tensor over */
+    Owner *o = PyObject_New(Owner, &OwnerType);
+    if (!o) return -1;
+    o->managed = t->managed;
+    o->versioned = t->managed_versioned;
+    t->managed = NULL;
+    Py_XSETREF(t->owner, (PyObject *)o);
+  }
+  if (!t->f) {
+    DLTensor d = native_dltensor(t);
+    t->f = fields_tuple(t->owner, t->version ? t->version : Py_None, t->flags, &d);
+    if (!t->f) return -1;
+  }
+  if (!t->stride) t->stride = PyTuple_GET_ITEM(t->f, 11) == Py_None ? PyTuple_New(0) : Py_NewRef(PyTuple_GET_ITEM(t->f, 11));
+  if (!t->stride) return -1;
+  if (!t->data && !(t->data = PyLong_FromUnsignedLongLong(t->addr))) return -1;
+  if (!t->align && !(t->align = PyLong_FromLongLong(t->calign))) return -1;
+  return 0;
+}
+
+/* An unset slot reads as None, as the members these getters replaced did. */
+static PyObject *tb_get(TensorBase *t, PyObject **slot) {
+  if (!*slot && materialize(t) < 0) return NULL;
+  return Py_NewRef(*slot ? *slot : Py_None);
+}
+
+/* A tensor from a capsule is born untracked by the collector (see from_dlpack); whatever is stored
+ * in it later that could lead back to it puts it under the collector's watch. */
+static void track_if_needed(TensorBase *t, PyObject *v) {
+  if (v && PyObject_IS_GC(v) && !PyObject_GC_IsTracked((PyObject *)t)) PyObject_GC_Track((PyObject *)t);
+}
+
+/* Setting any of the four from Python makes the Python objects the truth from then on. */
+static int tb_set(TensorBase *t, PyObject *v, PyObject **slot) {
+  if (materialize(t) < 0) return -1;
+  t->native = 0;
+  track_if_needed(t, v);
+  Py_XSETREF(*slot, Py_XNewRef(v));
+  return 0;
+}
+
+static int tb_set_plain(TensorBase *t, PyObject *v, PyObject **slot) {
+  track_if_needed(t, v);
+  Py_XSETREF(*slot, Py_XNewRef(v));
+  return 0;
+}
+
+static PyObject *tb_get_f(TensorBase *t, void *c) { return tb_get(t, &t->f); }
+static PyObject *tb_get_data(TensorBase *t, void *c) { return tb_get(t, &t->data); }
+static PyObject *tb_get_stride(TensorBase *t, void *c) { return tb_get(t, &t->stride); }
+static PyObject *tb_get_align(TensorBase *t, void *c) { return tb_get(t, &t->align); }
+static int tb_set_f(TensorBase *t, PyObject *v, void *c) { return tb_set(t, v, &t->f); }
+static int tb_set_data(TensorBase *t, PyObject *v, void *c) { return tb_set(t, v, &t->data); }
+static int tb_set_stride(TensorBase *t, PyObject *v, void *c) { return tb_set(t, v, &t->stride); }
+static int tb_set_align(TensorBase *t, PyObject *v, void *c) { return tb_set(t, v, &t->align); }
+static PyObject *tb_get_etype(TensorBase *t, void *c) { return tb_get(t, &t->etype); }
+static PyObject *tb_get_marks(TensorBase *t, void *c) { return tb_get(t, &t->marks); }
+static PyObject *tb_get_order(TensorBase *t, void *c) { return tb_get(t, &t->order); }
+static PyObject *tb_get_layout(TensorBase *t, void *c) { return tb_get(t, &t->layout); }
+static int tb_set_etype(TensorBase *t, PyObject *v, void *c) { return tb_set_plain(t, v, &t->etype); }
+static int tb_set_marks(TensorBase *t, PyObject *v, void *c) { return tb_set_plain(t, v, &t->marks); }
+static int tb_set_order(TensorBase *t, PyObject *v, void *c) { return tb_set_plain(t, v, &t->order); }
+static int tb_set_layout(TensorBase *t, PyObject *v, void *c) { return tb_set_plain(t, v, &t->layout); }
+
+static PyGetSetDef tensorbase_getset[] = {
+  {"_f", (getter)tb_get_f, (setter)tb_set_f, "raw DLPack fields", NULL},
+  {"_data", (getter)tb_get_data, (setter)tb_set_data, "data pointer with byte_offset applied", NULL},
+  {"_stride", (getter)tb_get_stride, (setter)tb_set_stride, "strides", NULL},
+  {"_align", (getter)tb_get_align, (setter)tb_set_align, "assumed alignment in bytes", NULL},
+  {"_etype", (getter)tb_get_etype, (setter)tb_set_etype, "element type", NULL},
+  {"_marks", (getter)tb_get_marks, (setter)tb_set_marks, "dynamic marking", NULL},
+  {"_order", (getter)tb_get_order, (setter)tb_set_order, "last stride order", NULL},
+  {"_layout", (getter)tb_get_layout, (setter)tb_set_layout, "cached layout", NULL},
   {NULL},
 };
 
@@ -446,128 +574,225 @@ static PyTypeObject TensorBaseType = {
   .tp_traverse = (traverseproc)tensorbase_traverse,
   .tp_clear = (inquiry)tensorbase_clear,
   .tp_free = PyObject_GC_Del,
-  .tp_members = tensorbase_members,
+  .tp_getset = tensorbase_getset,
   .tp_weaklistoffset = offsetof(TensorBase, weakreflist),
   .tp_new = PyType_GenericNew,
   .tp_doc = "C storage of wb.Tensor.",
 };
 
-/* Tables installed once from Python. */
-static PyObject *g_exchange = NULL;   /* {type: (fnptr, version, torch_checks)} */
+/* Tables installed once from Python (workbench.dlpack.importer, workbench._tensor). */
+static PyObject *g_producers = NULL;  /* the importer's PRODUCERS_FOR_C: see wb_producer */
 static PyObject *g_packed = NULL;     /* {packed dtype: ElementType} */
-static PyObject *g_cpu_types = NULL;  /* {type: True} for producers that only live on the CPU */
-static PyObject *g_cuda_types = NULL; /* {type: True} for producers that only live on CUDA devices */
-static PyObject *s_stream, *s_kwnames_stream, *g_no_sync;
-static PyObject *s_requires_grad, *s_is_conj, *s_is_neg, *s_dlpack, *s_max_version, *s_kwnames, *g_maxver;
+static PyObject *g_tensor_cls = NULL, *g_general = NULL, *g_from_fields = NULL;  /* wb.Tensor and the Python paths */
+
+/* packed dtype -> ElementType, a direct-mapped cache in front of g_packed (one dict lookup and one
+ * int allocation per call otherwise).  Entries hold strong references. */
+#define ETYPE_CACHE 64
+static struct { uint32_t packed; PyObject *etype; } g_etype_cache[ETYPE_CACHE];
+
+static void clear_etype_cache(void) {
+  for (int i = 0; i < ETYPE_CACHE; i++) Py_CLEAR(g_etype_cache[i].etype);
+}
+
+/* Borrowed; NULL with no error set: not an element type the workbench knows. */
+static PyObject *etype_of(uint32_t packed) {
+  unsigned h = (packed ^ (packed >> 7) ^ (packed >> 16)) & (ETYPE_CACHE - 1);
+  if (g_etype_cache[h].etype && g_etype_cache[h].packed == packed) return g_etype_cache[h].etype;
+  PyObject *key = PyLong_FromUnsignedLong(packed);
+  if (!key) return NULL;
+  PyObject *e = PyDict_GetItemWithError(g_packed, key);
+  Py_DECREF(key);
+  if (!e) return NULL;
+  Py_XSETREF(g_etype_cache[h].etype, Py_NewRef(e));
+  g_etype_cache[h].packed = packed;
+  return e;
+}
 
 static PyObject *set_tables(PyObject *mod, PyObject *args) {
-  PyObject *ex, *packed, *cpu, *cuda;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyDict_Type, &ex, &PyDict_Type, &packed, &PyDict_Type, &cpu,
-                        &PyDict_Type, &cuda)) return NULL;
-  Py_XSETREF(g_cuda_types, Py_NewRef(cuda));
-  Py_XSETREF(g_exchange, Py_NewRef(ex));
+  PyObject *producers, *packed;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &producers, &PyDict_Type, &packed)) return NULL;
+  Py_XSETREF(g_producers, Py_NewRef(producers));
   Py_XSETREF(g_packed, Py_NewRef(packed));
-  Py_XSETREF(g_cpu_types, Py_NewRef(cpu));
+  clear_etype_cache();
+  Py_RETURN_NONE;
+}
+
+/* set_from_dlpack(Tensor, general, from_fields): general(x, assumed_align, stream) is the whole
+ * protocol in Python; from_fields(fields, assumed_align) validates decoded fields and builds. */
+static PyObject *set_from_dlpack(PyObject *mod, PyObject *args) {
+  PyObject *cls, *general, *from_fields;
+  if (!PyArg_ParseTuple(args, "OOO", &cls, &general, &from_fields)) return NULL;
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &TensorBaseType) || !PyCallable_Check(general) ||
+      !PyCallable_Check(from_fields)) {
+    PyErr_SetString(PyExc_TypeError, "set_from_dlpack: expected a TensorBase subclass and two callables");
+    return NULL;
+  }
+  Py_XSETREF(g_tensor_cls, Py_NewRef(cls));
+  Py_XSETREF(g_general, Py_NewRef(general));
+  Py_XSETREF(g_from_fields, Py_NewRef(from_fields));
   Py_RETURN_NONE;
 }
 
 static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
-/* fast_from_dlpack(obj, assumed_align_or_None, cls) -> Tensor | fields tuple | None
- *   Tensor: converted and every check passed;
- *   tuple : decoded but unusual (Python validates and raises or builds);
- *   None  : not a producer this path knows (Python does the general protocol). */
-static PyObject *fast_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "fast_from_dlpack takes 3 arguments"); return NULL; }
-  PyObject *obj = args[0], *assumed = args[1], *cls = args[2];
-  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &TensorBaseType)) {
-    PyErr_SetString(PyExc_TypeError, "fast_from_dlpack: cls must subclass TensorBase");
+/* A native tensor over a validated DLTensor, with the usual checks of the general path:
+ *  1: built (*out), 0: unusual (the general path decides, with its message), -1: error set. */
+static int native_tensor(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t, long long assumed,
+                         PyObject **out) {
+  uint32_t packed = (uint32_t)t->dtype.code | ((uint32_t)t->dtype.bits << 8) | ((uint32_t)t->dtype.lanes << 16);
+  int dev = t->device.device_type;
+  if (!t->data || (t->ndim && (!t->shape || !t->strides)) || !(dev == 1 || dev == 2 || dev == 3 || dev == 13))
+    return 0;
+  /* sub-byte elements in a legacy capsule: packed or padded cannot be told (Python refuses) */
+  if (version == Py_None && t->dtype.bits < 8) return 0;
+  PyObject *etype = etype_of(packed);
+  if (!etype) return PyErr_Occurred() ? -1 : 0;
+  long long bits = (long long)t->dtype.bits * t->dtype.lanes;
+  long long align = assumed ? assumed : (bits >= 8 ? bits >> 3 : 1);
+  uint64_t addr = (uint64_t)(uintptr_t)t->data + t->byte_offset;  /* validate_address: no overflow */
+  if (addr % (uint64_t)align) return 0;
+  TensorBase *r = (TensorBase *)((PyTypeObject *)g_tensor_cls)->tp_alloc((PyTypeObject *)g_tensor_cls, 0);
+  if (!r) return -1;
+  int n = t->ndim;
+  r->dims = n <= WB_INLINE_RANK ? r->inline_dims : PyMem_Malloc(2 * (size_t)n * sizeof(int64_t));
+  if (!r->dims) { Py_DECREF(r); PyErr_NoMemory(); return -1; }
+  if (n) {
+    memcpy(r->dims, t->shape, (size_t)n * sizeof(int64_t));
+    memcpy(r->dims + n, t->strides, (size_t)n * sizeof(int64_t));
+  }
+  r->etype = Py_NewRef(etype);
+  r->owner = Py_XNewRef(owner);
+  r->version = Py_NewRef(version);
+  r->marks = Py_NewRef(Py_None);
+  r->order = Py_NewRef(Py_None);
+  r->layout = Py_NewRef(Py_None);
+  r->ndim = n;
+  r->null_strides = !t->strides;  /* only a 0-d tensor gets here without strides */
+  r->device_type = dev;
+  r->device_id = t->device.device_id;
+  r->packed = packed;
+  r->flags = flags;
+  r->raw = (uint64_t)(uintptr_t)t->data;
+  r->byte_offset = t->byte_offset;
+  r->addr = addr;
+  r->calign = align;
+  r->native = 1;
+  *out = (PyObject *)r;
+  return 1;
+}
+
+/* An unusual import: decoded fields to the Python side's validation. */
+static PyObject *to_from_fields(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t,
+                                PyObject *assumed) {
+  PyObject *f = fields_tuple(owner, version, flags, t);
+  if (!f) return NULL;
+  PyObject *r = PyObject_CallFunctionObjArgs(g_from_fields, f, assumed, NULL);
+  Py_DECREF(f);
+  return r;
+}
+
+static PyObject *s_stream, *s_kwnames_stream, *g_no_sync, *s_assumed_align, *s_tensor;
+static PyObject *s_dlpack, *s_max_version, *s_kwnames;
+
+/* from_dlpack(tensor, assumed_align=None, *, stream=None) */
+static PyObject *from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *obj = nargs > 0 ? args[0] : NULL, *assumed = nargs > 1 ? args[1] : Py_None, *stream = Py_None;
+  if (nargs > 2) {
+    PyErr_Format(PyExc_TypeError, "from_dlpack() takes from 1 to 2 positional arguments but %zd were given", nargs);
     return NULL;
   }
-  if (!g_exchange) Py_RETURN_NONE;
-  PyObject *f = NULL;
-  PyObject *ex = PyDict_GetItemWithError(g_exchange, (PyObject *)Py_TYPE(obj));
-  if (ex) {
-    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    if (PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, obj)) {
-      Py_DECREF(ex);
-      Py_RETURN_NONE;
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nk; k++) {
+    PyObject *kw = PyTuple_GET_ITEM(kwnames, k), *v = args[nargs + k];
+    if (PyUnicode_Compare(kw, s_stream) == 0) stream = v;
+    else if (PyUnicode_Compare(kw, s_assumed_align) == 0 && nargs < 2) assumed = v;
+    else if (PyUnicode_Compare(kw, s_tensor) == 0 && nargs < 1 && !obj) obj = v;
+    else {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "from_dlpack() got an unexpected or repeated keyword argument '%U'", kw);
+      return NULL;
     }
-    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
-    if (!fp) { Py_DECREF(ex); return NULL; }
+  }
+  if (!obj) { PyErr_SetString(PyExc_TypeError, "from_dlpack() missing required argument 'tensor'"); return NULL; }
+  if (!g_general || !g_producers) { PyErr_SetString(PyExc_RuntimeError, "workbench._tensor was not imported"); return NULL; }
+  long long align = 0;
+  if (assumed != Py_None && PyLong_CheckExact(assumed)) {
+    align = PyLong_AsLongLong(assumed);
+    if (align == -1 && PyErr_Occurred()) { PyErr_Clear(); align = -1; }
+  }
+  /* an explicit stream, or an alignment that is not a positive power of two: the Python path */
+  if (stream != Py_None || (assumed != Py_None && (align <= 0 || (align & (align - 1)))))
+    return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
+  PyObject *out = NULL;
+  int via;
+  PyObject *ex = wb_producer(g_producers, Py_TYPE(obj), &via);
+  if (!ex) {
+    if (PyErr_Occurred()) return NULL;
+    return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
+  }
+  if (via == WB_VIA_EXCHANGE) {
+    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
+    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
     DLTensor t;
     memset(&t, 0, sizeof t);
-    if (((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) != 0) {
+    int rc = fp ? ((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) : -1;
+    if (rc != 0) {
       Py_DECREF(ex);
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "The producer's dltensor_from_py_object_no_sync failed.");
       return NULL;
     }
-    f = decode(obj, PyTuple_GET_ITEM(ex, 1), 0, &t);
-    Py_DECREF(ex);
-  } else if (PyErr_Occurred()) {
-    return NULL;
-  } else if (PyDict_GetItemWithError(g_cpu_types, (PyObject *)Py_TYPE(obj)) ||
-             (!PyErr_Occurred() && PyDict_GetItemWithError(g_cuda_types, (PyObject *)Py_TYPE(obj)))) {
-    /* CPU producers take no stream; CUDA-only producers get stream=-1 (the spec's "no sync") */
-    int cuda = PyDict_GetItemWithError(g_cuda_types, (PyObject *)Py_TYPE(obj)) != NULL;
-    PyObject *meth = PyObject_GetAttr(obj, s_dlpack);
-    if (!meth) return NULL;
-    PyObject *cargs[2] = {g_maxver, g_no_sync};
-    PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, cuda ? s_kwnames_stream : s_kwnames);
-    Py_DECREF(meth);
-    if (!cap) {
-      /* a producer that predates max_version: the Python path retries without it */
-      if (PyErr_ExceptionMatches(PyExc_TypeError)) { PyErr_Clear(); Py_RETURN_NONE; }
-      return NULL;
+    if (validate_dltensor(&t) < 0) { Py_DECREF(ex); return NULL; }
+    if (PyTuple_GET_ITEM(ex, 3) == Py_True && wb_torch_hazard(&g_hazards, obj, t.dtype.code)) {
+      Py_DECREF(ex);  /* refused: the Python path raises the precise message (or converts, if it was a misread) */
+      return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
     }
-    f = consume(mod, cap);
-    Py_DECREF(cap);
+    /* the producer object itself keeps the memory alive */
+    int r = native_tensor(obj, PyTuple_GET_ITEM(ex, 2), 0, &t, align, &out);
+    PyObject *version = Py_NewRef(PyTuple_GET_ITEM(ex, 2));
+    Py_DECREF(ex);
+    if (r == 0) out = to_from_fields(obj, version, 0, &t, assumed);
+    Py_DECREF(version);
+    return out;
+  }
+  int cuda = via == WB_VIA_CUDA_CAPSULE;
+  /* CPU producers take no stream; CUDA-only producers get stream=-1 (the spec's "no sync").
+   * A method call without a bound-method object: obj.__dlpack__(max_version=(1, 3)[, stream=-1]). */
+  PyObject *cargs[3] = {obj, g_maxver, g_no_sync};
+  PyObject *cap = PyObject_VectorcallMethod(s_dlpack, cargs, 1,
+                                            cuda ? s_kwnames_stream : s_kwnames);
+  if (!cap) {
+    /* a producer that predates max_version: the Python path retries without it */
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
+    }
+    return NULL;
+  }
+  PyObject *version;
+  uint64_t flags;
+  const DLTensor *t;
+  int versioned;
+  void *m = take_capsule(cap, &versioned, &version, &flags, &t);
+  Py_DECREF(cap);
+  if (!m) return NULL;
+  int r = validate_dltensor(t) < 0 ? -1 : native_tensor(NULL, version, flags, t, align, &out);
+  if (r == 1) {
+    /* The tensor owns the consumed tensor itself (no Owner object) and refers to nothing that could
+     * refer back to it (the version and element type are shared constants): it cannot be part of a
+     * cycle, and the collector need not visit it (as CPython untracks tuples of ints) until something
+     * that could is stored in it (track_if_needed). */
+    ((TensorBase *)out)->managed = m;
+    ((TensorBase *)out)->managed_versioned = versioned;
+    PyObject_GC_UnTrack(out);
+  } else if (r == 0) {
+    PyObject *owner = new_owner(m, versioned);
+    out = owner ? to_from_fields(owner, version, flags, t, assumed) : NULL;
+    Py_XDECREF(owner);  /* a refusal runs the deleter here, its error saved around it */
   } else {
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
+    release_managed(m, versioned, Py_None);
   }
-  if (!f) return NULL;
-  /* The usual case, checked here; anything else goes back to Python with its fields. */
-  PyObject *shape = PyTuple_GET_ITEM(f, 10), *strides = PyTuple_GET_ITEM(f, 11);
-  int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(f, 4));
-  unsigned long long raw = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(f, 3));
-  unsigned long long off = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(f, 12));
-  PyObject *etype = PyDict_GetItemWithError(g_packed, PyTuple_GET_ITEM(f, 13));
-  if (!etype || shape == Py_None || strides == Py_None || raw == 0 ||
-      !(dev == 1 || dev == 2 || dev == 3 || dev == 13)) {
-    if (PyErr_Occurred()) { Py_DECREF(f); return NULL; }
-    return f;
-  }
-  Py_ssize_t n = PyTuple_GET_SIZE(shape);
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i)) < 0) return f;
-  }
-  /* sub-byte elements in a legacy capsule: packed or padded cannot be told (Python refuses) */
-  if (PyTuple_GET_ITEM(f, 1) == Py_None && ((PyLong_AsUnsignedLong(PyTuple_GET_ITEM(f, 13)) >> 8) & 0xFF) < 8) return f;
-  long long align;
-  if (assumed == Py_None) {
-    unsigned long packed = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(f, 13));
-    long long bits = (long long)((packed >> 8) & 0xFF) * (long long)(packed >> 16);
-    align = bits >= 8 ? bits >> 3 : 1;
-  } else {
-    align = PyLong_AsLongLong(assumed);
-    if (align <= 0) { if (PyErr_Occurred()) PyErr_Clear(); return f; }
-  }
-  unsigned long long data = raw + off;
-  if (data % (unsigned long long)align) return f;
-  etype = Py_NewRef(etype);  /* owned before anything can run a collection */
-  TensorBase *t = (TensorBase *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-  if (!t) { Py_DECREF(etype); Py_DECREF(f); return NULL; }
-  t->etype = etype;
-  t->data = PyLong_FromUnsignedLongLong(data);
-  t->align = PyLong_FromLongLong(align);
-  if (!t->data || !t->align) { Py_DECREF(t); Py_DECREF(f); return NULL; }
-  t->f = f;
-  t->stride = Py_NewRef(strides);
-  t->marks = Py_NewRef(Py_None);
-  t->order = Py_NewRef(Py_None);
-  t->layout = Py_NewRef(Py_None);
-  return (PyObject *)t;
+  Py_DECREF(version);
+  return out;
 }
 
 /* ---- PointerBase and make_ptr ---------------------------------------------------------------
@@ -592,12 +817,15 @@ static void pointerbase_dealloc(PointerBase *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Read-only from Python: a pointer is checked once, when it is made (make_ptr, Pointer.__init__
+ * through init_pointer below); an address or read-only flag changed afterwards would reach the
+ * kernel launcher unchecked. */
 static PyMemberDef pointerbase_members[] = {
-  {"element_type", T_OBJECT, offsetof(PointerBase, element_type), 0, "element type"},
-  {"address", T_OBJECT, offsetof(PointerBase, address), 0, "address in bytes"},
-  {"memspace", T_OBJECT, offsetof(PointerBase, memspace), 0, "address space"},
-  {"assumed_align", T_OBJECT, offsetof(PointerBase, assumed_align), 0, "alignment in bytes"},
-  {"read_only", T_BOOL, offsetof(PointerBase, read_only), 0, "points into read-only memory"},
+  {"element_type", T_OBJECT, offsetof(PointerBase, element_type), READONLY, "element type"},
+  {"address", T_OBJECT, offsetof(PointerBase, address), READONLY, "address in bytes"},
+  {"memspace", T_OBJECT, offsetof(PointerBase, memspace), READONLY, "address space"},
+  {"assumed_align", T_OBJECT, offsetof(PointerBase, assumed_align), READONLY, "alignment in bytes"},
+  {"read_only", T_BOOL, offsetof(PointerBase, read_only), READONLY, "points into read-only memory"},
   {NULL},
 };
 
@@ -614,6 +842,30 @@ static PyTypeObject PointerBaseType = {
   .tp_new = PyType_GenericNew,
   .tp_doc = "C storage of wb.Pointer.",
 };
+
+/* init_pointer(p, element_type, address, memspace, assumed_align, read_only): Pointer.__init__'s
+ * store, once its checks have passed; a pointer is never re-initialised. */
+static PyObject *init_pointer(PyObject *mod, PyObject *args) {
+  PyObject *p, *etype, *address, *memspace, *align;
+  int read_only;
+  if (!PyArg_ParseTuple(args, "OOO!O!O!p", &p, &etype, &PyLong_Type, &address, &PyUnicode_Type, &memspace,
+                        &PyLong_Type, &align, &read_only)) return NULL;
+  if (!PyObject_TypeCheck(p, &PointerBaseType)) {
+    PyErr_SetString(PyExc_TypeError, "init_pointer: expected a wb.Pointer");
+    return NULL;
+  }
+  PointerBase *b = (PointerBase *)p;
+  if (b->address) {
+    PyErr_SetString(PyExc_TypeError, "Expected a new wb.Pointer: a pointer's fields are fixed once it is made.");
+    return NULL;
+  }
+  b->element_type = Py_NewRef(etype);
+  b->address = Py_NewRef(address);
+  b->memspace = Py_NewRef(memspace);
+  b->assumed_align = Py_NewRef(align);
+  b->read_only = (char)read_only;
+  Py_RETURN_NONE;
+}
 
 static PyObject *g_ptr_cls = NULL, *g_etype_cls = NULL, *g_memspaces = NULL, *s_natural_align, *s_generic;
 
@@ -689,8 +941,16 @@ static PyMethodDef methods[] = {
   {"make_ptr", (PyCFunction)(void (*)(void))make_ptr, METH_FASTCALL | METH_KEYWORDS,
    "make_ptr(dtype, value, mem_space='generic', assumed_align=None) -> wb.Pointer"},
   {"set_pointer_types", (PyCFunction)set_pointer_types, METH_VARARGS, "Install wb.Pointer and wb.ElementType."},
+  {"init_pointer", (PyCFunction)init_pointer, METH_VARARGS, "Store a checked wb.Pointer's fields (once)."},
   {"set_tables", (PyCFunction)set_tables, METH_VARARGS, "Install the exchange, dtype and CPU-type tables."},
-  {"fast_from_dlpack", (PyCFunction)(void (*)(void))fast_from_dlpack, METH_FASTCALL, "The from_dlpack fast path."},
+  {"set_from_dlpack", (PyCFunction)set_from_dlpack, METH_VARARGS, "Install wb.Tensor and from_dlpack's Python paths."},
+  {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+   "from_dlpack(tensor, assumed_align=None, *, stream=None)\n--\n\n"
+   "Zero-copy view of any ``__dlpack__`` object with a fully static layout (CuTe DSL semantics).\n\n"
+   "``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data\n"
+   "pointer.  ``stream`` goes to CUDA producers as DLPack's ``stream`` argument (None: the\n"
+   "producer's default; cupy arrays, on the legacy default stream like the workbench's launches,\n"
+   "are read with -1, no synchronization)."},
   {NULL, NULL, 0, NULL},
 };
 
@@ -703,9 +963,8 @@ PyMODINIT_FUNC PyInit__native(void) {
   s_natural_align = PyUnicode_InternFromString("natural_align");
   s_generic = PyUnicode_InternFromString("generic");
   if (!s_natural_align || !s_generic) return NULL;
-  s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  s_is_conj = PyUnicode_InternFromString("is_conj");
-  s_is_neg = PyUnicode_InternFromString("is_neg");
+  s_assumed_align = PyUnicode_InternFromString("assumed_align");
+  s_tensor = PyUnicode_InternFromString("tensor");
   s_dlpack = PyUnicode_InternFromString("__dlpack__");
   s_max_version = PyUnicode_InternFromString("max_version");
   s_kwnames = Py_BuildValue("(O)", s_max_version);
@@ -714,7 +973,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   s_kwnames_stream = Py_BuildValue("(OO)", s_max_version, s_stream);
   g_no_sync = PyLong_FromLong(-1);
   if (!s_stream || !s_kwnames_stream || !g_no_sync) return NULL;
-  if (!s_requires_grad || !s_is_conj || !s_is_neg || !s_dlpack || !s_kwnames || !g_maxver) return NULL;
+  if (!s_assumed_align || !s_tensor || !s_dlpack || !s_kwnames || !g_maxver) return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (!m) return NULL;
   Py_INCREF(&OwnerType);

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from . import _native
 from .abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataType, DLDevice, DLPackExchangeAPI, DLTensor
+from .dtypes import PACKED
 
 __all__ = ["Fields", "dlpack_fields", "consume", "Imported", "exchange_api_of"]
 
@@ -87,6 +88,7 @@ def exchange_api_of(tp: type):
                 pre = _torch_precheck if _is_torch_tensor_type(tp) else None
                 result = (fn, version, pre)
     _EXCHANGE[tp] = result
+    _learn(tp, result)
     return result
 
 
@@ -97,6 +99,20 @@ try:
     _CPU_ONLY_TYPES.add(_np.ndarray)
 except ImportError:  # numpy is a dependency, but the bridge itself does not need it
     pass
+
+# The table the C paths (wb.from_dlpack and the kernel launcher) read, filled here as producer types
+# are met, whichever path meets them first: a type the C side does not know goes through the Python
+# path once and is served in C from then on.  One entry a type (see wb_producer in _dlpack_structs.h):
+VIA_EXCHANGE, VIA_HOST_CAPSULE, VIA_CUDA_CAPSULE = 0, 1, 2
+PRODUCERS_FOR_C: dict = {tp: (VIA_HOST_CAPSULE,) for tp in _CPU_ONLY_TYPES}
+_native.set_tables(PRODUCERS_FOR_C, PACKED)
+
+
+def _learn(tp: type, ex) -> None:
+    if ex is not None:   # (VIA_EXCHANGE, fnptr, version, whether torch's hazards are checked)
+        PRODUCERS_FOR_C[tp] = (VIA_EXCHANGE, ex[0], ex[1], ex[2] is _torch_precheck)
+    elif tp.__module__.partition(".")[0] == "cupy" and tp.__name__ == "ndarray":
+        PRODUCERS_FOR_C[tp] = (VIA_CUDA_CAPSULE,)  # cupy arrays live on CUDA devices: asked with stream=-1
 
 
 def dlpack_fields(x, stream=None) -> tuple:

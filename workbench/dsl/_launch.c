@@ -37,51 +37,232 @@ typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsig
 
 /* Installed once by workbench.dsl.kernel: the exact wb classes and the bridge's producer tables
  * (the same dict objects workbench._tensor fills as producer types are met). */
-static PyObject *g_tensor_cls, *g_ptr_cls, *g_exchange, *g_cpu_types, *g_cuda_types;
+static PyObject *g_tensor_cls, *g_ptr_cls, *g_producers;  /* g_producers: see wb_producer */
 static PyObject *s_kernel_signature, *s_dlpack, *s_layout;
 static PyObject *g_kw_ver, *g_kw_ver_stream, *g_maxver, *g_no_sync;
 
 static PyObject *set_types(PyObject *mod, PyObject *args) {
-  PyObject *t, *p, *ex, *cpu, *cuda;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &t, &PyType_Type, &p, &PyDict_Type, &ex, &PyDict_Type, &cpu,
-                        &PyDict_Type, &cuda)) return NULL;
+  PyObject *t, *p, *producers;
+  if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &t, &PyType_Type, &p, &PyDict_Type, &producers)) return NULL;
   Py_XSETREF(g_tensor_cls, Py_NewRef(t)); Py_XSETREF(g_ptr_cls, Py_NewRef(p));
-  Py_XSETREF(g_exchange, Py_NewRef(ex)); Py_XSETREF(g_cpu_types, Py_NewRef(cpu)); Py_XSETREF(g_cuda_types, Py_NewRef(cuda));
+  Py_XSETREF(g_producers, Py_NewRef(producers));
   Py_RETURN_NONE;
 }
 
 static int memspace_is_gmem(int dev) { return dev == 2 || dev == 13; }  /* CUDA, CUDA managed */
 
-static int is_dyn_marker(PyObject *m, long *width, long long *div) {
-  if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 3) return 0;
-  *width = PyLong_AsLong(PyTuple_GET_ITEM(m, 1));
-  *div = PyLong_AsLongLong(PyTuple_GET_ITEM(m, 2));
-  return 1;
+/* ---- compiled specs ----------------------------------------------------------------------
+ * The spec tuples are read once, when a Launcher is made (or pack() is called), into these C
+ * structs: a launch then compares C integers and never converts a Python int. */
+typedef struct { long long v; int kind; int width; } CMarker;  /* kind: 0 static v, 1 dynamic of width, 2 never */
+typedef struct { Py_ssize_t slot; int shape; Py_ssize_t j; int is64; } CDyn;
+
+typedef struct CSpec {
+  int kind;
+  Py_ssize_t slot;
+  PyObject *etype, *memspace;          /* borrowed from the spec tuple (the Launcher keeps it) */
+  long long align;
+  int written, is_gmem;
+  long device_id;
+  int n;                               /* tensor rank */
+  CMarker *shape, *stride;             /* n each */
+  Py_ssize_t ndyn;
+  CDyn *dyn;
+  uint32_t packed;
+  long long natural_align;
+  PyObject *shape_sig, *stride_sig;    /* the tuples, for tensors checked through kernel_signature() */
+  PyObject *want, *key, *keyfn;        /* Constexpr */
+  PyObject *np_type;                   /* numpy scalar type */
+  int np_kind;
+  struct CSpec *either[2];             /* kind 8: a Python scalar spec, then its numpy twin */
+} CSpec;
+
+static void free_spec(CSpec *c) {
+  if (!c) return;
+  PyMem_Free(c->shape);
+  PyMem_Free(c->stride);
+  PyMem_Free(c->dyn);
+  for (int i = 0; i < 2; i++) { free_spec(c->either[i]); PyMem_Free(c->either[i]); }
 }
 
-/* One mode value against its spec marker.  dyn: whether the source makes this value dynamic and
- * with which width (32 or 64).  1: matches. */
-static int mode_matches(PyObject *marker, long long v, int dyn, long width) {
-  long w; long long d;
-  if (is_dyn_marker(marker, &w, &d)) {
-    if (PyErr_Occurred()) return 0;
-    return dyn && w == width && d == 1 && v % d == 0;  /* implicit marks carry divisibility 1 */
-  }
-  if (dyn || !PyLong_CheckExact(marker)) return 0;
+static void free_specs(CSpec *cs, Py_ssize_t n) {
+  if (!cs) return;
+  for (Py_ssize_t i = 0; i < n; i++) free_spec(&cs[i]);
+  PyMem_Free(cs);
+}
+
+static long long as_ll(PyObject *o, int *bad) {
+  if (!PyLong_Check(o)) { *bad = 1; return 0; }
   int overflow = 0;
-  long long m = PyLong_AsLongLongAndOverflow(marker, &overflow);
-  return !overflow && m == v;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); *bad = 1; }
+  return v;
+}
+
+/* 0: compiled; 1: not a flat marker (a nested mode: such a spec is checked through kernel_signature
+ * alone); -1: malformed. */
+static int compile_marker(PyObject *m, CMarker *out) {
+  if (PyTuple_Check(m)) {  /* ('?', width, divisibility): implicit and layout marks carry divisibility 1 */
+    if (PyTuple_GET_SIZE(m) != 3 || !PyUnicode_Check(PyTuple_GET_ITEM(m, 0))) return 1;
+    int bad = 0;
+    long long w = as_ll(PyTuple_GET_ITEM(m, 1), &bad), d = as_ll(PyTuple_GET_ITEM(m, 2), &bad);
+    if (bad || (w != 32 && w != 64) || d < 1) return -1;
+    out->kind = d == 1 ? 1 : 2;
+    out->width = (int)w;
+    out->v = 0;
+    return 0;
+  }
+  if (!PyLong_CheckExact(m)) { out->kind = 2; return 0; }  /* a symbolic marker: never equal to a value */
+  int bad = 0;
+  out->v = as_ll(m, &bad);
+  out->kind = bad ? 2 : 0;
+  out->width = 0;
+  return 0;
+}
+
+/* One spec tuple into c; its highest byte into *extent.  -1: malformed (no error set). */
+static int compile_spec(PyObject *spec, CSpec *c, Py_ssize_t *extent, int depth) {
+  memset(c, 0, sizeof *c);
+  *extent = 0;
+  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) return -1;
+  Py_ssize_t len = PyTuple_GET_SIZE(spec);
+  int bad = 0;
+  long long kind = as_ll(PyTuple_GET_ITEM(spec, 0), &bad);
+  if (bad) return -1;
+  c->kind = (int)kind;
+  if (kind == 5) {
+    if (len != 4) return -1;
+    c->want = PyTuple_GET_ITEM(spec, 1);
+    c->key = PyTuple_GET_ITEM(spec, 2);
+    c->keyfn = PyTuple_GET_ITEM(spec, 3);
+    return 0;
+  }
+  if (kind == 8) {  /* no nesting: the recursion in put_arg stays one level */
+    if (len != 3 || depth) return -1;
+    Py_ssize_t e[2];
+    for (int i = 0; i < 2; i++) {
+      c->either[i] = PyMem_Calloc(1, sizeof(CSpec));
+      if (!c->either[i] || compile_spec(PyTuple_GET_ITEM(spec, 1 + i), c->either[i], &e[i], 1) < 0) return -1;
+    }
+    if (c->either[0]->kind < 1 || c->either[0]->kind > 4 || c->either[1]->kind != 7) return -1;
+    *extent = e[0] > e[1] ? e[0] : e[1];
+    return 0;
+  }
+  int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
+                 (kind == 7 && len == 4);
+  if (!shape_ok) return -1;
+  long long slot = as_ll(PyTuple_GET_ITEM(spec, 1), &bad);
+  if (bad || slot < 0 || slot >= LAUNCHER_MAX_PARAM_BYTES / 8) return -1;
+  c->slot = (Py_ssize_t)slot;
+  *extent = 8 * (c->slot + 1);
+  if (kind == 7) {
+    long long k = as_ll(PyTuple_GET_ITEM(spec, 3), &bad);
+    if (bad || k < 0 || k > 10 || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
+    c->np_type = PyTuple_GET_ITEM(spec, 2);
+    c->np_kind = (int)k;
+    return 0;
+  }
+  if (kind == 0 || kind == 6) {
+    c->etype = PyTuple_GET_ITEM(spec, 2);
+    c->align = as_ll(PyTuple_GET_ITEM(spec, 4), &bad);
+    if (bad || c->align <= 0 || (c->align & (c->align - 1))) return -1;
+    c->written = PyTuple_GET_ITEM(spec, 5) == Py_True;
+  }
+  if (kind == 0) {
+    c->memspace = PyTuple_GET_ITEM(spec, 3);
+    if (!PyUnicode_Check(c->memspace)) return -1;
+  }
+  if (kind == 6) {
+    c->is_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
+    c->device_id = (long)as_ll(PyTuple_GET_ITEM(spec, 6), &bad);
+    c->shape_sig = PyTuple_GET_ITEM(spec, 7);
+    c->stride_sig = PyTuple_GET_ITEM(spec, 8);
+    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
+    c->packed = (uint32_t)as_ll(PyTuple_GET_ITEM(spec, 10), &bad);
+    c->natural_align = as_ll(PyTuple_GET_ITEM(spec, 11), &bad);
+    if (bad || !PyTuple_Check(dyn)) return -1;
+    /* markers of a flat tensor; a rank-1 int, nested or symbolic signature is matched through the
+     * tensor's kernel_signature() alone */
+    int flat = PyTuple_Check(c->shape_sig) && PyTuple_Check(c->stride_sig);
+    Py_ssize_t n = flat ? PyTuple_GET_SIZE(c->shape_sig) : -1;
+    c->n = flat && n == PyTuple_GET_SIZE(c->stride_sig) && n <= MAX_RANK ? (int)n : -1;
+    if (c->n > 0) {
+      c->shape = PyMem_Calloc((size_t)n, sizeof(CMarker));
+      c->stride = PyMem_Calloc((size_t)n, sizeof(CMarker));
+      if (!c->shape || !c->stride) return -1;
+      for (Py_ssize_t i = 0; i < n && c->n > 0; i++) {
+        int r1 = compile_marker(PyTuple_GET_ITEM(c->shape_sig, i), &c->shape[i]);
+        int r2 = compile_marker(PyTuple_GET_ITEM(c->stride_sig, i), &c->stride[i]);
+        if (r1 < 0 || r2 < 0) return -1;
+        if (r1 || r2) c->n = -1;  /* nested: no flat tensor matches it */
+      }
+    }
+    c->ndyn = PyTuple_GET_SIZE(dyn);
+    if (c->ndyn) {
+      c->dyn = PyMem_Calloc((size_t)c->ndyn, sizeof(CDyn));
+      if (!c->dyn) return -1;
+    }
+    for (Py_ssize_t k = 0; k < c->ndyn; k++) {
+      PyObject *d = PyTuple_GET_ITEM(dyn, k);
+      if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 4) return -1;
+      long long s = as_ll(PyTuple_GET_ITEM(d, 0), &bad), which = as_ll(PyTuple_GET_ITEM(d, 1), &bad);
+      long long j = as_ll(PyTuple_GET_ITEM(d, 2), &bad);
+      if (bad || s < 0 || s >= LAUNCHER_MAX_PARAM_BYTES / 8 || (which != 2 && which != 3) || j < 0) return -1;
+      c->dyn[k] = (CDyn){(Py_ssize_t)s, which == 2, (Py_ssize_t)j, PyTuple_GET_ITEM(d, 3) == Py_True};
+      if (8 * (s + 1) > *extent) *extent = 8 * (Py_ssize_t)(s + 1);
+    }
+  }
+  return 0;
+}
+
+/* The specs tuple compiled; *nbuf: the bytes of the parameter buffer they write.  NULL with an
+ * error set when a spec is malformed or the parameters exceed CUDA's limit. */
+static CSpec *compile_specs(PyObject *specs, Py_ssize_t *nbuf) {
+  Py_ssize_t n = PyTuple_GET_SIZE(specs);
+  CSpec *cs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(CSpec));
+  if (!cs) { PyErr_NoMemory(); return NULL; }
+  *nbuf = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t e;
+    if (compile_spec(PyTuple_GET_ITEM(specs, i), &cs[i], &e, 0) < 0 || PyErr_Occurred()) {
+      free_specs(cs, n);
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "Malformed launcher spec for argument %zd.", i);
+      return NULL;
+    }
+    if (e > *nbuf) *nbuf = e;
+  }
+  if (*nbuf > LAUNCHER_MAX_PARAM_BYTES) {
+    free_specs(cs, n);
+    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within %d bytes, but they need %zd bytes.",
+                 LAUNCHER_MAX_PARAM_BYTES, *nbuf);
+    return NULL;
+  }
+  return cs;
+}
+
+/* ---- the guard ---------------------------------------------------------------------------- */
+
+/* One mode value against its marker.  dyn: whether the source makes this value dynamic and with
+ * which width (32 or 64).  1: matches. */
+static inline int marker_matches(const CMarker *m, long long v, int dyn, int width) {
+  if (m->kind == 1) return dyn && m->width == width;
+  return m->kind == 0 && !dyn && m->v == v;
+}
+
+static inline void put_value(char *buf, const CDyn *d, long long v, int *ok) {
+  if (d->is64) memcpy(buf + 8 * d->slot, &v, 8);
+  else if (v < INT32_MIN || v > INT32_MAX) *ok = 0;
+  else { int32_t w = (int32_t)v; memcpy(buf + 8 * d->slot, &w, 4); }
 }
 
 /* Check a flat tensor (shape, strides) as `layout_marks` says (0: from_dlpack, all static; 1:
  * mark_layout_dynamic with leading dimension ld, -1 deduced) against the spec and pack its
  * dynamic values.  The rules are Tensor.kernel_signature()'s; a leading dimension that cannot be
  * deduced is a refusal (Python raises the error). */
-static int check_modes(char *buf, PyObject *spec, int n, const int64_t *shape, const int64_t *stride,
+static int check_modes(char *buf, const CSpec *c, int n, const int64_t *shape, const int64_t *stride,
                        int layout_marks, long ld) {
-  PyObject *ssig = PyTuple_GET_ITEM(spec, 7), *dsig = PyTuple_GET_ITEM(spec, 8);
-  if (!PyTuple_Check(ssig) || !PyTuple_Check(dsig) || PyTuple_GET_SIZE(ssig) != n || PyTuple_GET_SIZE(dsig) != n)
-    return 0;
+  if (n != c->n || n < 0) return 0;
   if (layout_marks && ld < 0) {
     int ones = 0, big = 0, last_one = -1, last_big = -1;
     for (int i = 0; i < n; i++)
@@ -92,109 +273,146 @@ static int check_modes(char *buf, PyObject *spec, int n, const int64_t *shape, c
   }
   for (int i = 0; i < n; i++) {
     if (shape[i] < 0) return 0;
-    long sw = shape[i] > INT32_MAX ? 64 : 32;
-    if (!mode_matches(PyTuple_GET_ITEM(ssig, i), shape[i], layout_marks, sw)) return 0;
+    int sw = shape[i] > INT32_MAX ? 64 : 32;
+    if (!marker_matches(&c->shape[i], shape[i], layout_marks, sw)) return 0;
     int sdyn = layout_marks && i != ld && stride[i] > 0;
-    if (!mode_matches(PyTuple_GET_ITEM(dsig, i), stride[i], sdyn, 64)) return 0;
+    if (!marker_matches(&c->stride[i], stride[i], sdyn, 64)) return 0;
   }
-  PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
-  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
-    PyObject *d = PyTuple_GET_ITEM(dyn, k);
-    Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
-    long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
-    Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
-    if (j < 0 || j >= n) return 0;
-    long long v = which == 2 ? shape[j] : stride[j];
-    if (PyTuple_GET_ITEM(d, 3) == Py_True) memcpy(buf + 8 * slot, &v, 8);
-    else if (v < INT32_MIN || v > INT32_MAX) return 0;
-    else { int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
+  int ok = 1;
+  for (Py_ssize_t k = 0; k < c->ndyn && ok; k++) {
+    const CDyn *d = &c->dyn[k];
+    if (d->j >= n) return 0;
+    put_value(buf, d, d->shape ? shape[d->j] : stride[d->j], &ok);
   }
-  return !PyErr_Occurred();
+  return ok;
 }
 
-static int put_ptr_slot(char *buf, PyObject *spec, unsigned long long addr) {
-  memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &addr, 8);
+static inline int put_ptr_slot(char *buf, const CSpec *c, unsigned long long addr) {
+  memcpy(buf + 8 * c->slot, &addr, 8);
   return 1;
 }
 
 /* A DLTensor (from the exchange API or a capsule) against a tensor spec, as its implicit
  * conversion from_dlpack(x).mark_layout_dynamic() would be. */
-static int put_dltensor(char *buf, PyObject *spec, const DLTensor *t, uint64_t flags) {
+static int put_dltensor(char *buf, const CSpec *c, const DLTensor *t, uint64_t flags) {
   uint32_t packed = (uint32_t)t->dtype.code | ((uint32_t)t->dtype.bits << 8) | ((uint32_t)t->dtype.lanes << 16);
-  if (PyLong_AsUnsignedLong(PyTuple_GET_ITEM(spec, 10)) != packed) return 0;
-  int want_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
+  if (c->packed != packed) return 0;
   int dev = t->device.device_type;
-  if (!(dev == 1 || dev == 2 || dev == 3 || dev == 13) || memspace_is_gmem(dev) != want_gmem) return 0;
-  if (want_gmem && t->device.device_id != PyLong_AsLong(PyTuple_GET_ITEM(spec, 6))) return 0;
-  long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-  if (align != PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 11))) return 0;  /* implicit: natural alignment */
-  if (PyTuple_GET_ITEM(spec, 5) == Py_True && (flags & WB_DLPACK_FLAG_READ_ONLY)) return 0;
+  if (!(dev == 1 || dev == 2 || dev == 3 || dev == 13) || memspace_is_gmem(dev) != c->is_gmem) return 0;
+  if (c->is_gmem && t->device.device_id != c->device_id) return 0;
+  if (c->align != c->natural_align) return 0;  /* implicit: natural alignment */
+  if (c->written && (flags & WB_DLPACK_FLAG_READ_ONLY)) return 0;
   if (!t->data || t->ndim < 0 || t->ndim > MAX_RANK || !t->strides || (t->ndim && !t->shape)) return 0;
   unsigned long long addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
-  if (addr < t->byte_offset || (addr & (unsigned long long)(align - 1))) return 0;
-  if (!check_modes(buf, spec, t->ndim, t->shape, t->strides, 1, -1)) return 0;
-  return put_ptr_slot(buf, spec, addr);
+  if (addr < t->byte_offset || (addr & (unsigned long long)(c->align - 1))) return 0;
+  if (!check_modes(buf, c, t->ndim, t->shape, t->strides, 1, -1)) return 0;
+  return put_ptr_slot(buf, c, addr);
 }
 
 static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
-static int put_framework_tensor(char *buf, PyObject *spec, PyObject *a) {
-  PyObject *tp = (PyObject *)Py_TYPE(a);
-  PyObject *ex = g_exchange ? PyDict_GetItemWithError(g_exchange, tp) : NULL;
-  if (ex) {
-    Py_INCREF(ex);
+static int put_framework_tensor(char *buf, const CSpec *c, PyObject *a) {
+  int via;
+  PyObject *ex = wb_producer(g_producers, Py_TYPE(a), &via);
+  if (!ex) return 0;
+  if (via == WB_VIA_EXCHANGE) {
+    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
     int ok = 0;
-    if (!(PyTuple_GET_ITEM(ex, 2) == Py_True && wb_torch_hazard(&g_hazards, a))) {
-      void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 0));
-      DLTensor t;
-      memset(&t, 0, sizeof t);
-      /* the exchange API's no-sync read: the launch goes to the legacy default stream, on which
-       * torch's default-stream work is already ordered (DESIGN.md section 5) */
-      if (fp && ((dltensor_from_py_object_no_sync_t)fp)((void *)a, &t) == 0) ok = put_dltensor(buf, spec, &t, 0);
-    }
+    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
+    DLTensor t;
+    memset(&t, 0, sizeof t);
+    /* the exchange API's no-sync read: the launch goes to the legacy default stream, on which
+     * torch's default-stream work is already ordered (DESIGN.md section 5) */
+    if (fp && ((dltensor_from_py_object_no_sync_t)fp)((void *)a, &t) == 0 &&
+        !(PyTuple_GET_ITEM(ex, 3) == Py_True && wb_torch_hazard(&g_hazards, a, t.dtype.code)))
+      ok = put_dltensor(buf, c, &t, 0);
     Py_DECREF(ex);
     return ok;
   }
-  if (PyErr_Occurred() || !g_cpu_types) return 0;
-  int cuda = PyDict_GetItemWithError(g_cuda_types, tp) != NULL;
-  if (!cuda && (PyErr_Occurred() || !PyDict_GetItemWithError(g_cpu_types, tp))) return 0;
-  PyObject *meth = PyObject_GetAttr(a, s_dlpack);
-  if (!meth) return 0;
+  int cuda = via == WB_VIA_CUDA_CAPSULE;
   /* CUDA-only producers get stream=-1 as from_dlpack does (their arrays live on the legacy default
    * stream the launch uses); CPU producers take no stream */
-  PyObject *cargs[2] = {g_maxver, g_no_sync};
-  PyObject *cap = PyObject_Vectorcall(meth, cargs, 0, cuda ? g_kw_ver_stream : g_kw_ver);
-  Py_DECREF(meth);
+  PyObject *cargs[3] = {a, g_maxver, g_no_sync};
+  PyObject *cap = PyObject_VectorcallMethod(s_dlpack, cargs, 1, cuda ? g_kw_ver_stream : g_kw_ver);
   if (!cap) return 0;
   int ok = 0;
   /* the capsule is read, not consumed: dropping it below calls the producer's deleter once */
   if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
     DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
-    if (m && m->version.major == 1) ok = put_dltensor(buf, spec, &m->dl_tensor, m->flags);
+    if (m && m->version.major == 1) ok = put_dltensor(buf, c, &m->dl_tensor, m->flags);
   } else if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
-    if (m && m->dl_tensor.dtype.bits >= 8) ok = put_dltensor(buf, spec, &m->dl_tensor, 0);
+    if (m && m->dl_tensor.dtype.bits >= 8) ok = put_dltensor(buf, c, &m->dl_tensor, 0);
   }
   Py_DECREF(cap);
   return ok;
 }
 
-static int put_wb_tensor(char *buf, PyObject *spec, PyObject *a) {
+/* make_tensor layouts and compact-shape marks: the tensor's own signature (Python) */
+static int put_by_signature(char *buf, const CSpec *c, PyObject *a, unsigned long long addr) {
+  PyObject *sig = PyObject_CallMethodNoArgs(a, s_kernel_signature);
+  if (!sig) return 0;
+  int ok = PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 4;
+  if (ok) {
+    int e1 = PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 0), c->shape_sig, Py_EQ);
+    int e2 = e1 == 1 ? PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 1), c->stride_sig, Py_EQ) : 0;
+    ok = e1 == 1 && e2 == 1;
+  }
+  for (Py_ssize_t k = 0; k < c->ndyn && ok; k++) {
+    const CDyn *d = &c->dyn[k];
+    PyObject *vals = PyTuple_GET_ITEM(sig, d->shape ? 2 : 3);
+    if (!PyTuple_Check(vals) || d->j >= PyTuple_GET_SIZE(vals)) { ok = 0; break; }
+    int bad = 0;
+    long long v = as_ll(PyTuple_GET_ITEM(vals, d->j), &bad);
+    if (bad) ok = 0;
+    else put_value(buf, d, v, &ok);
+  }
+  Py_DECREF(sig);
+  if (!ok || PyErr_Occurred()) return 0;
+  return put_ptr_slot(buf, c, addr);
+}
+
+/* A from_dlpack tensor built in C: its fields are C values, its marks plain or mark_layout_dynamic's.
+ * -1: compact marks (checked through its kernel_signature). */
+static int put_native_tensor(char *buf, const CSpec *c, TensorBase *t) {
+  if (memspace_is_gmem(t->device_type) != c->is_gmem) return 0;
+  if (t->calign != c->align || (t->addr & (unsigned long long)(c->align - 1))) return 0;
+  if (c->written && (t->flags & WB_DLPACK_FLAG_READ_ONLY)) return 0;
+  if (c->is_gmem && t->device_id != c->device_id) return 0;
+  PyObject *marks = t->marks;
+  long ld = t->ndim;  /* plain: no mode is dynamic */
+  int layout_marks = 0;
+  if (marks != Py_None) {
+    if (!(marks && PyTuple_Check(marks) && PyTuple_GET_SIZE(marks) == 2 &&
+          PyUnicode_Check(PyTuple_GET_ITEM(marks, 0)) &&
+          PyUnicode_Compare(PyTuple_GET_ITEM(marks, 0), s_layout) == 0)) return -1;
+    layout_marks = 1;
+    /* mark_layout_dynamic stored the leading dimension it validated or deduced; None: no mode
+     * keeps a static stride-1 (n matches no mode) */
+    if (PyTuple_GET_ITEM(marks, 1) != Py_None) ld = PyLong_AsLong(PyTuple_GET_ITEM(marks, 1));
+  }
+  if (!check_modes(buf, c, t->ndim, t->dims, t->dims + t->ndim, layout_marks, ld)) return 0;
+  return put_ptr_slot(buf, c, t->addr);
+}
+
+static int put_wb_tensor(char *buf, const CSpec *c, PyObject *a) {
   TensorBase *t = (TensorBase *)a;
-  if (t->etype != PyTuple_GET_ITEM(spec, 2) || !t->f || !PyTuple_Check(t->f) || PyTuple_GET_SIZE(t->f) < 14 ||
-      !t->align || !t->data || !t->stride) return 0;
+  if (t->etype != c->etype) return 0;
+  if (t->native) {
+    int r = put_native_tensor(buf, c, t);
+    return r >= 0 ? r : put_by_signature(buf, c, a, t->addr);
+  }
+  if (!t->f || !PyTuple_Check(t->f) || PyTuple_GET_SIZE(t->f) < 14 || !t->align || !t->data || !t->stride) return 0;
   int dev = (int)PyLong_AsLong(PyTuple_GET_ITEM(t->f, 4));
-  int want_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
-  if (memspace_is_gmem(dev) != want_gmem) return 0;
-  long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-  if (PyLong_AsLongLong(t->align) != align) return 0;
-  if (PyTuple_GET_ITEM(spec, 5) == Py_True && (PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t->f, 2)) & 1)) return 0;
-  if (want_gmem && PyLong_AsLong(PyTuple_GET_ITEM(t->f, 5)) != PyLong_AsLong(PyTuple_GET_ITEM(spec, 6))) return 0;
+  if (memspace_is_gmem(dev) != c->is_gmem) return 0;
+  if (PyLong_AsLongLong(t->align) != c->align) return 0;
+  if (c->written && (PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t->f, 2)) & WB_DLPACK_FLAG_READ_ONLY)) return 0;
+  if (c->is_gmem && PyLong_AsLong(PyTuple_GET_ITEM(t->f, 5)) != c->device_id) return 0;
   unsigned long long addr = PyLong_AsUnsignedLongLong(t->data);
-  if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) return 0;
+  if (PyErr_Occurred() || (addr & (unsigned long long)(c->align - 1))) return 0;
   PyObject *marks = t->marks, *shape = PyTuple_GET_ITEM(t->f, 10);
   int plain = marks == Py_None;
-  int layout_marks = !plain && PyTuple_Check(marks) && PyTuple_GET_SIZE(marks) == 2 &&
+  int layout_marks = !plain && marks && PyTuple_Check(marks) && PyTuple_GET_SIZE(marks) == 2 &&
                      PyUnicode_Check(PyTuple_GET_ITEM(marks, 0)) &&
                      PyUnicode_Compare(PyTuple_GET_ITEM(marks, 0), s_layout) == 0;
   if ((plain || layout_marks) && PyTuple_Check(shape) && PyTuple_Check(t->stride) &&
@@ -206,45 +424,18 @@ static int put_wb_tensor(char *buf, PyObject *spec, PyObject *a) {
       st[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t->stride, i));
     }
     if (PyErr_Occurred()) return 0;
-    /* mark_layout_dynamic stored the leading dimension it validated or deduced; None: no mode
-     * keeps a static stride-1 (n matches no mode) */
     long ld = n;
     if (layout_marks && PyTuple_GET_ITEM(marks, 1) != Py_None) ld = PyLong_AsLong(PyTuple_GET_ITEM(marks, 1));
-    if (!check_modes(buf, spec, n, sh, st, layout_marks, ld)) return 0;
-    return put_ptr_slot(buf, spec, addr);
+    if (!check_modes(buf, c, n, sh, st, layout_marks, ld)) return 0;
+    return put_ptr_slot(buf, c, addr);
   }
-  /* make_tensor layouts and compact-shape marks: the tensor's own signature (Python) */
-  PyObject *sig = PyObject_CallMethodNoArgs(a, s_kernel_signature);
-  if (!sig) return 0;
-  int ok = PyTuple_Check(sig) && PyTuple_GET_SIZE(sig) == 4;
-  if (ok) {
-    int e1 = PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 0), PyTuple_GET_ITEM(spec, 7), Py_EQ);
-    int e2 = e1 == 1 ? PyObject_RichCompareBool(PyTuple_GET_ITEM(sig, 1), PyTuple_GET_ITEM(spec, 8), Py_EQ) : 0;
-    ok = e1 == 1 && e2 == 1;
-  }
-  if (ok) {
-    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn) && ok; k++) {
-      PyObject *d = PyTuple_GET_ITEM(dyn, k);
-      Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
-      PyObject *vals = PyTuple_GET_ITEM(sig, PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 1)));
-      Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 2));
-      if (!PyTuple_Check(vals) || j < 0 || j >= PyTuple_GET_SIZE(vals)) { ok = 0; break; }
-      long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(vals, j));
-      if (PyTuple_GET_ITEM(d, 3) == Py_True) memcpy(buf + 8 * slot, &v, 8);
-      else if (v < INT32_MIN || v > INT32_MAX) ok = 0;
-      else { int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
-    }
-  }
-  Py_DECREF(sig);
-  if (!ok || PyErr_Occurred()) return 0;
-  return put_ptr_slot(buf, spec, addr);
+  return put_by_signature(buf, c, a, addr);
 }
 
-static int put_numpy_scalar(char *buf, PyObject *spec, PyObject *a) {
-  if ((PyObject *)Py_TYPE(a) != PyTuple_GET_ITEM(spec, 2)) return 0;
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 3));
-  char *p = buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+static int put_numpy_scalar(char *buf, const CSpec *c, PyObject *a) {
+  if ((PyObject *)Py_TYPE(a) != c->np_type) return 0;
+  int kind = c->np_kind;
+  char *p = buf + 8 * c->slot;
   if (kind <= 1) {
     double d = PyFloat_AsDouble(a);
     if (d == -1.0 && PyErr_Occurred()) return 0;
@@ -272,21 +463,19 @@ static int put_numpy_scalar(char *buf, PyObject *spec, PyObject *a) {
 }
 
 /* 1: the argument matches its spec and its values are in buf; 0: refused (no error set). */
-static int put_arg(char *buf, PyObject *spec, PyObject *a) {
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+static int put_arg(char *buf, const CSpec *c, PyObject *a) {
   int ok = 0;
-  switch (kind) {
+  switch (c->kind) {
   case 0: {
     if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) break;
     PointerBase *p = (PointerBase *)a;
-    if (p->element_type != PyTuple_GET_ITEM(spec, 2)) break;
-    if (p->memspace != PyTuple_GET_ITEM(spec, 3) && PyUnicode_Compare(p->memspace, PyTuple_GET_ITEM(spec, 3)) != 0) break;
-    long long align = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-    if (PyLong_AsLongLong(p->assumed_align) != align) break;
-    if (p->read_only && PyTuple_GET_ITEM(spec, 5) == Py_True) break;  /* a read-only tensor's .iterator, written */
+    if (p->element_type != c->etype || !p->memspace || !p->assumed_align || !p->address) break;
+    if (p->memspace != c->memspace && PyUnicode_Compare(p->memspace, c->memspace) != 0) break;
+    if (PyLong_AsLongLong(p->assumed_align) != c->align) break;
+    if (p->read_only && c->written) break;  /* a read-only tensor's .iterator, written */
     unsigned long long addr = PyLong_AsUnsignedLongLong(p->address);
-    if (PyErr_Occurred() || (addr & (unsigned long long)(align - 1))) break;
-    ok = put_ptr_slot(buf, spec, addr);
+    if (PyErr_Occurred() || (addr & (unsigned long long)(c->align - 1))) break;
+    ok = put_ptr_slot(buf, c, addr);
     break;
   }
   case 1: case 2: {
@@ -295,9 +484,8 @@ static int put_arg(char *buf, PyObject *spec, PyObject *a) {
     long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
     if (overflow) break;
     int fits32 = v >= INT32_MIN && v <= INT32_MAX;
-    Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
-    if (kind == 1) { if (!fits32) break; int32_t w = (int32_t)v; memcpy(buf + 8 * slot, &w, 4); }
-    else { if (fits32) break; memcpy(buf + 8 * slot, &v, 8); }
+    if (c->kind == 1) { if (!fits32) break; int32_t w = (int32_t)v; memcpy(buf + 8 * c->slot, &w, 4); }
+    else { if (fits32) break; memcpy(buf + 8 * c->slot, &v, 8); }
     ok = 1;
     break;
   }
@@ -306,38 +494,37 @@ static int put_arg(char *buf, PyObject *spec, PyObject *a) {
     double d = PyFloat_AS_DOUBLE(a);
     if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) break;  /* as struct.pack: out of range */
     float w = (float)d;
-    memcpy(buf + 8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1)), &w, 4);
+    memcpy(buf + 8 * c->slot, &w, 4);
     ok = 1;
     break;
   }
   case 4:
     if (!PyBool_Check(a)) break;
-    buf[8 * PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1))] = (a == Py_True);
+    buf[8 * c->slot] = (a == Py_True);
     ok = 1;
     break;
   case 5: {
-    PyObject *want = PyTuple_GET_ITEM(spec, 1);
-    if (Py_TYPE(a) != Py_TYPE(want)) break;
+    if (Py_TYPE(a) != Py_TYPE(c->want)) break;
     if (PyLong_CheckExact(a) || PyBool_Check(a) || PyUnicode_CheckExact(a)) {
-      ok = PyObject_RichCompareBool(a, want, Py_EQ) == 1;
+      ok = PyObject_RichCompareBool(a, c->want, Py_EQ) == 1;
       break;
     }
-    PyObject *key = PyObject_CallOneArg(PyTuple_GET_ITEM(spec, 3), a);
+    PyObject *key = PyObject_CallOneArg(c->keyfn, a);
     if (!key) break;
-    ok = PyObject_RichCompareBool(key, PyTuple_GET_ITEM(spec, 2), Py_EQ) == 1;
+    ok = PyObject_RichCompareBool(key, c->key, Py_EQ) == 1;
     Py_DECREF(key);
     break;
   }
   case 6:
-    if ((PyObject *)Py_TYPE(a) == g_tensor_cls) ok = put_wb_tensor(buf, spec, a);
-    else if (!PyObject_TypeCheck(a, &PyBaseObject_Type) || Py_TYPE(a) == (PyTypeObject *)g_ptr_cls) ok = 0;
-    else ok = put_framework_tensor(buf, spec, a);
+    if ((PyObject *)Py_TYPE(a) == g_tensor_cls) ok = put_wb_tensor(buf, c, a);
+    else if (Py_TYPE(a) == (PyTypeObject *)g_ptr_cls) ok = 0;
+    else ok = put_framework_tensor(buf, c, a);
     break;
   case 7:
-    ok = put_numpy_scalar(buf, spec, a);
+    ok = put_numpy_scalar(buf, c, a);
     break;
   case 8:   /* either form of one scalar: a Python scalar or the numpy scalar of the same dtype */
-    ok = put_arg(buf, PyTuple_GET_ITEM(spec, 1), a) || put_arg(buf, PyTuple_GET_ITEM(spec, 2), a);
+    ok = put_arg(buf, c->either[0], a) || put_arg(buf, c->either[1], a);
     break;
   }
   if (PyErr_Occurred()) { PyErr_Clear(); ok = 0; }
@@ -345,77 +532,13 @@ static int put_arg(char *buf, PyObject *spec, PyObject *a) {
 }
 
 /* Guard and pack every argument into tmp (nbuf bytes); 1 when all matched. */
-static int pack_all(char *tmp, Py_ssize_t nbuf, PyObject *specs, PyObject *const *args, Py_ssize_t n) {
-  if (n != PyTuple_GET_SIZE(specs)) return 0;
+static int pack_all(char *tmp, Py_ssize_t nbuf, const CSpec *cs, Py_ssize_t nspecs, PyObject *const *args,
+                    Py_ssize_t n) {
+  if (n != nspecs) return 0;
   memset(tmp, 0, (size_t)nbuf);
   for (Py_ssize_t i = 0; i < n; i++)
-    if (!put_arg(tmp, PyTuple_GET_ITEM(specs, i), args[i])) return 0;
+    if (!put_arg(tmp, &cs[i], args[i])) return 0;
   return 1;
-}
-
-/* The highest byte a spec writes (8 * (slot + 1)), 0 for none, or -1 for a malformed spec. */
-static Py_ssize_t spec_extent(PyObject *spec) {
-  if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) return -1;
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
-  Py_ssize_t len = PyTuple_GET_SIZE(spec);
-  if (kind == 5) return len == 4 ? 0 : -1;
-  if (kind == 8) {
-    if (len != 3) return -1;
-    Py_ssize_t e1 = spec_extent(PyTuple_GET_ITEM(spec, 1)), e2 = spec_extent(PyTuple_GET_ITEM(spec, 2));
-    if (e1 < 0 || e2 < 0) return -1;
-    long k1 = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, 1), 0));
-    long k2 = PyLong_AsLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, 2), 0));
-    if (k1 < 1 || k1 > 4 || k2 != 7) return -1;   /* no nesting: the recursion in put_arg stays one level */
-    return e1 > e2 ? e1 : e2;
-  }
-  int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
-                 (kind == 7 && len == 4);
-  if (!shape_ok) return -1;
-  Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
-  if (slot < 0) return -1;
-  Py_ssize_t need = 8 * (slot + 1);
-  if (kind == 7) {
-    long k = PyLong_AsLong(PyTuple_GET_ITEM(spec, 3));
-    if (k < 0 || k > 10 || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
-  }
-  if (kind == 6) {
-    PyObject *dyn = PyTuple_GET_ITEM(spec, 9);
-    if (!PyTuple_Check(dyn)) return -1;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(dyn); k++) {
-      PyObject *d = PyTuple_GET_ITEM(dyn, k);
-      if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 4) return -1;
-      Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(d, 0));
-      long which = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
-      if (s < 0 || (which != 2 && which != 3)) return -1;
-      if (8 * (s + 1) > need) need = 8 * (s + 1);
-    }
-    long long al = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-    if (al <= 0 || (al & (al - 1))) return -1;
-  }
-  if (kind == 0) {
-    long long al = PyLong_AsLongLong(PyTuple_GET_ITEM(spec, 4));
-    if (al <= 0 || (al & (al - 1))) return -1;
-  }
-  return need;
-}
-
-static Py_ssize_t specs_extent(PyObject *specs) {
-  Py_ssize_t nbuf = 0;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(specs); i++) {
-    Py_ssize_t e = spec_extent(PyTuple_GET_ITEM(specs, i));
-    if (e < 0 || PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError, "Malformed launcher spec for argument %zd.", i);
-      return -1;
-    }
-    if (e > nbuf) nbuf = e;
-  }
-  if (nbuf > LAUNCHER_MAX_PARAM_BYTES) {
-    PyErr_Format(PyExc_ValueError, "Expected kernel parameters within %d bytes, but they need %zd bytes.",
-                 LAUNCHER_MAX_PARAM_BYTES, nbuf);
-    return -1;
-  }
-  return nbuf;
 }
 
 /* pack(specs, args_tuple) -> bytes of the parameter buffer, or None when an argument is refused:
@@ -423,10 +546,13 @@ static Py_ssize_t specs_extent(PyObject *specs) {
 static PyObject *pack(PyObject *mod, PyObject *args) {
   PyObject *specs, *a;
   if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &specs, &PyTuple_Type, &a)) return NULL;
-  Py_ssize_t nbuf = specs_extent(specs);
-  if (nbuf < 0) return NULL;
+  Py_ssize_t nbuf;
+  CSpec *cs = compile_specs(specs, &nbuf);
+  if (!cs) return NULL;
   char tmp[LAUNCHER_MAX_PARAM_BYTES];
-  if (!pack_all(tmp, nbuf, specs, &PyTuple_GET_ITEM(a, 0), PyTuple_GET_SIZE(a))) Py_RETURN_NONE;
+  int ok = pack_all(tmp, nbuf, cs, PyTuple_GET_SIZE(specs), &PyTuple_GET_ITEM(a, 0), PyTuple_GET_SIZE(a));
+  free_specs(cs, PyTuple_GET_SIZE(specs));
+  if (!ok) Py_RETURN_NONE;
   return PyBytes_FromStringAndSize(tmp, nbuf);
 }
 
@@ -440,28 +566,48 @@ typedef struct {
   void **kernel_params;
   char *buf;
   Py_ssize_t nbuf;   /* bytes of buf the specs write: 8 * (highest slot + 1) */
-  PyObject *specs;   /* tuple of per-argument spec tuples */
+  PyObject *specs;   /* tuple of per-argument spec tuples (the compiled specs borrow from it) */
+  CSpec *cs;
+  Py_ssize_t ncs;
   PyObject *owner;   /* keeps the module and the parameter buffer alive */
 } Launcher;
 
 static PyObject *launcher_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   Launcher *L = (Launcher *)self_;
   if (kwnames && PyTuple_GET_SIZE(kwnames)) Py_RETURN_NONE;
+  if (!L->cs) Py_RETURN_NONE;  /* cleared by the collector */
   /* Pack privately: checking an argument may run Python code (a producer's __dlpack__, a
    * tensor's kernel_signature), during which another thread or a re-entrant call may use this
    * launcher; the shared buffer is written only after the last check, with the GIL held until
    * cuLaunchKernel has read it. */
   char tmp[LAUNCHER_MAX_PARAM_BYTES];
-  if (!pack_all(tmp, L->nbuf, L->specs, args, PyVectorcall_NARGS(nargsf))) Py_RETURN_NONE;
+  if (!pack_all(tmp, L->nbuf, L->cs, L->ncs, args, PyVectorcall_NARGS(nargsf))) Py_RETURN_NONE;
   memcpy(L->buf, tmp, (size_t)L->nbuf);
   int rc = L->launch(L->func, L->dims[0], L->dims[1], L->dims[2], L->dims[3], L->dims[4], L->dims[5],
                      L->smem, NULL, L->kernel_params, NULL);
   return PyLong_FromLong(rc);
 }
 
+/* The collector: a launcher holds its specs (whose Constexpr key functions are Python objects) and
+ * its owner, either of which could lead back to it. */
+static int launcher_traverse(Launcher *self, visitproc visit, void *arg) {
+  Py_VISIT(self->specs);
+  Py_VISIT(self->owner);
+  return 0;
+}
+
+static int launcher_clear(Launcher *self) {
+  free_specs(self->cs, self->ncs);  /* they borrow from specs */
+  self->cs = NULL;
+  self->ncs = 0;
+  Py_CLEAR(self->specs);
+  Py_CLEAR(self->owner);
+  return 0;
+}
+
 static void launcher_dealloc(Launcher *self) {
-  Py_XDECREF(self->specs);
-  Py_XDECREF(self->owner);
+  PyObject_GC_UnTrack(self);
+  launcher_clear(self);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -486,16 +632,18 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
       return NULL;
     }
   }
-  Py_ssize_t nbuf = specs_extent(specs);
-  if (nbuf < 0) return NULL;
+  if (!g_tensor_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.dsl.kernel was not imported"); return NULL; }
+  Py_ssize_t nbuf;
+  CSpec *cs = compile_specs(specs, &nbuf);
+  if (!cs) return NULL;
   if (nbuf > buf_size) {
+    free_specs(cs, PyTuple_GET_SIZE(specs));
     PyErr_Format(PyExc_ValueError, "Expected kernel parameters within the %zd-byte buffer, but they need %zd bytes.",
                  buf_size, nbuf);
     return NULL;
   }
-  if (!g_tensor_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.dsl.kernel was not imported"); return NULL; }
   Launcher *L = (Launcher *)type->tp_alloc(type, 0);
-  if (!L) return NULL;
+  if (!L) { free_specs(cs, PyTuple_GET_SIZE(specs)); return NULL; }
   L->vectorcall = launcher_vectorcall;
   L->launch = (cu_launch_t)(uintptr_t)launch;
   L->func = (void *)(uintptr_t)func;
@@ -505,6 +653,8 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
   L->buf = (char *)(uintptr_t)buf;
   L->nbuf = nbuf;
   L->specs = Py_NewRef(specs);
+  L->cs = cs;
+  L->ncs = PyTuple_GET_SIZE(specs);
   L->owner = Py_NewRef(owner);
   return (PyObject *)L;
 }
@@ -513,11 +663,14 @@ static PyTypeObject LauncherType = {
   PyVarObject_HEAD_INIT(NULL, 0)
   .tp_name = "workbench.dsl._launch.Launcher",
   .tp_basicsize = sizeof(Launcher),
-  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
   .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
   .tp_call = PyVectorcall_Call,
   .tp_new = launcher_new,
   .tp_dealloc = (destructor)launcher_dealloc,
+  .tp_traverse = (traverseproc)launcher_traverse,
+  .tp_clear = (inquiry)launcher_clear,
+  .tp_free = PyObject_GC_Del,
   .tp_doc = "A kernel's launch hot path: returns cuLaunchKernel's result, or None when the arguments do not match.",
 };
 

@@ -16,12 +16,12 @@ import operator
 import struct
 
 from .._element_types import Boolean
-from ..layout import offset_span
-from .._tensor import Pointer, Tensor, _EXCHANGE_FOR_C, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C
+from .._tensor import Pointer, Tensor
 from ..dlpack.dtypes import PACKED
-from . import _launch
+from ..dlpack.importer import PRODUCERS_FOR_C
+from ..layout import offset_span
+from . import _launch, backend_cupy, cache, ir
 from . import args as A
-from . import backend_cupy, cache, ir
 from .codegen_cuda import generate
 from .cpu_executor import CompiledCPU, pointer_extent
 from .frontend import FunctionSource, Lowering
@@ -183,7 +183,7 @@ _NUMPY_KIND = {"Float32": 0, "Float64": 1, "Int8": 2, "Int16": 3, "Int32": 4, "I
                "Uint32": 8, "Uint64": 9, "Boolean": 10}
 _PACKED_OF = {e: p for p, e in PACKED.items()}
 _DEVICE = [0]   # the CUDA device the launchers check tensors against (set when the GPU is first used)
-_launch.set_types(Tensor, Pointer, _EXCHANGE_FOR_C, _CPU_ONLY_FOR_C, _CUDA_ONLY_FOR_C)
+_launch.set_types(Tensor, Pointer, PRODUCERS_FOR_C)
 
 
 def _describe_args(args) -> str:
