@@ -61,6 +61,7 @@ CXX_VALUE_TYPES = {
 }
 SMEM_VALUE_TYPES = {wb.Uint8: "uint8_t", wb.Float16: "half_t", wb.Float32: "float", wb.Float64: "double"}
 TYPES = {t.name: t for t in CXX_VALUE_TYPES}
+CODES = {"Float16": "F16", "Float32": "F32", "Float64": "F64"}  # UniversalFMA's types in CuTe's letters
 
 
 def mma_instances():
@@ -226,6 +227,9 @@ def test_every_mma_atom(cute_output):
                            ("C", atom.tv_layout_C)):
             assert_same_function(ours, cute_output[f"{label}|{part}"], f"{name}<{ma},{mb}> {part}")
         assert atom.shape_mnk == _parse(cute_output[f"{label}|mnk"]).shape, name
+        # the traits' (D, A, B, C) value types, in CuTe's letters: signedness and TF32 included
+        codes = atom.type_codes or tuple(CODES[t.name] for t in (atom.d_type, atom.a_type, atom.b_type, atom.c_type))
+        assert cute_output[f"{label}|types"] == ",".join(codes), f"{name}: ours {codes}"
 
 
 # CuTe MMA atoms the catalog leaves out, and why; any other CuTe name missing from the catalog fails

@@ -4,10 +4,28 @@
 #include "atoms_common.hpp"
 using namespace cute;
 
+// CuTe's type letters in MMA names, from the traits' value types (so signedness is checked too)
+template <class T>
+char const* type_code() {
+  if constexpr (std::is_same_v<T, half_t>) return "F16";
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return "BF16";
+  else if constexpr (std::is_same_v<T, tfloat32_t>) return "TF32";
+  else if constexpr (std::is_same_v<T, float>) return "F32";
+  else if constexpr (std::is_same_v<T, double>) return "F64";
+  else if constexpr (std::is_same_v<T, int8_t>) return "S8";
+  else if constexpr (std::is_same_v<T, uint8_t>) return "U8";
+  else if constexpr (std::is_same_v<T, int32_t>) return "S32";
+  else if constexpr (std::is_same_v<T, float_e4m3_t>) return "E4M3";
+  else if constexpr (std::is_same_v<T, float_e5m2_t>) return "E5M2";
+  else return "?";
+}
+
 // An MMA atom's traits; `label` is "name|major_a|major_b" (majors: K or MN, CuTe's GMMA::Major).
 template <class Op>
 void mma(char const* label) {
   using T = MMA_Traits<Op>;
+  printf("mma|%s|types|%s,%s,%s,%s\n", label, type_code<typename T::ValTypeD>(), type_code<typename T::ValTypeA>(),
+         type_code<typename T::ValTypeB>(), type_code<typename T::ValTypeC>());
   char buf[256];
   snprintf(buf, sizeof buf, "mma|%s|thr_id", label); emit(buf, typename T::ThrID{});
   snprintf(buf, sizeof buf, "mma|%s|A", label); emit(buf, typename T::ALayout{});
