@@ -1,8 +1,9 @@
 """Building host-only C++ test harnesses with g++, cached by content.
 
 ``build_harnesses(sources, include_dirs, hash_files)`` compiles each source into its own
-executable, in parallel, and caches each under the repository's ``build/cxx_harness/<hash>/``
-(a directory of this checkout, not a predictable shared /tmp path another user could plant).
+executable, in parallel (one compiler per core), and caches each under the repository's
+``build/cxx_harness/<hash>/`` (a directory of this checkout, not a predictable shared /tmp path
+another user could plant).
 The hash covers the source, every file in ``hash_files`` (the headers the harness relies on),
 the flags and ``g++ --version``, so a changed header or compiler rebuilds.  Executables are
 written under a fresh ``tempfile.mkdtemp`` directory and moved into place atomically, so
@@ -67,7 +68,9 @@ def build_harnesses(sources, include_dirs, hash_files=(), flags=("-std=c++17", "
             os.replace(tmp, exes[src.stem])
 
         try:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
+            # one g++ per core, in the order given (callers put the slowest units first): more at once
+            # only adds memory (a CuTe unit takes up to ~2.5 GB) on a 2-core CI machine
+            with concurrent.futures.ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
                 for f in [pool.submit(build, s) for s in todo]:
                     f.result()
         finally:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import collections
+import re
 
 import pytest
 
@@ -73,6 +74,63 @@ def test_atom_fields():
 def test_bad_input_names_what_is_accepted(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("name, value_type, num_bits, accepted", [
+    ("UniversalCopy_U16", wb.Float32, None, "4/8/16"),
+    ("UniversalCopy_U8", wb.Float64, None, "4/8"),
+    ("UniversalCopy", wb.Float64, 32, "4/8/16/32"),
+    ("UniversalCopy_U32", wb.Float6E2M3FN, None, "4/8/16/32"),
+    ("SM80_CP_ASYNC_CACHEALWAYS", wb.Float64, 32, "4/8/16/32"),
+    ("SM80_CP_ASYNC_CACHEALWAYS_U64", wb.Complex128, None, "4/8/16/32/64"),
+])
+def test_copy_refuses_a_value_it_does_not_move_whole(name, value_type, num_bits, accepted):
+    # CuTe's recast accepts these and gives (1,1):(0,1), a copy of part of one value
+    bits = value_type.bits
+    match = (rf"a {bits}-bit value does not fit this instruction \(the source layout .* moves runs of \d+ "
+             rf"contiguous bits, which {bits}-bit values do not tile\)\. Accepted value types: element types of "
+             rf"{accepted} bits\.")
+    with pytest.raises(ValueError, match=match):
+        copy_atom(name, value_type, num_bits=num_bits)
+
+
+def test_copy_accepts_exactly_the_listed_widths():
+    """One rule: copy_atom takes a value type iff the accepted-widths listing names its width."""
+    from workbench._element_types import ALL_SCALAR_TYPES
+    from workbench.atoms.copy import _CATALOG, _accepted_widths
+    for name in _CATALOG:
+        listed = {int(w) for w in re.fullmatch(r"element types of ([\d/]+) bits", _accepted_widths(name))[1].split("/")}
+        for t in ALL_SCALAR_TYPES:
+            try:
+                a = copy_atom(name, t)
+            except ValueError:
+                assert t.bits not in listed, (name, t)
+            else:
+                assert t.bits in listed, (name, t)
+                assert a.num_val_src * t.bits == a.layout_src_tv_bits[1].size  # whole values, every bit once
+    assert str(copy_atom("UniversalCopy_U128", F16).layout_src_tv) == "(1,8):(0,1)"
+    assert str(copy_atom("UniversalCopy_U32", wb.Float4E2M1FN).layout_dst_tv) == "(1,8):(0,1)"
+    assert str(copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_U128", wb.Complex128).layout_src_tv) == "(1,1):(0,1)"
+
+
+def test_mma_atom_value_types():
+    assert mma_atom(SM80, wb.Float32, F16, F16, wb.Float32) == mma_atom(SM80)
+    assert mma_atom("SM80_8x8x4_F64F64F64F64_TN", wb.Float64).d_type is wb.Float64
+    assert mma_atom("SM90_64x8x32_S32U8S8_RS_TN", wb.Int32, wb.Uint8, wb.Int8, wb.Int32).a_type is wb.Uint8
+    assert mma_atom("UniversalFMA", F16).tv_layout_C.size == 1
+    cases = [
+        ((SM80, F16), r"expected \(D, A, B, C\) = \(Float32, Float16, Float16, Float32\) \(CuTe's F32/F16/F16/F32\), "
+                      r"but got \(Float16,\)"),
+        (("SM80_16x8x32_S32U8S8S32_TN_SATURATE", wb.Int32, wb.Int8, wb.Int8, wb.Int32),
+         r"expected \(D, A, B, C\) = \(Int32, Uint8, Int8, Int32\) .*but got \(Int32, Int8, Int8, Int32\)"),
+        (("SM90_64x24x32_F16E5M2E4M3_SS_TN", F16, wb.Float8E4M3FN, wb.Float8E5M2, F16),
+         r"expected \(D, A, B, C\) = \(Float16, Float8E5M2, Float8E4M3FN, Float16\)"),
+        (("SM80_16x8x8_F32TF32TF32F32_TN", wb.Float32, wb.Float32), r"\(CuTe's F32/TF32/TF32/F32\), but got"),
+        ((SM80, "f16"), r"expected \(D, A, B, C\) = .*but got \('f16',\)"),
+    ]
+    for args, match in cases:
+        with pytest.raises(TypeError, match=match):
+            mma_atom(*args)
 
 
 def test_bad_input_types():

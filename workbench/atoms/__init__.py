@@ -1,7 +1,9 @@
 """MMA and copy atoms, TiledMMA and TiledCopy, shared-memory layout atoms and bank conflicts."""
 
+from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle
 from .copy import CopyAtom, copy_atom, copy_atom_names
 from .mma import MMAAtom, mma_atom, mma_atom_names
+from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
 from .tiled import (
     ThrCopy,
     ThrMMA,
@@ -13,9 +15,6 @@ from .tiled import (
     make_tiled_copy_C,
     make_tiled_mma,
 )
-
-from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle
-from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
 
 __all__ = [
     "BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS", "gmma_smem_atom",

@@ -98,18 +98,13 @@ class CopyAtom:
         self.num_bits = extra if kind in ("universal", "cp_async") else 32 * extra
         w = value_type.bits
         what = f"copy_atom({name!r}, {value_type})"
-        try:
-            self.layout_src_tv = upcast(src_bits, w, what)
-            self.layout_dst_tv = upcast(dst_bits, w, what)
-            self.layout_ref_tv = upcast(ref_bits, w, what)
-        except ValueError as e:
-            raise ValueError(f"{e} Accepted value types: {_accepted_widths(name)}.") from None
-        n = thr_id.size
-        for side, lay in (("source", self.layout_src_tv), ("destination", self.layout_dst_tv)):
-            if lay[0].size != n:
-                raise ValueError(
-                    f"{what}: a {w}-bit value does not fit this instruction ({side} layout {lay} would give "
-                    f"{lay[0].size} threads, the atom has {n}). Accepted value types: {_accepted_widths(name)}.")
+        misfit = _misfit(thr_id, (src_bits, dst_bits, ref_bits), w)
+        if misfit:
+            raise ValueError(f"{what}: a {w}-bit value does not fit this instruction ({misfit}). "
+                             f"Accepted value types: {_accepted_widths(name)}.")
+        self.layout_src_tv = upcast(src_bits, w, what)
+        self.layout_dst_tv = upcast(dst_bits, w, what)
+        self.layout_ref_tv = upcast(ref_bits, w, what)
 
     @property
     def num_threads(self) -> int:
@@ -127,16 +122,41 @@ class CopyAtom:
         return f"copy_atom({self.name!r}, {self.value_type})"
 
 
+def _leaves(shape, stride):
+    if type(shape) is tuple:
+        for s, d in zip(shape, stride):
+            yield from _leaves(s, d)
+    else:
+        yield shape, stride
+
+
+def _misfit(thr_id, bit_layouts, w):
+    """Why a ``w``-bit value type does not fit an atom with these (src, dst, ref) bit layouts, or None.
+
+    The one rule behind both ``copy_atom`` and the accepted-widths listing: the recast must be exact
+    (CuTe's ``recast_layout`` rounds a 32-bit value in a 16-bit copy to one value and accepts it,
+    a copy of half a value; we refuse that) and must keep the atom's thread count.
+    """
+    for side, bits in zip(("source", "destination", "reference"), bit_layouts):
+        for s, d in _leaves(bits[1].shape, bits[1].stride):
+            if abs(d) == 1 and s % w:
+                return f"the {side} layout {bits} moves runs of {s} contiguous bits, which {w}-bit values do not tile"
+        try:
+            lay = upcast(bits, w, f"the {side} layout {bits}")
+        except ValueError as e:
+            return str(e).rstrip(".")
+        if lay[0].size != thr_id.size:
+            return f"the {side} layout {lay} would give {lay[0].size} threads, the atom has {thr_id.size}"
+    return None
+
+
+# widths of the element types there are (wb.Float4E2M1FN ... wb.Complex128)
+_WIDTHS = sorted({t.bits for t in et.ALL_SCALAR_TYPES})
+
+
 def _accepted_widths(name):
     thr, src, dst, ref, kind, extra = _CATALOG[name]
-    ok = []
-    for w in (4, 8, 16, 32, 64, 128):
-        try:
-            ls, ld = upcast(src, w), upcast(dst, w)
-        except ValueError:
-            continue
-        if ls[0].size == thr.size and ld[0].size == thr.size:
-            ok.append(w)
+    ok = [w for w in _WIDTHS if _misfit(thr, (src, dst, ref), w) is None]
     return "element types of " + "/".join(map(str, ok)) + " bits"
 
 

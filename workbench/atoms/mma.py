@@ -192,17 +192,22 @@ def _unknown(name):
         f"(see workbench.atoms.mma_atom_names()).")
 
 
-def _check_types(name, accepted, types):
-    """UniversalFMA takes any (D, A, B, C) element types; typed atoms only their own."""
-    if types is not None:
-        raise TypeError(f"mma_atom({name!r}): the value types of a tensor-core atom are fixed by its name; "
-                        f"got types={types!r}. Only UniversalFMA takes value types.")
+def _check_types(atom, types):
+    """A typed atom takes only its own value types: all four (D, A, B, C), or one when all four are equal."""
+    own = (atom.d_type, atom.a_type, atom.b_type, atom.c_type)
+    if tuple(types) == own or (len(types) == 1 and all(t is types[0] for t in own)):
+        return atom
+    codes = f" (CuTe's {'/'.join(atom.type_codes)})" if atom.type_codes else ""
+    raise TypeError(f"mma_atom({atom.name!r}): the value types are fixed by the atom's name: expected (D, A, B, C) = "
+                    f"({', '.join(map(str, own))}){codes}, but got {tuple(types)!r}. "
+                    f"Only UniversalFMA takes any types.")
 
 
 def mma_atom(name: str, *types, major_a: str = "K", major_b: str = "K") -> MMAAtom:
     """The MMA atom CuTe C++ calls ``name``, e.g. ``mma_atom("SM80_16x8x16_F32F16F16F32_TN")``.
 
-    ``UniversalFMA`` takes its value types ``(D, A, B, C)`` or one type for all (default Float32).
+    ``UniversalFMA`` takes its value types ``(D, A, B, C)`` or one type for all (default Float32);
+    a tensor-core atom's types are fixed by its name, and passing others raises ``TypeError``.
     GMMA atoms (``SM90_64xNxK_...``) take ``major_a``/``major_b`` ('K' or 'MN', CuTe's
     ``GMMA::Major``); only 16-bit SS atoms accept MN-major operands, RS atoms an MN-major B.
     """
@@ -220,7 +225,7 @@ def mma_atom(name: str, *types, major_a: str = "K", major_b: str = "K") -> MMAAt
             raise TypeError(f"mma_atom('UniversalFMA'): expected one element type or four (D, A, B, C), but got {types!r}.")
         return _universal_fma(types)
     if types:
-        _check_types(name, None, types)
+        return _check_types(mma_atom(name, major_a=major_a, major_b=major_b), types)
     if (major_a, major_b) != ("K", "K") and not name.startswith("SM90"):
         raise ValueError(f"mma_atom({name!r}): only SM90 GMMA atoms take major_a/major_b; this atom's operands are "
                          f"fixed by its name (got major_a={major_a!r}, major_b={major_b!r}).")
