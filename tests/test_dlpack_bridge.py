@@ -262,8 +262,11 @@ def test_read_only_numpy_is_read_only_and_exports_so():
     assert not b.flags.writeable
     with pytest.raises(ValueError):
         b.flags.writeable = True  # the base is a READ_ONLY capsule, not a writable buffer
+    from workbench._tensor import _TrustedExport
+
     with pytest.raises(BufferError, match="read-only and a legacy capsule cannot say so"):
-        t.__wb_dlpack__()  # a legacy request, even from our own consumers
+        _TrustedExport(t).__dlpack__()  # a legacy request (numpy < 2.1 asks so), even from a consumer we trust
+    assert "wb_dltensor_versioned" in repr(t.__wb_dlpack__())  # our own consumers' capsule: always versioned
     with pytest.raises(BufferError, match="torch 2.13 ignores READ_ONLY"):
         torch.from_dlpack(t)  # torch would hand out a writable tensor over read-only memory
     with pytest.raises(BufferError, match="torch 2.13 ignores READ_ONLY"):

@@ -11,7 +11,8 @@ import pytest
 import workbench as wb
 from workbench.dsl import compile_ptx
 from workbench.dsl import examples as E
-from workbench.dsl.cpu_executor import KernelRuntimeError, host_buffers
+from workbench import host_buffers
+from workbench.dsl.cpu_executor import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
 
 EXAMPLES = E.make_examples("small")

@@ -11,7 +11,8 @@ import pytest
 
 import workbench as wb
 from workbench.dsl import backend_cupy
-from workbench.dsl.cpu_executor import KernelRuntimeError, host_buffers
+from workbench import host_buffers
+from workbench.dsl.cpu_executor import KernelRuntimeError
 
 GPU = backend_cupy.gpu_available()
 gpu = pytest.mark.skipif(not GPU, reason="needs cupy and a CUDA GPU")

@@ -61,7 +61,7 @@ def test_views_cannot_reach_past_the_memory_they_were_made_over():
 
 
 def test_tensors_over_bare_host_addresses_are_bounded_like_raw_pointers():
-    from workbench.dsl.cpu_executor import host_buffers
+    from workbench import host_buffers
 
     a, b, out = np.arange(4, dtype=np.float32), np.ones(4, np.float32), np.zeros(64, np.float32)
     ta, tb = (wb.make_tensor(wb.make_ptr(wb.Float32, x.ctypes.data), wb.make_layout(64)) for x in (a, b))

@@ -14,7 +14,8 @@ import torch
 import workbench as wb
 from producers import Producer
 from workbench.dlpack import _native
-from workbench.dsl.cpu_executor import KernelRuntimeError, check_launch_limits, host_buffers
+from workbench import host_buffers
+from workbench.dsl.cpu_executor import KernelRuntimeError, check_launch_limits
 
 READ_ONLY = 1
 
@@ -55,6 +56,23 @@ def test_nested_make_tensor_keeps_the_bound_of_a_bare_address():
             fill.launch(outer, 1.0, grid=1, block=8)
         fill.launch(wb.make_tensor(outer, wb.make_layout(8)), 2.0, grid=1, block=8)
     assert buf.tolist() == [2.0] * 8
+
+
+def test_a_bare_address_is_read_by_no_consumer_past_declared_memory():
+    # numpy, torch and mdspan views read the whole layout: over a bare address it must exist
+    buf = np.zeros(8, np.float32)
+    bare = wb.make_tensor(wb.make_ptr(wb.Float32, buf.ctypes.data), wb.make_layout(1 << 28))
+    for read in (lambda t: t.numpy(), lambda t: np.from_dlpack(t), lambda t: torch.from_dlpack(t),
+                 lambda t: wb.to_host_mdspan(t, wb.Float32, 1)):
+        with pytest.raises(ValueError, match="host_buffers"):
+            read(bare)
+        with host_buffers(buf), pytest.raises(ValueError, match="host_buffers"):
+            read(bare)                                   # declared, but 1 GiB is not inside 32 bytes
+    fits = wb.make_tensor(wb.make_ptr(wb.Float32, buf.ctypes.data), wb.make_layout(8))
+    with host_buffers(buf):
+        assert fits.numpy().shape == (8,) and torch.from_dlpack(fits).shape == (8,)
+        assert wb.to_host_mdspan(fits, wb.Float32, 1).extent(0) == 8
+    assert wb.from_dlpack(bare).shape == (1 << 28,)      # a re-import stays bare (and so bounded): allowed
 
 
 def test_a_reimported_export_of_a_bare_address_stays_bounded():
@@ -361,3 +379,25 @@ def test_gpu_read_only_memory_is_refused_on_every_launch_path():
             E.add_ptr[(1, 1, 1), (64, 1, 1)](pa, pb, ro, 8, 8)
     cupy.cuda.runtime.deviceSynchronize()
     assert cupy.array_equal(c, before)
+
+
+def test_views_of_an_imported_dltensor_keep_the_producer_alive():
+    from workbench.dlpack.importer import consume
+
+    dl = consume(np.arange(1 << 16, dtype=np.float32)).dltensor   # the Imported object is dropped at once
+    gc.collect()
+    md = wb.to_host_mdspan(dl, wb.Float32, 1)
+    del dl
+    gc.collect()
+    assert md.numpy()[-1] == (1 << 16) - 1
+
+
+def test_the_workbench_capsule_reaches_no_foreign_consumer():
+    # __wb_dlpack__ skips the export rule (read-only, negative strides): torch must not be able to take it
+    ro = wb.from_dlpack(_ro())
+    with pytest.raises(Exception, match="capsule"):
+        torch.from_dlpack(ro.__wb_dlpack__(max_version=(1, 3)))
+    rev = wb.from_dlpack(np.arange(8.0)[::-1])
+    with pytest.raises(Exception, match="capsule"):
+        torch.utils.dlpack.from_dlpack(rev.__wb_dlpack__(max_version=(1, 3)))
+    assert wb.from_dlpack(ro).read_only and wb.from_dlpack(rev).stride == (-1,)

@@ -205,7 +205,10 @@ def test_make_tensor_over_a_pointer_and_over_a_tensor():
     m, k = wb.Dyn(3), 4
     t = wb.make_tensor(p, wb.make_layout((m, k), stride=(k, 1)))
     assert lay(t) == "(?,4):(4,1)" and t.shape == (3, 4) and t.data_ptr == x.data_ptr()
-    assert torch.equal(torch.from_dlpack(t), x)
+    with pytest.raises(ValueError, match="host_buffers"):   # a bare address: its memory must be declared
+        torch.from_dlpack(t)
+    with wb.host_buffers(x.numpy()):
+        assert torch.equal(torch.from_dlpack(t), x)
     col = wb.make_tensor(wb.from_dlpack(x), wb.make_layout((3, 2), stride=(4, 2)))
     assert np.array_equal(col.numpy(), x.numpy()[:, ::2])
     symbolic = wb.make_tensor(p, wb.make_layout((wb.Dyn(), 4), stride=(4, 1)))

@@ -33,7 +33,6 @@ from .dsl import (
     copy,
     gpu_available,
     grid_dim,
-    host_buffers,
     kernel,
     shared_tensor,
     show_code,
@@ -146,6 +145,7 @@ from ._mdspan import (
     to_host_mdspan,
     to_managed_mdspan,
 )
+from ._memory import host_buffers
 from ._tensor import AddressSpace, Pointer, Tensor, from_dlpack, make_ptr, make_tensor
 
 __version__ = "0.1.0"

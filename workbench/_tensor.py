@@ -25,6 +25,7 @@ from .dlpack.abi import (
 )
 from .dlpack.dtypes import PACKED as _PACKED
 from .dlpack.dtypes import dldtype_of, element_type_of_packed
+from ._memory import check_bare_span
 from .dlpack.importer import dlpack_fields
 from .layout import Dyn, Layout, is_compact, make_layout, make_ordered_layout, offset_span
 from .layout.inttuple import compact_row_major, flatten, format_inttuple
@@ -420,13 +421,30 @@ class Tensor(_native.TensorBase):
         refused to every consumer of ``__dlpack__`` (``.numpy()`` and ``wb.from_dlpack`` take them)."""
         shape, stride = self._export_dims(dl_device, copy)
         _refuse_unsafe_export(self, stride)
+        self._check_bare_export("a DLPack export")
         return self._capsule(max_version, shape, stride)
 
-    def __wb_dlpack__(self, *, max_version=None):
+    def __wb_dlpack__(self, *, max_version=None, keeps_bounds=False):
         """The workbench's own consumers (``wb.from_dlpack``, the mdspan views, ``.numpy()``) honour
-        READ_ONLY and negative strides, so they are served without the export rule's refusals."""
+        READ_ONLY and negative strides, so they are served without the export rule's refusals.
+        ``keeps_bounds``: the consumer (wb.from_dlpack) keeps a bare address bare, so that the CPU
+        executor still bounds it; any other consumer reads the whole layout, which must exist."""
         shape, stride = self._export_dims(None, None)
-        return self._capsule(max_version, shape, stride)
+        if not keeps_bounds:
+            self._check_bare_export("a view")
+        return self._capsule(max_version, shape, stride, private=True)
+
+    def _check_bare_export(self, what: str) -> None:
+        """A tensor over a bare address owns nothing: the memory its layout spans must exist before
+        numpy, torch or an mdspan view reads it (see workbench._memory)."""
+        if self._f[0] is not None:
+            return
+        span = offset_span(self.layout)
+        if span is None:
+            return
+        bits = self._etype.bits
+        lo, hi = self._data + span[0] * bits // 8, self._data + -(-(span[1] + 1) * bits // 8)
+        check_bare_span(lo, hi, self.memspace == "gmem", f"{what} of {self}")
 
     def _export_dims(self, dl_device, copy):
         if dl_device is not None and tuple(dl_device) != self.device:
@@ -437,8 +455,9 @@ class Tensor(_native.TensorBase):
             return flatten(self._f[10]), flatten(self._stride)
         return value_of(flatten(self.layout.shape)), value_of(flatten(self.layout.stride))
 
-    def _capsule(self, max_version, shape, stride):
-        versioned = max_version is not None and max_version[0] >= 1
+    def _capsule(self, max_version, shape, stride, private=False):
+        """private: a capsule only workbench consumers accept (named wb_dltensor_versioned)."""
+        versioned = private or (max_version is not None and max_version[0] >= 1)
         if self.read_only and not versioned:
             raise BufferError(
                 "Expected a consumer that accepts versioned DLPack (max_version >= (1, 0)): this tensor is "
@@ -447,7 +466,7 @@ class Tensor(_native.TensorBase):
         code, bits, lanes = dldtype_of(self._etype)
         dev = self.device
         return _native.export(self, versioned, self._f[2] & (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED),
-                              self._data, dev[0], dev[1], code, bits, lanes, shape, stride, 0)
+                              self._data, dev[0], dev[1], code, bits, lanes, shape, stride, 0, private)
 
     def numpy(self):
         """A zero-copy numpy view of host memory (read-only tensors give arrays whose writeable flag
@@ -474,6 +493,7 @@ class _TrustedExport:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         shape, stride = self.t._export_dims(dl_device, copy)
+        self.t._check_bare_export("a numpy view")
         return self.t._capsule(max_version, shape, stride)
 
 
@@ -549,7 +569,7 @@ def _from_dlpack_general(tensor, assumed_align, stream) -> Tensor:
     met here is learnt by the importer, so that the C path serves it from then on."""
     if assumed_align is not None:
         _check_align(assumed_align, "from_dlpack")
-    return _from_fields(dlpack_fields(tensor, stream), assumed_align)
+    return _from_fields(dlpack_fields(tensor, stream, keeps_bounds=True), assumed_align)
 
 
 def _from_fields(f, assumed_align):

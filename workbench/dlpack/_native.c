@@ -22,6 +22,10 @@ static PyObject *g_maxver;  /* (OUR_MAJOR, OUR_MINOR): what we ask producers for
 static const char NAME_V[] = "dltensor_versioned";
 static const char NAME_L[] = "dltensor";
 static const char USED_V[] = "used_dltensor_versioned";
+/* A capsule for the workbench's own consumers only (Tensor.__wb_dlpack__): it skips the export rule's
+ * refusals, so no foreign consumer (torch aborts on negative strides, ignores READ_ONLY) may take it. */
+static const char NAME_WB[] = "wb_dltensor_versioned";
+static const char USED_WB[] = "used_wb_dltensor_versioned";
 static const char USED_L[] = "used_dltensor";
 
 /* ---- Owner: calls the producer's deleter exactly once, when the last view dies ---------- */
@@ -261,7 +265,8 @@ static void *take_capsule(PyObject *capsule, int *versioned, PyObject **version,
     return NULL;
   }
   const char *name = PyCapsule_GetName(capsule);
-  if (name && strcmp(name, NAME_V) == 0) *versioned = 1;
+  int ours = name && strcmp(name, NAME_WB) == 0;
+  if (name && (ours || strcmp(name, NAME_V) == 0)) *versioned = 1;
   else if (name && strcmp(name, NAME_L) == 0) *versioned = 0;
   else if (name && strncmp(name, "used_", 5) == 0) {
     PyErr_Format(PyExc_BufferError,
@@ -283,7 +288,7 @@ static void *take_capsule(PyObject *capsule, int *versioned, PyObject **version,
     *version = Py_NewRef(Py_None);
   }
   if (!*version) return NULL;
-  if (PyCapsule_SetName(capsule, *versioned ? USED_V : USED_L) != 0) { Py_CLEAR(*version); return NULL; }
+  if (PyCapsule_SetName(capsule, ours ? USED_WB : *versioned ? USED_V : USED_L) != 0) { Py_CLEAR(*version); return NULL; }
   if (*versioned) {
     DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)p;
     if (m->version.major != OUR_MAJOR) {
@@ -378,8 +383,9 @@ static PyObject *owner_exported(Owner *self, void *closure) {
 
 static void capsule_destructor(PyObject *capsule) {
   /* An unconsumed capsule still owns its tensor (the spec's rule for producers). */
-  if (PyCapsule_IsValid(capsule, NAME_V)) {
-    DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, NAME_V);
+  const char *vname = PyCapsule_IsValid(capsule, NAME_V) ? NAME_V : PyCapsule_IsValid(capsule, NAME_WB) ? NAME_WB : NULL;
+  if (vname) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, vname);
     if (m && m->deleter) m->deleter(m);
   } else if (PyCapsule_IsValid(capsule, NAME_L)) {
     DLManagedTensor *m = PyCapsule_GetPointer(capsule, NAME_L);
@@ -387,14 +393,16 @@ static void capsule_destructor(PyObject *capsule) {
   }
 }
 
-/* export(owner, versioned, flags, data, device_type, device_id, code, bits, lanes, shape, strides, byte_offset) */
+/* export(owner, versioned, flags, data, device_type, device_id, code, bits, lanes, shape, strides, byte_offset,
+ *        private=False): private capsules are versioned and named for the workbench's consumers alone */
 static PyObject *export_(PyObject *mod, PyObject *args) {
   PyObject *owner, *shape, *strides;
-  int versioned, device_type, device_id, code, bits, lanes;
+  int versioned, device_type, device_id, code, bits, lanes, private_ = 0;
   unsigned long long flags, data, byte_offset;
-  if (!PyArg_ParseTuple(args, "OpKKiiiiiO!O!K", &owner, &versioned, &flags, &data, &device_type, &device_id,
-                        &code, &bits, &lanes, &PyTuple_Type, &shape, &PyTuple_Type, &strides, &byte_offset))
+  if (!PyArg_ParseTuple(args, "OpKKiiiiiO!O!K|p", &owner, &versioned, &flags, &data, &device_type, &device_id,
+                        &code, &bits, &lanes, &PyTuple_Type, &shape, &PyTuple_Type, &strides, &byte_offset, &private_))
     return NULL;
+  if (private_) versioned = 1;
   Py_ssize_t n = PyTuple_GET_SIZE(shape);
   if (PyTuple_GET_SIZE(strides) != n) {
     PyErr_SetString(PyExc_ValueError, "Expected as many strides as shape entries.");
@@ -420,7 +428,7 @@ static PyObject *export_(PyObject *mod, PyObject *args) {
   if (versioned) {
     e->mv.version.major = OUR_MAJOR; e->mv.version.minor = OUR_MINOR;
     e->mv.manager_ctx = e; e->mv.deleter = deleter_v; e->mv.flags = flags;
-    PyObject *c = PyCapsule_New(&e->mv, NAME_V, capsule_destructor);
+    PyObject *c = PyCapsule_New(&e->mv, private_ ? NAME_WB : NAME_V, capsule_destructor);
     if (!c) { Py_DECREF(owner); PyMem_RawFree(e); }
     return c;
   }

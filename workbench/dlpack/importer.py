@@ -115,13 +115,15 @@ def _learn(tp: type, ex) -> None:
         PRODUCERS_FOR_C[tp] = (VIA_CUDA_CAPSULE,)  # cupy arrays live on CUDA devices: asked with stream=-1
 
 
-def dlpack_fields(x, stream=None) -> tuple:
+def dlpack_fields(x, stream=None, *, keeps_bounds=False) -> tuple:
     """Decode any DLPack producer (or a raw capsule) into the tuple layout of :class:`Fields`.
 
     ``stream`` is passed to non-CPU producers as the spec's ``stream`` argument (-1: no
     synchronization, 1/2: legacy/per-thread default stream, else a handle); None (the default)
-    leaves it to the producer, since not all accept -1 (jax raises on it).  Returns a plain
-    tuple: the general path of ``wb.from_dlpack`` (torch, numpy and cupy take the C fast path).
+    leaves it to the producer, since not all accept -1 (jax raises on it).  ``keeps_bounds``: the
+    caller keeps a workbench tensor over a bare address bare (wb.from_dlpack), so it need not lie in
+    declared memory.  Returns a plain tuple: the general path of ``wb.from_dlpack`` (torch, numpy and
+    cupy take the C path).
     """
     tp = type(x)
     ex = _EXCHANGE.get(tp, _NO_API)
@@ -137,7 +139,7 @@ def dlpack_fields(x, stream=None) -> tuple:
         return _native.consume(x)
     own = getattr(x, "__wb_dlpack__", None)
     if own is not None:  # a workbench tensor: served without the export rule's refusals (we honour both)
-        return _native.consume(own(max_version=MAX_VERSION))
+        return _native.consume(own(max_version=MAX_VERSION, keeps_bounds=keeps_bounds))
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError(f"Expected an object implementing __dlpack__ (a torch/numpy/cupy/jax array), but got {tp.__name__}.")
@@ -167,17 +169,24 @@ class Imported:
         n = f.ndim
         self._shape = (ctypes.c_int64 * n)(*f.shape) if f.shape is not None else None
         self._strides = (ctypes.c_int64 * n)(*f.strides) if f.strides is not None else None
+
+    @property
+    def dltensor(self) -> DLTensor:
+        """A fresh ctypes DLTensor over this import: it keeps this object (and so the producer's
+        memory) alive, without a cycle that would delay the producer's deleter to a collection."""
+        f = self.fields
         t = DLTensor()
         t.data = f.data or None
         t.device = DLDevice(f.device_type, f.device_id)
-        t.ndim = n
+        t.ndim = f.ndim
         t.dtype = DLDataType(f.code, f.bits, f.lanes)
-        if self._shape is not None and n:
+        if self._shape is not None and f.ndim:
             t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
-        if self._strides is not None and n:
+        if self._strides is not None and f.ndim:
             t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
         t.byte_offset = f.byte_offset
-        self.dltensor = t
+        t._wb_keepalive = self  # a view made from the DLTensor (mdspan) keeps the producer alive through it
+        return t
 
     @property
     def version(self):

@@ -14,12 +14,12 @@ from .builtins import (
     thread_idx,
 )
 from .cache import cache_info
-from .cpu_executor import KernelRuntimeError, host_buffers
+from .cpu_executor import KernelRuntimeError
 from .frontend import KernelError
 from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
     "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
     "shared_tensor", "copy", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
-    "KernelError", "KernelRuntimeError", "host_buffers",
+    "KernelError", "KernelRuntimeError",
 ]

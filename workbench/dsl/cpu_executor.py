@@ -26,7 +26,7 @@ Arithmetic follows the C++ that the CUDA backend emits, type by type (the IR's `
 
 Every global access is bounds-checked and raises :class:`KernelRuntimeError` when out of range:
 tensors against their layout's extent, raw pointers (``wb.make_ptr``) against the host buffer
-the caller declared with :func:`host_buffers`.  A bare address has no extent the executor could
+the caller declared with :func:`workbench.host_buffers` (``workbench._memory``).  A bare address has no extent the executor could
 check, so a raw pointer outside every declared buffer is refused at launch (``ValueError``)
 rather than dereferenced.
 """
@@ -42,6 +42,7 @@ import struct
 import numpy as np
 
 from .._element_types import Boolean, Float16, Float32, Float64, Int32
+from .._memory import declared_host_buffer
 from . import ir
 
 
@@ -570,67 +571,23 @@ def _scalar(v, t):
     return _r32(v) if t is Float32 else (_r16(v) if t is Float16 else v)
 
 
-# -- raw pointers: host memory the caller declares ---------------------------------------------------
-_DECLARED: contextvars.ContextVar[tuple] = contextvars.ContextVar("wb_cpu_host_buffers", default=())
-
-
-@contextlib.contextmanager
-def host_buffers(*buffers):
-    """Declare the host memory that raw pointers (``wb.make_ptr``) given to kernels on the CPU
-    executor point into, for the duration of a ``with`` block::
-
-        with host_buffers(x, y, z):
-            add_ptr[grid, block](px, py, pz, m, n)
-
-    A pointer whose address lies in a declared buffer (start, middle or one past the end) may
-    access exactly the whole elements of that buffer (the smallest one, when declared buffers
-    overlap), before or after the pointer; any other
-    access raises :class:`KernelRuntimeError` without touching memory.  A read-only buffer
-    refuses a kernel that writes through the pointer.  Buffers are objects exporting a
-    C-contiguous buffer (numpy arrays, bytearray, ctypes arrays) and are kept alive (their
-    exports held) until the block ends.  Declarations nest and are per thread/context.
-    """
-    spans, views = [], []
-    try:
-        for b in buffers:
-            try:
-                mv = memoryview(b)
-            except TypeError:
-                raise TypeError(f"Expected objects exporting the buffer protocol (numpy arrays, bytearray, ctypes arrays) "
-                                f"for host_buffers, but got {type(b).__name__}.") from None
-            views.append(mv)
-            if not mv.c_contiguous:
-                raise ValueError(f"Expected C-contiguous buffers for host_buffers, but got a non-contiguous "
-                                 f"{type(b).__name__} of shape {mv.shape}.")
-            base = np.frombuffer(mv.cast("B"), np.uint8).ctypes.data if mv.nbytes else None
-            if base is not None:
-                spans.append((base, mv.nbytes, mv.readonly))
-        token = _DECLARED.set(_DECLARED.get() + tuple(spans))
-        try:
-            yield
-        finally:
-            _DECLARED.reset(token)
-    finally:
-        for mv in views:
-            mv.release()
-
-
+# -- raw pointers: host memory the caller declares (workbench._memory) ---------------------------------
 def pointer_extent(param, ptr) -> tuple[int, int]:
     """Element range [lo, hi) relative to ``ptr`` that the raw pointer parameter may touch: the
     whole elements of the smallest declared host buffer containing its address (see
-    :func:`host_buffers`).  Raises ValueError when no declared buffer contains it, or when the
+    :func:`workbench.host_buffers`).  Raises ValueError when no declared buffer contains it, or when the
     kernel writes through it into a read-only buffer."""
     es = max(1, param.etype.bits // 8)
     a = ptr.address
-    inside = [sp for sp in _DECLARED.get() if sp[0] <= a <= sp[0] + sp[1]]
-    if inside:
-        base, n, readonly = min(inside, key=lambda sp: sp[1])   # the tightest bound when buffers nest
+    declared = declared_host_buffer(a)   # the tightest bound when buffers nest
+    if declared:
+        base, n, readonly = declared
         if (readonly or ptr.read_only) and param.buf.written:
             raise ValueError(f"Expected writable memory for the raw pointer argument '{param.name}' (the kernel "
                              f"writes it), but {ptr} points into a read-only buffer.")
         return -((a - base) // es), (base + n - a) // es
     raise ValueError(
         f"Expected the raw pointer argument '{param.name}' ({ptr}) to point into host memory declared with "
-        "workbench.dsl.cpu_executor.host_buffers(...), but it points outside every declared buffer: the CPU "
+        "wb.host_buffers(...), but it points outside every declared buffer: the CPU "
         "executor bounds-checks every access and a bare address has no extent.  Launch inside "
         "`with host_buffers(array, ...):` or pass a wb.Tensor (wb.from_dlpack / wb.make_tensor(ptr, layout)).")
