@@ -1,8 +1,18 @@
-"""A real browser drives an MMAView in JupyterLab: click a C cell to select its thread, hover an A cell.
+"""A real browser drives MMAView and CopyView in JupyterLab.
 
 Reuses the JupyterLab + Chromium fixture of test_browser_widgets.py (imported, not copied); writes
-its own notebook into the served root, runs it, then checks the page (the status line under the
-panels) and what the kernel reads back (the selected thread and the hover the browser sent).
+its own notebook into the served root and runs it cell by cell:
+
+* SM80 TiledMMA: click a C cell to select its thread; the A, B and C canvases outline exactly that
+  thread's cells (their ``data-selected-cells`` and the pixels under one outline); hover an A cell.
+* CopyView of an LDSM copy over a row-major shared-memory tile: the read-out gives the 8-way conflict and
+  the swizzle that removes it.
+* SM90 64x256x16 SS GMMA: the time from running the cell to the drawn 64x256 C canvas is bounded, a hover
+  on C goes to the kernel and back (the cell's observer answers in the read-out) within a bound, and the
+  A and B panels say they are read from shared memory by the whole warpgroup (selecting a thread outlines
+  none of their cells).
+
+The kernel's view of the hovers and selections is printed by read-back cells and checked at the end.
 """
 
 from __future__ import annotations
@@ -10,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import time
 
 import pytest
 from test_browser_widgets import CHROMIUM, FLAGS, REPO, _run_cell, lab  # noqa: F401 - lab is the fixture
@@ -20,24 +31,61 @@ CELL_VIEW = """\
 import sys
 sys.path.insert(0, {repo!r})
 import workbench as wb
-from workbench.atoms import make_tiled_mma, mma_atom
-from widgets.atoms_view import MMAView
+from workbench.atoms import copy_atom, make_tiled_copy_A, make_tiled_mma, mma_atom
+from widgets.atoms_view import CopyView, MMAView
 seen = []
 v = MMAView(make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)), (32, 32, 16)))
 v.observe(lambda ch: seen.append(dict(ch["new"])) if ch["new"] else None, "hover")
 v"""
 
 CELL_READBACK = """\
-print("KERNEL", {"thread": v.thread, "hover": seen[-1] if seen else None})"""
+print("KERNEL", {"thread": v.thread, "hover": seen[-1] if seen else None,
+                 "cells": [sum(1 for t in p["thr"] if t == v.thread) for p in v.panels]})"""
+
+CELL_COPY = """\
+mma64 = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)), (32, 32, 64))
+CopyView(make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", wb.Float16), mma64), wb.make_layout((32, 64), stride=(64, 1)))"""
+
+# the observer answers a hover from the kernel: the read-out changing in the page is the round trip
+CELL_GMMA = """\
+g = MMAView(wb.make_tiled_mma(wb.mma_atom("SM90_64x256x16_F32F16F16_SS")))
+g_seen = []
+def answer(ch):
+    if ch["new"]:
+        g_seen.append(dict(ch["new"]))
+        g.readout = g.readout[:1] + [f"kernel saw {ch['new']['panel']}({ch['new']['row']},{ch['new']['col']})"]
+g.observe(answer, "hover")
+g"""
+
+CELL_GMMA_READBACK = """\
+print("KERNEL", {"thread": g.thread, "hover": g_seen[-1] if g_seen else None,
+                 "c_cells": sum(1 for t in g.panels[2]["thr"] if t == g.thread)})"""
+
+DRAWN_BOUND_S = 5.0    # cell run -> 64x256 C canvas drawn (view built, state sent, 16k cells painted); 0.4 s measured
+HOVER_BOUND_S = 2.0    # browser hover -> kernel observer -> read-out in the page; 0.12 s measured
 
 
-def test_mma_view_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported fixture
+def _cell(page, i):
+    return page.locator(".jp-Notebook .jp-Cell").nth(i)
+
+
+def _readback(page, i):
+    _run_cell(page, i)
+    out = _cell(page, i).locator(".jp-OutputArea-output")
+    from playwright.sync_api import expect
+
+    expect(out).to_contain_text("KERNEL", timeout=60_000)
+    return ast.literal_eval(out.inner_text().split("KERNEL", 1)[1].strip())
+
+
+def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported fixture
     from playwright.sync_api import expect, sync_playwright
 
     def cell(src):
         return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
 
-    nb = {"cells": [cell(CELL_VIEW.format(repo=str(REPO))), cell(CELL_READBACK)],
+    nb = {"cells": [cell(CELL_VIEW.format(repo=str(REPO))), cell(CELL_READBACK), cell(CELL_COPY),
+                    cell(CELL_GMMA), cell(CELL_GMMA_READBACK)],
           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "root" / "atoms.ipynb").write_text(json.dumps(nb))
@@ -53,23 +101,63 @@ def test_mma_view_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported fix
                 "() => { const s = window.jupyterapp?.shell?.currentWidget?.sessionContext;"
                 " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
                 timeout=90_000)
+            # -- SM80: select a thread in C, see its cells outlined in A, B and C -----------------------
             _run_cell(page, 0)
-            c_panel = page.locator(".wb-atoms canvas[data-panel='C']")
+            view = _cell(page, 0).locator(".wb-atoms")
+            c_panel = view.locator("canvas[data-panel='C']")
             c_panel.wait_for(state="visible", timeout=90_000)
             cs = 1100 // 32  # the view's cell size for a 32-cell side
             # C(1, 2) belongs to thread 5 (lane 5 of the first atom: row 5 // 4, columns 2 * (5 % 4) + {0, 1})
             c_panel.click(position={"x": 2 * cs + cs / 2, "y": 1 * cs + cs / 2})
-            a_panel = page.locator(".wb-atoms canvas[data-panel='A']")
+            for name in "ABC":
+                expect(view.locator(f"canvas[data-panel='{name}']")).to_have_attribute("data-selected-cells", "8")
+            a_panel = view.locator("canvas[data-panel='A']")
+            # A(9, 3) is thread 5's: its outline (2 px, black) runs down the cell's left edge
+            px = a_panel.evaluate(f"c => Array.from(c.getContext('2d').getImageData({3 * cs + 1}, {9 * cs + cs // 2}, 1, 1).data)")
+            assert px[:3] == [0, 0, 0], px
             a_panel.hover(position={"x": 3 * cs + cs / 2, "y": 9 * cs + cs / 2})
-            expect(page.locator(".wb-atoms-status")).to_have_text("A: (T5, V3) -> (M=9, K=3)")
+            expect(view.locator(".wb-atoms-status")).to_have_text("A: (T5, V3) -> (M=9, K=3)")
             if os.environ.get("WB_SCREENSHOT"):
                 page.screenshot(path=os.environ["WB_SCREENSHOT"], full_page=True)
-            _run_cell(page, 1)
-            out = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
-            expect(out).to_contain_text("KERNEL", timeout=60_000)
-            text = out.inner_text()
+            state = _readback(page, 1)
+            assert state["thread"] == 5 and state["cells"] == [8, 8, 8]
+            assert state["hover"] == {"panel": "A", "thread": 5, "value": 3, "row": 9, "col": 3}
+
+            # -- CopyView: bank conflicts before and after the swizzle ---------------------------------
+            _run_cell(page, 2)
+            readout = _cell(page, 2).locator(".wb-atoms-readout")
+            expect(readout).to_contain_text("smem (32,64):(64,1): 512 wavefronts (ideal 64), worst 8-way")
+            expect(readout).to_contain_text("swizzled S<3,3,3> o 0 o (32,64):(64,1): 64 wavefronts (ideal 64), worst 1-way")
+
+            # -- SM90 64x256 GMMA: drawn in bounded time, hover round trip, shared-memory operands -------
+            t0 = time.monotonic()
+            _run_cell(page, 3)
+            gview = _cell(page, 3).locator(".wb-atoms")
+            gc = gview.locator("canvas[data-panel='C']")
+            expect(gc).to_have_attribute("data-drawn", "1", timeout=90_000)
+            drawn_s = time.monotonic() - t0
+            assert gc.evaluate("c => [c.width, c.height]") == [256 * 4, 64 * 4]
+            assert drawn_s < DRAWN_BOUND_S, drawn_s
+            notes = gview.locator(".wb-atoms-note")
+            expect(notes).to_have_count(2)
+            expect(notes.nth(0)).to_contain_text("A from shared memory: read by all 128 threads of the warpgroup")
+            expect(notes.nth(1)).to_contain_text("B from shared memory")
+            t0 = time.monotonic()
+            gc.hover(position={"x": 5 * 4 + 2, "y": 3 * 4 + 2})
+            expect(gview.locator(".wb-atoms-readout")).to_contain_text("kernel saw C(3,5)", timeout=30_000)
+            hover_s = time.monotonic() - t0
+            assert hover_s < HOVER_BOUND_S, hover_s
+            gc.click(position={"x": 5 * 4 + 2, "y": 3 * 4 + 2})
+            expect(gc).not_to_have_attribute("data-selected-cells", "0")
+            c_outlined = int(gc.get_attribute("data-selected-cells"))
+            for name in "AB":   # shared operands: nothing to outline, the note says why
+                expect(gview.locator(f"canvas[data-panel='{name}']")).to_have_attribute("data-selected-cells", "0")
+            gview.locator("canvas[data-panel='A']").hover(position={"x": 10, "y": 10})
+            expect(gview.locator(".wb-atoms-status")).to_have_text(
+                "A: shared memory, read by T0..T127 together -> (M=0, K=0)")
+            state = _readback(page, 4)
+            print(f"GMMA 64x256: drawn {drawn_s:.2f} s after the cell ran, hover round trip {hover_s:.3f} s")
         finally:
             browser.close()
-    state = ast.literal_eval(text.split("KERNEL", 1)[1].strip())
-    assert state["thread"] == 5
-    assert state["hover"] == {"panel": "A", "thread": 5, "value": 3, "row": 9, "col": 3}
+    assert state["hover"]["panel"] == "A" and state["thread"] >= 0
+    assert state["c_cells"] == c_outlined   # the canvas outlined every C cell of the selected thread

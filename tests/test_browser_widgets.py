@@ -67,10 +67,10 @@ big = LayoutView(wb.make_layout((1024, 1024)))
 vec = LayoutView(wb.make_layout((4, 4096)))
 display(big, vec)"""
 
-# grids from one cell to thousands, narrow ones with long mode strings, dynamic modes, and the tools
+# grids from one cell to thousands, narrow ones with long mode strings, a long vector, dynamic modes, and the tools
 CELL_SIZES = """\
 t = wb.from_dlpack(np.zeros((3, 5), np.float32)).mark_layout_dynamic()
-for L in ["1:0", "(2,(2,2)):(1,(65536,1048576))", "(1,1000):(1,1)", "((2,2),(2,2)):((1,4),(2,8))"]:
+for L in ["1:0", "(2,(2,2)):(1,(65536,1048576))", "(1,1000):(1,1)", "((2,2),(2,2)):((1,4),(2,8))", "4096:1"]:
     display(LayoutView(wb.parse_layout(L)))
 display(LayoutView(t), AlgebraPlayground("(8,4):(1,8)", "(4,2):(2,16)", "logical_divide"),
         MarkingExplorer(np.zeros((4, 3), np.float32)))"""
@@ -205,6 +205,15 @@ def test_layout_view_in_jupyterlab(lab):
             out = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea-output")
             expect(out).to_contain_text("KERNEL", timeout=60_000)
             text = out.inner_text()
+            # colour by mode: the second drop-down appears, the legend names the sub-mode
+            view = page.locator(".jp-Notebook .jp-Cell").nth(0)
+            modes = view.locator(".widget-dropdown select").nth(1)
+            assert not modes.is_visible()
+            view.locator(".widget-dropdown select").first.select_option("mode")
+            expect(modes).to_be_visible()
+            expect(view.locator(".wb-legend-title").first).to_have_text("colour: coordinate in get<1,0>: 2:0")
+            modes.select_option(label="get<1,1>: 3:8")
+            expect(view.locator(".wb-legend-title").first).to_have_text("colour: coordinate in get<1,1>: 3:8")
         finally:
             browser.close()
     state = ast.literal_eval(text.split("KERNEL", 1)[1].strip())  # the dict the kernel printed
@@ -229,18 +238,33 @@ INK = """(c) => {   // share of non-white pixels in the grid area of a view's ca
   return ink / (w * h);
 }"""
 
-# every caption block: no horizontal overflow, inside the view, and below the block before it
+# every caption block: no horizontal overflow, inside the view, and below the block before it; the same for
+# what sits in the body beside the grid (the minimap and the legend): inside the view, the minimap at its own
+# small size and the legend right under it, never pushed down by a stretched minimap
 FIT = """(root) => {
   const bad = [], rb = root.getBoundingClientRect();
+  const inside = (el, b) => {
+    if (el.scrollWidth > el.clientWidth + 1) bad.push(el.className + ' overflows: ' + el.textContent.slice(0, 60));
+    if (b.right > rb.right + 1 || b.left < rb.left - 1) bad.push(el.className + ' leaves the view');
+  };
   let prev = null;
   for (const el of root.querySelectorAll(':scope > div')) {
     const b = el.getBoundingClientRect();
     if (b.height === 0) continue;
-    if (el.scrollWidth > el.clientWidth + 1) bad.push(el.className + ' overflows: ' + el.textContent.slice(0, 60));
-    if (b.right > rb.right + 1 || b.left < rb.left - 1) bad.push(el.className + ' leaves the view');
+    inside(el, b);
     if (prev && b.top < prev.bottom - 0.5) bad.push(el.className + ' overlaps ' + prev.className);
     prev = b;
   }
+  for (const el of root.querySelectorAll('.wb-body > *, .wb-side > *')) {
+    const b = el.getBoundingClientRect();
+    if (b.height === 0) continue;
+    inside(el, b);
+    if (b.bottom > rb.bottom + 1) bad.push(el.className + ' leaves the view at the bottom');
+  }
+  const mini = root.querySelector('.wb-minimap'), legend = root.querySelector('.wb-legend');
+  const mb = mini.getBoundingClientRect(), lb = legend.getBoundingClientRect();
+  if (mb.height > 0 && (mb.width > 170 || mb.height > 170)) bad.push(`minimap stretched to ${mb.width}x${mb.height}`);
+  if (mb.height > 0 && lb.top > mb.bottom + 10) bad.push(`legend ${lb.top - mb.bottom}px below the minimap`);
   return bad;
 }"""
 
@@ -281,6 +305,12 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             expect(bc).to_have_attribute("data-lod", "labels")
             assert bc.evaluate(INK) > 0.5 and vc.evaluate(INK) > 0.5
             assert big.locator("canvas.wb-minimap").is_visible() and vec.locator("canvas.wb-minimap").is_visible()
+            # hover the (4,4096) vector: the kernel's read-out for that cell
+            geo = vc.evaluate("c => ({...c.dataset})")
+            cw, ch, left, top = (float(geo[k]) for k in ("cellW", "cellH", "left", "top"))
+            assert (int(geo["rows"]), int(geo["cols"])) == (4, 4096)
+            vc.hover(position={"x": left + 5 * cw + cw / 2, "y": top + 2 * ch + ch / 2})
+            expect(vec.locator(".wb-readout")).to_have_text("index 22  coordinate (2,5)  offset 22")
             # jump to the middle through the minimap: the kernel sends that window, labels come back
             mini = big.locator("canvas.wb-minimap")
             box = mini.bounding_box()
@@ -288,7 +318,11 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             expect(bc).to_have_attribute("data-lod", "labels")
             geo = bc.evaluate("c => ({...c.dataset})")
             cw, ch, left, top, ox, oy = (float(geo[k]) for k in ("cellW", "cellH", "left", "top", "ox", "oy"))
-            assert oy > 400 * ch and ox > 400 * cw
+            view = bc.bounding_box()
+            # the viewport's centre is the grid's centre: the click maps by the minimap's displayed size
+            fx = (ox + (view["width"] - left) / 2) / (1024 * cw)
+            fy = (oy + (view["height"] - top) / 2) / (1024 * ch)
+            assert abs(fx - 0.5) < 0.05 and abs(fy - 0.5) < 0.05, (fx, fy)
             x, y = left + 3.5 * cw, top + 2.5 * ch
             r, c = int((y - top + oy) // ch), int((x - left + ox) // cw)
             bc.hover(position={"x": x, "y": y})
@@ -308,7 +342,24 @@ def test_large_views_zoom_hover_and_text_fit(lab):
 
             _run_cell(page, 1)
             sizes = page.locator(".jp-Cell").nth(1).locator(".wb-grid")
-            expect(sizes).to_have_count(5 + 3 + 2, timeout=90_000)
+            expect(sizes).to_have_count(6 + 3 + 2, timeout=90_000)
+            # the 4096:1 vector: its minimap (small, beside the grid) and its legend are on screen in the view
+            longvec = sizes.nth(4)
+            expect(longvec.locator(".wb-title")).to_have_text("4096:1")
+            for part in ("canvas.wb-minimap", ".wb-legend"):
+                el = longvec.locator(part)
+                el.scroll_into_view_if_needed()
+                assert el.is_visible(), part
+            vb, mb, lb = (longvec.bounding_box(), longvec.locator("canvas.wb-minimap").bounding_box(),
+                          longvec.locator(".wb-legend").bounding_box())
+            assert mb["height"] <= 170 and lb["y"] + lb["height"] <= vb["y"] + vb["height"] + 1, (mb, lb, vb)
+            # its minimap's centre is the vector's middle
+            longvec.locator("canvas.wb-minimap").click(position={"x": mb["width"] / 2, "y": mb["height"] / 2})
+            lc = longvec.locator("canvas.wb-canvas")
+            expect(lc).to_have_attribute("data-lod", "labels")
+            g2 = lc.evaluate("c => ({...c.dataset})")
+            fy = (float(g2["oy"]) + (lc.bounding_box()["height"] - float(g2["top"])) / 2) / (4096 * float(g2["cellH"]))
+            assert abs(fy - 0.5) < 0.05, fy
             # JupyterLab's own floating boxes (toasts, the cell toolbar) must not sit over the screenshots
             page.add_style_tag(content=".Toastify, .jp-toast-container, .jp-cell-toolbar { display: none !important; }")
             page.wait_for_timeout(500)

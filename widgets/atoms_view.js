@@ -1,6 +1,11 @@
 // MMAView / CopyView: one canvas a panel (A, B, C or src, dst), cells coloured by thread.
 // Click a cell: select its thread in every panel (model "thread"); hover: model "hover" gets
-// {panel, thread, value, row, col}, cleared when the pointer leaves.
+// {panel, thread, value, row, col}, cleared when the pointer leaves.  A panel read from shared
+// memory by a whole group of threads (p.shared > 0, SM90 _SS operands) is grey, with its note under
+// it: no single thread holds those cells, so selecting a thread outlines none there.
+// Each canvas says what it drew: data-selected-cells (outlined cells) and data-drawn (draws so far).
+const SHARED_FILLS = ["#e4e4e4", "#cdcdcd"];
+const NOTE_W = 240;
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "wb-atoms";
@@ -37,22 +42,28 @@ function render({ model, el }) {
       for (let r = 0; r < p.rows; r++) {
         for (let c = 0; c < p.cols; c++) {
           const t = p.thr[r * p.cols + c];
-          ctx.fillStyle = t < 0 ? "#fff" : palette[t % palette.length];
+          ctx.fillStyle = t < 0 ? "#fff" : p.shared ? SHARED_FILLS[Math.floor(t / p.shared) % 2] : palette[t % palette.length];
           ctx.fillRect(c * cs, r * cs, cs, cs);
-          if (cs >= 28 && t >= 0) {
+          if (cs >= 28 && t >= 0 && !p.shared) {
             ctx.fillStyle = "#000";
             ctx.fillText("T" + t, c * cs + cs / 2, r * cs + cs / 2 - 2);
             ctx.fillText("V" + p.val[r * p.cols + c], c * cs + cs / 2, r * cs + cs / 2 + 8);
           }
         }
       }
-      if (sel >= 0) {
+      let outlined = 0;
+      if (sel >= 0 && !p.shared) {
         ctx.strokeStyle = "#000";
         ctx.lineWidth = 2;
         for (let i = 0; i < p.thr.length; i++) {
-          if (p.thr[i] === sel) ctx.strokeRect((i % p.cols) * cs + 1, Math.floor(i / p.cols) * cs + 1, cs - 2, cs - 2);
+          if (p.thr[i] === sel) {
+            ctx.strokeRect((i % p.cols) * cs + 1, Math.floor(i / p.cols) * cs + 1, cs - 2, cs - 2);
+            outlined++;
+          }
         }
       }
+      canvas.dataset.selectedCells = String(outlined);
+      canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
     });
     readout.textContent = model.get("readout").join("\n");
   }
@@ -82,7 +93,8 @@ function render({ model, el }) {
         if (!h) return;
         const cur = model.get("hover");
         if (cur.panel === p.name && cur.row === h.r && cur.col === h.c) return;
-        status.textContent = `${p.name}: (T${h.t}, V${h.v}) -> (${p.row_name}=${h.r}, ${p.col_name}=${h.c})`;
+        const who = p.shared ? `shared memory, read by T${h.t}..T${h.t + p.shared - 1} together` : `(T${h.t}, V${h.v})`;
+        status.textContent = `${p.name}: ${who} -> (${p.row_name}=${h.r}, ${p.col_name}=${h.c})`;
         model.set("hover", { panel: p.name, thread: h.t, value: h.v, row: h.r, col: h.c });
         model.save_changes();
       });
@@ -92,11 +104,18 @@ function render({ model, el }) {
       });
       canvas.addEventListener("click", (ev) => {
         const h = at(ev);
-        if (!h || h.t < 0) return;
+        if (!h || h.t < 0 || p.shared) return;   // a shared operand names no single thread to select
         model.set("thread", h.t === model.get("thread") ? -1 : h.t);
         model.save_changes();
       });
       box.append(title, canvas);
+      if (p.note) {
+        const note = document.createElement("div");
+        note.className = "wb-atoms-note";
+        note.textContent = p.note;
+        Object.assign(note.style, { fontSize: "11px", color: "#b35806", maxWidth: Math.max(canvas.width, NOTE_W) + "px" });
+        box.appendChild(note);
+      }
       row.appendChild(box);
       return { canvas, p };
     });

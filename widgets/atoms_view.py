@@ -5,12 +5,19 @@ Drawn like CuTe's ``print_latex(TiledMMA)``: A is M x K, B is N x K, C is M x N,
 module, atoms_view.js, one canvas a panel so a 64x256 GMMA C stays responsive) clicking a cell
 selects its thread in every panel; hovering reports (panel, thread, value) -> (row, col) back to
 the kernel in ``hover``.  ``to_svg()`` is the deterministic static fallback: one ``<path>`` per
-thread, labels only where cells are big enough, so its size is bounded by the cell count.
+thread, labels only where cells are big enough; a panel whose paths would not fit its share of the
+byte budget is drawn as an embedded image instead, so the document stays under 1 MB at any size.
+
+An operand read from shared memory through a descriptor (SM90 GMMA ``_SS`` atoms: a stride-0 thread
+mode) belongs to no thread: all threads of the warpgroup read it together.  Its panel is drawn in grey
+with a note saying so, instead of pretending thread 0 holds every cell.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import textwrap
 from pathlib import Path
 
 import anywidget
@@ -18,10 +25,16 @@ import numpy as np
 import traitlets as t
 
 from workbench.atoms import TiledCopy, TiledMMA, bank_conflicts, suggest_swizzle
+from workbench.layout import inttuple as it
+
+from .svg import SVG_BUDGET, _png, _rgb, panel_budget
 
 # CuTe's print_latex TV colours (thread % 8)
 PALETTE = ["#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2"]
+SHARED_FILLS = ["#e4e4e4", "#cdcdcd"]   # a shared-memory operand: one grey per group of threads reading it
 MAX_SVG_PANEL = 1100  # px: the longest side of one panel in the static SVG
+MAX_IMAGE_SIDE = 512  # pixels a side of a panel drawn as an image (a larger panel is sampled)
+NOTE_W = 240          # px: a panel with a note is at least this wide
 
 
 def owners(tv, rows: int, cols: int):
@@ -36,50 +49,126 @@ def owners(tv, rows: int, cols: int):
     return thr.reshape(cols, rows).T, val.reshape(cols, rows).T
 
 
-def _panel(name, title, row_name, col_name, thr, val):
-    return {"name": name, "title": title, "rows": int(thr.shape[0]), "cols": int(thr.shape[1]),
-            "row_name": row_name, "col_name": col_name,
-            "thr": thr.reshape(-1).tolist(), "val": val.reshape(-1).tolist()}
+def shared_threads(tv) -> int:
+    """How many threads read each element together (a leading stride-0 run of the thread mode, as an
+    SM90 ``_SS`` operand read through a shared-memory descriptor has), or 0 when threads hold their own."""
+    g = 1
+    for size, stride in zip(it.flatten(tv.shape[0]), it.flatten(tv.stride[0])):
+        if int(stride) != 0:
+            break
+        g *= int(size)
+    return g if g > 1 else 0
 
 
-def _panel_svg(p, selected, x0, y0):
+def _panel(name, title, row_name, col_name, thr, val, shared=0):
+    p = {"name": name, "title": title, "rows": int(thr.shape[0]), "cols": int(thr.shape[1]),
+         "row_name": row_name, "col_name": col_name,
+         "thr": thr.reshape(-1).tolist(), "val": val.reshape(-1).tolist(), "shared": int(shared), "note": ""}
+    if shared:
+        who = ("all 128 threads of the warpgroup" if shared == 128 else
+               f"all {shared} threads of {shared // 128} warpgroups" if shared % 128 == 0 else f"groups of {shared} threads")
+        p["note"] = f"{name} from shared memory: read by {who} together (a descriptor), so no single thread holds these cells"
+    return p
+
+
+def _cell(p) -> int:
+    return max(2, min(34, MAX_SVG_PANEL // max(p["rows"], p["cols"])))
+
+
+def _fills(p, thr):
+    """Fill colour index per cell: thread % 8 into PALETTE, or (shared operands) 8 + group % 2, -1 none."""
+    if p["shared"]:
+        return np.where(thr >= 0, 8 + (thr // p["shared"]) % 2, -1)
+    return np.where(thr >= 0, thr % 8, -1)
+
+
+def _runs(mask_or_ids, cell):
+    """Path segments for runs of equal ids along each row: {id: [segment, ...]}."""
+    out = {}
+    rows, cols = mask_or_ids.shape
+    for r in range(rows):
+        row = mask_or_ids[r]
+        edges = np.flatnonzero(np.diff(row)) + 1
+        starts = np.concatenate(([0], edges)).tolist()
+        ends = np.concatenate((edges, [cols])).tolist()
+        for c, e in zip(starts, ends):
+            out.setdefault(int(row[c]), []).append(f"M{c * cell} {r * cell}h{(e - c) * cell}v{cell}h{-(e - c) * cell}z")
+    return out
+
+
+def _panel_svg(p, selected, x0, y0, budget=SVG_BUDGET):
+    """(svg, width, height) of one panel within ``budget`` bytes: paths, or an image when they do not fit."""
     rows, cols = p["rows"], p["cols"]
-    cell = max(2, min(34, MAX_SVG_PANEL // max(rows, cols)))
+    cell = _cell(p)
     thr = np.asarray(p["thr"]).reshape(rows, cols)
     val = np.asarray(p["val"]).reshape(rows, cols)
-    out = [f'<g transform="translate({x0},{y0})">',
-           f'<text x="0" y="-6" font-size="12" font-weight="bold">{html.escape(p["title"])}</text>']
-    paths = {}
-    for r in range(rows):
-        c = 0
-        while c < cols:  # merge runs of one thread along a row: fewer path segments
-            t0 = thr[r, c]
-            e = c + 1
-            while e < cols and thr[r, e] == t0:
-                e += 1
-            paths.setdefault(int(t0), []).append(f"M{c * cell} {r * cell}h{(e - c) * cell}v{cell}h{-(e - c) * cell}z")
-            c = e
-    for t0 in sorted(paths):
-        fill = "#ffffff" if t0 < 0 else PALETTE[t0 % 8]
-        stroke = ' stroke="#000" stroke-width="2"' if t0 == selected and t0 >= 0 else ""
-        out.append(f'<path fill="{fill}"{stroke} d="{"".join(paths[t0])}"/>')
-    if cell >= 28:  # labels only where they are legible
-        out.append('<g font-size="7" text-anchor="middle">')
+    fills = PALETTE + SHARED_FILLS
+    fid = _fills(p, thr)
+    head = [f'<g transform="translate({x0},{y0})">',
+            f'<text x="0" y="-6" font-size="12" font-weight="bold">{html.escape(p["title"])}</text>']
+    tail = [f'<rect x="0" y="0" width="{cols * cell}" height="{rows * cell}" fill="none" stroke="#444"/>',
+            f'<text x="0" y="{rows * cell + 14}" font-size="10">{html.escape(p["row_name"])} = {rows} rows, '
+            f'{html.escape(p["col_name"])} = {cols} cols</text>']
+    height, width = rows * cell + 20, cols * cell
+    if p["note"]:   # wrapped to the panel (at least NOTE_W px wide), never across the next panel
+        width = max(width, NOTE_W)
+        for k, line in enumerate(textwrap.wrap(p["note"], width // 6)):
+            tail.append(f'<text x="0" y="{rows * cell + 28 + 13 * k}" font-size="10" fill="#b35806">{html.escape(line)}</text>')
+            height += 13
+    own = selected >= 0 and not p["shared"]   # a shared operand has no per-thread cells to outline
+    body = []
+    for t0, segs in sorted(_runs(thr, cell).items()):   # one path per thread, runs along a row merged
+        fill = "#ffffff" if t0 < 0 else fills[int(_fills(p, np.array(t0)))]
+        stroke = ' stroke="#000" stroke-width="2"' if own and t0 == selected else ""
+        body.append(f'<path fill="{fill}"{stroke} d="{"".join(segs)}"/>')
+    if cell >= 28 and not p["shared"]:  # labels only where they are legible
+        body.append('<g font-size="7" text-anchor="middle">')
         for r in range(rows):
             for c in range(cols):
                 if thr[r, c] >= 0:
-                    out.append(f'<text x="{c * cell + cell // 2}" y="{r * cell + cell // 2 + 3}">T{thr[r, c]}V{val[r, c]}</text>')
-        out.append("</g>")
-    out.append(f'<rect x="0" y="0" width="{cols * cell}" height="{rows * cell}" fill="none" stroke="#444"/>')
-    out.append(f'<text x="0" y="{rows * cell + 14}" font-size="10">{html.escape(p["row_name"])} = {rows} rows, '
-               f'{html.escape(p["col_name"])} = {cols} cols</text></g>')
-    return "\n".join(out), cols * cell, rows * cell + 20
+                    body.append(f'<text x="{c * cell + cell // 2}" y="{r * cell + cell // 2 + 3}">T{thr[r, c]}V{val[r, c]}</text>')
+        body.append("</g>")
+    out = "\n".join(head + body + tail) + "</g>"
+    if len(out) > budget:
+        body, note = _image_body(p, thr, fid, fills, cell, selected if own else -1, budget)
+        tail.append(f'<text x="0" y="{height + 8}" font-size="10" fill="#555555">{html.escape(note)}</text>')
+        width, height = max(width, 6 * len(note)), height + 13
+        out = "\n".join(head + body + tail) + "</g>"
+    return out, width, height
+
+
+def _image_body(p, thr, fid, fills, cell, selected, budget):
+    """A panel too large for paths: an embedded PNG of its colours (sampled above MAX_IMAGE_SIDE a side),
+    and the selected thread's cells outlined where that fits."""
+    rows, cols = thr.shape
+    side = MAX_IMAGE_SIDE
+    while True:
+        step = max(1, -(-rows // side), -(-cols // side))
+        rgb = np.vstack([_rgb(fills), [[255, 255, 255]]])[np.where(fid < 0, len(fills), fid)[::step, ::step]]
+        png = _png(np.ascontiguousarray(rgb, np.uint8))
+        if 4 * len(png) // 3 < budget // 2 or side <= 16:
+            break
+        side //= 2
+    href = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    out = [f'<image x="0" y="0" width="{cols * cell}" height="{rows * cell}" preserveAspectRatio="none" '
+           f'style="image-rendering:pixelated" href="{href}"/>']
+    note = f"too many cells to draw one by one: an image{f', each pixel the first cell of {step}x{step}' if step > 1 else ''}"
+    if selected >= 0:
+        sel = "".join(_runs((thr == selected).astype(np.int8), cell).get(1, []))
+        if len(sel) < budget // 4:
+            out.append(f'<path fill="none" stroke="#000" stroke-width="2" d="{sel}"/>')
+        else:
+            note += f"; T{selected}'s cells are too many to outline here"
+    return out, note
 
 
 def panels_svg(panels, selected=-1, footer=()):
+    foot = sum(len(line) + 80 for line in footer)
+    budget = panel_budget(len(panels), foot)   # the panels share one picture's bytes
     parts, x, height = [], 10, 0
+    top = 24
     for p in panels:
-        s, w, h = _panel_svg(p, selected, x, 24)
+        s, w, h = _panel_svg(p, selected, x, top, budget)
         parts.append(s)
         x += w + 24
         height = max(height, h)
@@ -129,10 +218,11 @@ class MMAView(_AtomsWidget):
         self.tiled_mma = tiled_mma
         self._num_threads = tiled_mma.size
         m, n, k = tiled_mma.tile_shape_mnk
+        tv_a, tv_b, tv_c = tiled_mma.tv_layout_A_tiled, tiled_mma.tv_layout_B_tiled, tiled_mma.tv_layout_C_tiled
         panels = [
-            _panel("A", f"A ({m} x {k})", "M", "K", *owners(tiled_mma.tv_layout_A_tiled, m, k)),
-            _panel("B", f"B ({n} x {k})", "N", "K", *owners(tiled_mma.tv_layout_B_tiled, n, k)),
-            _panel("C", f"C ({m} x {n})", "M", "N", *owners(tiled_mma.tv_layout_C_tiled, m, n)),
+            _panel("A", f"A ({m} x {k})", "M", "K", *owners(tv_a, m, k), shared=shared_threads(tv_a)),
+            _panel("B", f"B ({n} x {k})", "N", "K", *owners(tv_b, n, k), shared=shared_threads(tv_b)),
+            _panel("C", f"C ({m} x {n})", "M", "N", *owners(tv_c, m, n), shared=shared_threads(tv_c)),
         ]
         super().__init__(panels=panels, readout=[repr(tiled_mma)], **kw)
         self.select(thread)

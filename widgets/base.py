@@ -49,17 +49,19 @@ class SvgFallback:
             f.write(self.to_svg())
 
     def save(self, path) -> None:
-        """Write the view to ``path`` by its suffix: ``.svg`` (the static picture), ``.png`` (matplotlib,
-        no browser) or ``.tex`` (TikZ, as CuTe's ``print_latex``); the last two where the view has them."""
+        """Write the view to ``path`` by its suffix: ``.svg`` (the static picture), ``.png`` (that picture
+        rasterized, no browser) or ``.tex`` (TikZ, as CuTe's ``print_latex``; where the view has it)."""
         suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else ""
-        formats = ["svg"] + [f for f, m in (("png", "_save_png"), ("tex", "to_tikz")) if hasattr(self, m)]
+        formats = ["svg", "png"] + (["tex"] if hasattr(self, "to_tikz") else [])
         if suffix not in formats:
             raise ValueError(f"Expected a file name ending in {', '.join('.' + f for f in formats)} for "
                              f"{type(self).__name__}, but got {str(path)!r}.")
         if suffix == "svg":
             self.save_svg(path)
         elif suffix == "png":
-            self._save_png(path)
+            from .raster import save_png
+
+            save_png(self.to_svg(), path)
         else:
             with open(path, "w", encoding="utf-8", newline="\n") as f:
                 f.write(self.to_tikz())

@@ -74,7 +74,9 @@ function render({ model, el }) {
   canvas.className = "wb-canvas";
   canvas.style.cursor = "crosshair";
   canvas.style.flex = "none";
-  const side = div("wb-side", { display: "flex", flexDirection: "column", gap: "6px", whiteSpace: "normal" });
+  // flex-start: a stretched minimap would take the legend's width and push the legend far down
+  const side = div("wb-side", { display: "flex", flexDirection: "column", alignItems: "flex-start", gap: "6px",
+                                whiteSpace: "normal" });
   const mini = document.createElement("canvas");
   mini.className = "wb-minimap";
   mini.style.cssText = "border:1px solid #999;cursor:pointer";
@@ -314,6 +316,7 @@ function render({ model, el }) {
     const s = 160 / Math.max(cW, cH);
     const mw = Math.max(8, Math.round(cW * s)), mh = Math.max(8, Math.round(cH * s));
     mini.width = mw; mini.height = mh;
+    mini.style.width = mw + "px"; mini.style.height = mh + "px";   // drawn at its own size, never stretched
     const g = mini.getContext("2d");
     g.imageSmoothingEnabled = false;
     g.drawImage(st.ov, 0, 0, st.om.nc * st.om.step * mw / st.cols, st.om.nr * st.om.step * mh / st.rows);
@@ -396,8 +399,11 @@ function render({ model, el }) {
   mini.addEventListener("click", (ev) => {
     const rect = mini.getBoundingClientRect();
     const [W, H] = viewSize();
-    ox = (ev.clientX - rect.left) / mini.width * st.cols * cellW() - (W - st.left) / 2;
-    oy = (ev.clientY - rect.top) / mini.height * st.rows * cellH() - (H - st.top) / 2;
+    // the displayed box (border excluded), not the bitmap size: a click's fraction of the minimap
+    const fx = (ev.clientX - rect.left - mini.clientLeft) / Math.max(1, mini.clientWidth);
+    const fy = (ev.clientY - rect.top - mini.clientTop) / Math.max(1, mini.clientHeight);
+    ox = fx * st.cols * cellW() - (W - st.left) / 2;
+    oy = fy * st.rows * cellH() - (H - st.top) / 2;
     draw();
   });
 

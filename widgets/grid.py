@@ -14,6 +14,7 @@ rows and folds modes ``1..r-1`` into one nested column mode, colexicographically
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,8 @@ TV_PALETTE = (
     "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2",
 )
 MAX_LABELS = 1 << 20   # an axis lists all its labels only up to this length (views ask for windows)
-COLOR_BY = ("offset", "row", "column", "tile", "layout", "value")
+COLOR_BY = ("offset", "row", "column", "tile", "mode", "layout", "value")
+EXACT = 1 << 53        # float64 keys are exact integers below this; larger offsets are labelled from int64
 
 
 @dataclass
@@ -62,6 +64,29 @@ class Axis:
         return max(len(self.label(0)), len(self.label(self.n - 1))) if self.n else 1
 
 
+class ThreadValueTexts(Sequence):
+    """The ``T#V#`` labels of a TV grid, made when read: a 2^20-cell tile never formats a million strings."""
+
+    def __init__(self, thread: np.ndarray, value: np.ndarray):
+        self.thread, self.value = thread, value
+        owned = thread >= 0
+        self.max_len = len(f"T{thread.max()}V{value[owned].max()}") if owned.any() else 0
+
+    def __len__(self) -> int:
+        return len(self.thread)
+
+    def __getitem__(self, i: int) -> str:
+        t = int(self.thread[i])
+        return f"T{t}V{int(self.value[i])}" if t >= 0 else ""
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ThreadValueTexts):
+            return np.array_equal(self.thread, other.thread) and np.array_equal(self.value, other.value)
+        return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+
 @dataclass
 class Grid:
     """Everything needed to draw one grid, row-major over ``rows x cols``.
@@ -75,7 +100,7 @@ class Grid:
     cols: Axis
     keys: np.ndarray                  # float64 (rows*cols,)
     colors: np.ndarray                # uint8 (rows*cols,)
-    texts: list | None = None         # per-cell labels; None: the integer key
+    texts: list | None = None         # per-cell labels (a list or ThreadValueTexts); None: the integer key
     palette: tuple = PALETTE
     selected: float | None = None     # key whose cells are highlighted
     key_name: str = "offset"
@@ -102,7 +127,8 @@ class Grid:
 
     def label_chars(self) -> int:
         if self.texts is not None:
-            return max((len(t) for t in self.texts), default=1)
+            known = getattr(self.texts, "max_len", None)
+            return known if known is not None else max((len(t) for t in self.texts), default=1)
         k = self.keys[~np.isnan(self.keys)]
         return max((len(str(int(x))) for x in (k.min(), k.max())), default=1) if k.size else 1
 
@@ -195,6 +221,69 @@ def _format_value(v) -> str:
     return f"{float(v):.4g}"
 
 
+def default_tile(axis: Axis) -> int:
+    """Tile length along an axis when none is given: the innermost nested period; for a flat mode
+    the largest divisor in [2, 8] (8 when there is none, the last tile partial), and for a flat mode
+    of at most 8 cells about half of it, so an unnested (8,8) shows 4x4 tiles, never one colour."""
+    if axis.groups:
+        return axis.groups[0]
+    n = axis.n
+    if n > 8:
+        return next((d for d in range(8, 1, -1) if n % d == 0), 8)
+    half = next((d for d in range(n // 2, 1, -1) if n % d == 0), 1)
+    return half if half > 1 else max(1, -(-n // 2))
+
+
+def mode_paths(shape) -> list:
+    """Every (sub-)mode of a shape as an index path, depth first: ``(4,(2,3))`` -> (0,), (1,), (1,0), (1,1).
+    A rank-1 (integer) shape has one mode, the whole layout: ``()``."""
+    if type(shape) is not tuple or not shape:   # (the empty layout too: one cell, one mode)
+        return [()]
+    out = []
+
+    def walk(s, prefix):
+        for k, e in enumerate(s):
+            out.append(prefix + (k,))
+            if type(e) is tuple:
+                walk(e, prefix + (k,))
+
+    walk(shape, ())
+    return out
+
+
+def _get(t, path):
+    for k in path:
+        t = t[k]
+    return t
+
+
+def mode_name(layout, path: tuple) -> str:
+    """``get<1,0>: 2:4``: the mode as CuTe's ``get<...>`` names it, with its shape:stride."""
+    outer = layout.outer if type(layout) is ComposedLayout else layout
+    shape, stride = _get(outer.shape, path), _get(outer.stride, path)
+    sub = _mode_title(shape, stride)
+    if _is_dynamic(shape) or _is_dynamic(stride):   # the ? notation, then what this live tensor holds
+        sub += f" = {_mode_title(it_values(shape), it_values(stride))}"
+    return f"get<{','.join(map(str, path))}>: {sub}" if path else f"the layout: {sub}"
+
+
+def _leaf_span(shape, path) -> tuple[int, int]:
+    """(size of the leaves before the mode in colexicographic order, size of the mode): the mode's
+    coordinate of the 1-D index i is ``(i // before) % size``."""
+    leaves = [int(x) for x in it.flatten(shape)]
+    first, t = 0, shape
+    for k in path:
+        first += sum(len(it.flatten(e)) for e in t[:k])
+        t = t[k]
+    count = len(it.flatten(t))
+    before, size = 1, 1
+    for x in leaves[:first]:
+        before *= x
+    for x in leaves[first:first + count]:
+        size *= x
+    return before, size
+
+
 class LayoutSource:
     """A layout's grid, computed window by window: nothing here enumerates the whole layout.
 
@@ -204,7 +293,8 @@ class LayoutSource:
     """
 
     def __init__(self, layout, color_by: str = "offset", color_layout: Layout | None = None,
-                 selected: float | None = None, values: np.ndarray | None = None):
+                 selected: float | None = None, values: np.ndarray | None = None, tile: tuple | None = None,
+                 mode: tuple | int | None = None):
         rmode, cmode = fold(layout)
         self.layout = layout
         self.rows, self.cols = axis_of(rmode.shape, rmode.stride), axis_of(cmode.shape, cmode.stride)
@@ -214,6 +304,8 @@ class LayoutSource:
         self.key_name = "offset"
         self.selected = None if selected is None else float(selected)
         self.bounds = offset_bounds(layout)
+        # offsets past 2**53 are not exact in the float64 keys: their labels come from the int64 offsets
+        self.exact_labels = max(abs(self.bounds[0]), abs(self.bounds[1])) >= EXACT
         self.values = values
         if values is not None and int(np.prod(values.shape)) != self.rows.n * self.cols.n:
             raise ValueError(f"Expected values with {self.rows.n * self.cols.n} elements for {layout}, but got shape {values.shape}.")
@@ -222,13 +314,33 @@ class LayoutSource:
             self.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
         if type(layout) is ComposedLayout:
             self.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
-        self.set_color(color_by, color_layout)
+        outer = layout.outer if type(layout) is ComposedLayout else layout
+        self._vshape = it_values(outer.shape)
+        self.modes = mode_paths(self._vshape)
+        nested = [m for m in self.modes if len(m) > 1]
+        self.tile = (default_tile(self.rows), default_tile(self.cols))
+        self.mode = nested[0] if nested else self.modes[0]
+        self.set_color(color_by, color_layout, tile=tile, mode=mode)
 
     @property
     def shape(self) -> tuple:
         return (self.rows.n, self.cols.n)
 
-    def set_color(self, color_by: str, color_layout: Layout | None = None) -> None:
+    def _check_tile(self, tile) -> tuple:
+        if (type(tile) is not tuple or len(tile) != 2 or any(type(x) is not int or x < 1 for x in tile)):
+            raise ValueError(f"Expected tile as (rows, cols) of positive ints, but got {tile!r}.")
+        return tile
+
+    def _check_mode(self, mode) -> tuple:
+        path = (mode,) if type(mode) is int else mode
+        if path not in self.modes:
+            names = ", ".join(str(m) for m in self.modes[:12]) + (", ..." if len(self.modes) > 12 else "")
+            raise ValueError(f"Expected mode to be one of the layout's (sub-)modes {names}, but got {mode!r}.")
+        return path
+
+    def set_color(self, color_by: str, color_layout: Layout | None = None, *, tile: tuple | None = None,
+                  mode: tuple | int | None = None) -> None:
+        """Choose the colouring; ``tile`` and ``mode`` (kept when None) are what 'tile' and 'mode' colour by."""
         n = self.rows.n * self.cols.n
         if color_by not in COLOR_BY:
             raise ValueError(f"Expected color_by to be one of {', '.join(COLOR_BY)}, but got {color_by!r}.")
@@ -241,6 +353,10 @@ class LayoutSource:
                 raise ValueError(f"Expected a color_layout of size {n}, but got {color_layout} of size {color_layout.size}.")
         if color_by == "value" and self.values is None:
             raise ValueError("Expected a tensor with host values when color_by='value', but got a layout only.")
+        if tile is not None:
+            self.tile = self._check_tile(tile)
+        if mode is not None:
+            self.mode = self._check_mode(mode)
         self.color_by, self.color_layout = color_by, color_layout
         self.scale = color_by in ("offset", "value")
         self.palette = SEQUENTIAL if self.scale else QUALITATIVE
@@ -258,20 +374,32 @@ class LayoutSource:
         if self.color_by == "value":
             lo, hi = self.value_bounds
             return {"kind": "scale", "label": "colour: tensor value", "lo": f"{lo:.4g}", "hi": f"{hi:.4g}"}
-        what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)",
-                "tile": f"tile (rows of {self._periods()[0]}, columns of {self._periods()[1]})"}[self.color_by]
-        pr, pc = self._periods()
-        kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q,
-                 "tile": -(-self.rows.n // pr) * -(-self.cols.n // pc)}[self.color_by]
+        if self.color_by in ("mode", "tile"):   # numbered categories: each swatch says which numbers it stands for
+            pr, pc = self.tile
+            if self.color_by == "mode":
+                size = _leaf_span(self._vshape, self.mode)[1]
+                what, name = f"coordinate in {mode_name(self.layout, self.mode)}", "coordinate"
+            else:
+                size = -(-self.rows.n // pr) * -(-self.cols.n // pc)
+                what, name = f"tile of {pr}x{pc} cells (numbered down the columns)", "tile"
+            entries = [[QUALITATIVE[k], f"{name} {k}" + (f", {k + q}, ..." if size > k + q else "")]
+                       for k in range(min(q, size))]
+            rep = f" mod {q} (repeats every {q})" if size > q else ""
+            out = {"kind": "swatches", "label": f"colour: {what}{rep}", "entries": entries}
+            if self.color_by == "tile":
+                out["note"] = f"{size} tiles; tile=(rows, cols) sets their size"
+            return out
+        what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)"}[self.color_by]
+        kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q}[self.color_by]
         entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(min(q, kinds))]
         return {"kind": "swatches", "label": f"colour: {what} mod {q} (repeats every {q})", "entries": entries}
 
-    def _periods(self) -> tuple:
-        return (self.rows.groups[0] if self.rows.groups else self.rows.n,
-                self.cols.groups[0] if self.cols.groups else self.cols.n)
+    def offsets_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """The exact (int64) offsets of a window: what read-outs and labels show."""
+        return window_offsets(self.folded, r, c)
 
     def keys_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
-        return window_offsets(self.folded, r, c).astype(np.float64)
+        return self.offsets_at(r, c).astype(np.float64)
 
     def _values_at(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
         flat = r[:, None] + self.rows.n * c[None, :]            # the 1-D (colexicographic) index
@@ -294,8 +422,12 @@ class LayoutSource:
         elif self.color_by == "column":
             idx = np.broadcast_to(c[None, :], keys.shape)
         elif self.color_by == "tile":
-            pr, pc = self._periods()
+            pr, pc = self.tile
             idx = (r // pr)[:, None] + ((self.rows.n + pr - 1) // pr) * (c // pc)[None, :]
+        elif self.color_by == "mode":   # the mode's digits of the 1-D index (its coordinate, colexicographic)
+            before, size = _leaf_span(self._vshape, self.mode)
+            flat = r[:, None].astype(np.int64) + self.rows.n * c[None, :].astype(np.int64)
+            idx = (flat // before) % size
         else:  # a colour layout is evaluated at the same 1-D index as the drawn layout
             flat = (r[:, None] + self.rows.n * c[None, :]).reshape(-1)
             C = self.color_layout
@@ -303,9 +435,11 @@ class LayoutSource:
         return np.mod(idx, q).astype(np.uint8)
 
     def texts_at(self, r: np.ndarray, c: np.ndarray, keys: np.ndarray):
-        if self.values is None:
-            return None
-        return [_format_value(v) for v in self._values_at(r, c).reshape(-1).tolist()]
+        if self.values is not None:
+            return [_format_value(v) for v in self._values_at(r, c).reshape(-1).tolist()]
+        if self.exact_labels:
+            return [str(x) for x in self.offsets_at(r, c).reshape(-1).tolist()]
+        return None
 
     def label_chars(self) -> int:
         if self.values is not None:

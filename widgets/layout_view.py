@@ -17,7 +17,7 @@ from workbench.layout import Layout
 
 from .base import SvgFallback, as_layout
 from .canvas import GridCanvas
-from .grid import COLOR_BY, MAX_LABELS, Grid, LayoutSource, _format_value
+from .grid import COLOR_BY, MAX_LABELS, Grid, LayoutSource, _format_value, mode_name
 
 SHOW = ("offsets", "values")
 MAX_COUNTED = 1 << 20   # injectivity and selection counts enumerate the offsets up to this size
@@ -39,10 +39,16 @@ def host_values(tensor) -> np.ndarray:
 
 
 class LayoutView(SvgFallback, W.VBox):
-    """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None, selected_offset=None, show='offsets')``.
+    """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None, selected_offset=None, show='offsets',
+    tile=None, mode=None)``.
+
+    Colourings (the "colour by" drop-down): ``offset`` (a scale), ``row``, ``column``, ``tile`` (tiles of
+    ``tile=(rows, cols)`` cells; by default the innermost nested sub-modes, or small tiles of a flat mode),
+    ``mode`` (the coordinate of one (sub-)mode, ``mode=(1, 0)`` for CuTe's ``get<1,0>``; a second drop-down
+    picks it), ``layout`` (``color_layout`` of the 1-D index) and ``value`` (a tensor's elements).
 
     Readable state (also what the browser changes): ``hover`` (the hovered cell's (row, col) or
-    None), ``hover_text``, ``selected_offset`` (settable), ``selected_cells``, ``color_by``.
+    None), ``hover_text``, ``selected_offset`` (settable), ``selected_cells``, ``color_by``, ``tile``, ``mode``.
 
     Sizes: the view itself never enumerates the layout.  What must enumerate refuses clearly above a
     limit: ``grid`` and ``selected_cells`` (2^20 cells), the injectivity read-out and the selection count
@@ -50,7 +56,8 @@ class LayoutView(SvgFallback, W.VBox):
     """
 
     def __init__(self, layout_or_tensor, color_by: str = "offset", color_layout: Layout | None = None,
-                 selected_offset: int | None = None, show: str = "offsets"):
+                 selected_offset: int | None = None, show: str = "offsets", tile: tuple | None = None,
+                 mode: tuple | int | None = None):
         if show not in SHOW:
             raise ValueError(f"Expected show to be one of {', '.join(SHOW)}, but got {show!r}.")
         layout, tensor = as_layout(layout_or_tensor)
@@ -63,10 +70,11 @@ class LayoutView(SvgFallback, W.VBox):
         if color_by not in options:
             raise ValueError(f"Expected color_by to be one of {', '.join(options)}, but got {color_by!r}.")
         self._layout, self._tensor, self._color_layout, self._show = layout, tensor, color_layout, show
-        self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values)
+        self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values, tile=tile, mode=mode)
         if values is not None:
             self._source.key_name = "offset"
         self._grid = None
+        self._subtitle_text = None
         self.canvas = GridCanvas()
         self.canvas.describe = self.describe
         self.canvas.show(self._source, self._subtitle())
@@ -74,8 +82,13 @@ class LayoutView(SvgFallback, W.VBox):
         self._count_selected()
         self.color_control = W.Dropdown(options=options, value=color_by, description="colour by")
         self.color_control.observe(self._recolor, "value")
+        self.mode_control = W.Dropdown(options=[(mode_name(layout, m), m) for m in self._source.modes],
+                                       value=self._source.mode, description="mode")
+        self.mode_control.layout.display = None if color_by == "mode" else "none"   # shown for 'mode' only
+        self.mode_control.observe(self._on_mode, "value")
         self.canvas.observe(self._on_selected, "selected")
-        super().__init__([self.color_control, self.canvas])
+        controls = W.HBox([self.color_control, self.mode_control], layout=W.Layout(flex_flow="row wrap"))
+        super().__init__([controls, self.canvas])
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -105,6 +118,26 @@ class LayoutView(SvgFallback, W.VBox):
         self.color_control.value = value
 
     @property
+    def tile(self) -> tuple:
+        """(rows, cols) of a tile for ``color_by='tile'``."""
+        return self._source.tile
+
+    @tile.setter
+    def tile(self, value: tuple) -> None:
+        self._source.set_color(self.color_by, self._color_layout, tile=value)
+        if self.color_by == "tile":   # otherwise it is kept for when 'tile' is chosen
+            self._redraw()
+
+    @property
+    def mode(self) -> tuple:
+        """The (sub-)mode path ``color_by='mode'`` colours by, e.g. ``(1, 0)`` for ``get<1,0>``."""
+        return self._source.mode
+
+    @mode.setter
+    def mode(self, value: tuple | int) -> None:
+        self.mode_control.value = self._source._check_mode(value)
+
+    @property
     def hover(self) -> tuple | None:
         h = self.canvas.hover
         return (h[0], h[1]) if len(h) == 2 else None
@@ -128,8 +161,9 @@ class LayoutView(SvgFallback, W.VBox):
         return row + self._source.rows.n * col
 
     def offset(self, row: int, col: int) -> int:
+        """The cell's offset, exact at any size (int64, not the float64 keys the canvas draws with)."""
         self._check_cell(row, col)
-        return int(self._source.keys_at(np.array([row]), np.array([col]))[0, 0])
+        return int(self._source.offsets_at(np.array([row]), np.array([col]))[0, 0])
 
     def describe(self, row: int, col: int) -> str:
         """The hover read-out of a cell: 1-D index, natural coordinate, offset (and value)."""
@@ -167,6 +201,15 @@ class LayoutView(SvgFallback, W.VBox):
     # -- observers -----------------------------------------------------------------------------
     def _recolor(self, change) -> None:
         self._source.set_color(change["new"], self._color_layout)
+        self.mode_control.layout.display = None if change["new"] == "mode" else "none"
+        self._redraw()
+
+    def _on_mode(self, change) -> None:
+        self._source.set_color(self.color_by, self._color_layout, mode=change["new"])
+        if self.color_by == "mode":
+            self._redraw()
+
+    def _redraw(self) -> None:
         self._grid = None
         self.canvas.show(self._source, self._subtitle())
 
@@ -180,18 +223,21 @@ class LayoutView(SvgFallback, W.VBox):
         self.canvas.selected_count = -1 if (s is None or nr * nc > MAX_COUNTED) else len(self.selected_cells)
 
     def _subtitle(self) -> str:
-        s = self._source
-        nr, nc = s.shape
-        n = nr * nc
-        lo, hi = s.bounds
-        src = f"{self._tensor} " if self._tensor is not None else ""
-        span = f"cosize {hi + 1}" if lo >= 0 and n else f"offsets {lo}..{hi}"
-        if n <= MAX_COUNTED:
-            distinct = len(np.unique(self.grid.keys))
-            kind = ", injective" if distinct == n else f", non-injective: {n} coordinates -> {distinct} offsets"
-        else:
-            kind = f" (injectivity is checked up to {MAX_COUNTED} cells)"
-        return f"{src}size {n}, {span}{kind}"
+        if self._subtitle_text is None:   # the layout never changes under a view: counted once
+            s = self._source
+            nr, nc = s.shape
+            n = nr * nc
+            lo, hi = s.bounds
+            src = f"{self._tensor} " if self._tensor is not None else ""
+            span = f"cosize {hi + 1}" if lo >= 0 and n else f"offsets {lo}..{hi}"
+            if n <= MAX_COUNTED:   # exact int64 offsets: float keys would merge neighbours past 2**53
+                off = np.sort(s.offsets_at(np.arange(nr), np.arange(nc)), axis=None)   # sort + diff: np.unique's
+                distinct = int(np.count_nonzero(np.diff(off))) + 1 if off.size else 0  # hashing is 10x slower here
+                kind = ", injective" if distinct == n else f", non-injective: {n} coordinates -> {distinct} offsets"
+            else:
+                kind = f" (injectivity is checked up to {MAX_COUNTED} cells)"
+            self._subtitle_text = f"{src}size {n}, {span}{kind}"
+        return self._subtitle_text
 
     # -- output --------------------------------------------------------------------------------
     def to_svg(self) -> str:
@@ -204,11 +250,6 @@ class LayoutView(SvgFallback, W.VBox):
         from .export import layout_tikz
 
         return layout_tikz(self._layout)
-
-    def _save_png(self, path) -> None:
-        from .export import grid_png
-
-        grid_png(self._source, path, self._subtitle())
 
     def __repr__(self) -> str:
         return f"LayoutView({self._layout}, color_by={self.color_by!r}{', show=values' if self._show == 'values' else ''})"

@@ -18,7 +18,7 @@ import workbench as wb
 from .base import SvgFallback
 from .canvas import GridCanvas
 from .grid import LayoutSource
-from .svg import hstack_svg, table_svg, vstack_svg
+from .svg import grid_svg, hstack_svg, panel_budget, table_svg, vstack_svg
 
 OPERATIONS = ("static", "mark_layout_dynamic", "mark_compact_shape_dynamic")
 
@@ -199,21 +199,16 @@ class MarkingExplorer(SvgFallback, W.VBox):
         table = table_svg("MarkingExplorer", self.rows(), self._error)
         if not self._draw:
             return table
-        parts, caps = [_grid_svg(self._static.layout)], ["static"]
+        layouts, caps = [self._static.layout], ["static"]
         if self._marked is not None:
-            parts.append(_grid_svg(self._marked.layout))
+            layouts.append(self._marked.layout)
             caps.append("marked")
-        return vstack_svg([table, hstack_svg(parts, caps)])
+        budget = panel_budget(len(layouts), len(table))   # the panels share one picture's bytes
+        return vstack_svg([table, hstack_svg([grid_svg(LayoutSource(lay), budget=budget) for lay in layouts], caps)])
 
     def __repr__(self) -> str:
         s = self._static
         return f"MarkingExplorer({s.element_type.name}{list(s.shape)}, operation={self.operation_control.value!r})"
-
-
-def _grid_svg(layout) -> str:
-    from .svg import grid_svg
-
-    return grid_svg(LayoutSource(layout))
 
 
 def _mask_text(mask) -> str:

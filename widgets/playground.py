@@ -22,7 +22,7 @@ from .base import SvgFallback
 from .canvas import GridCanvas
 from .colors import scale_indices
 from .grid import layout_grid
-from .svg import grid_svg, hstack_svg, table_svg, vstack_svg
+from .svg import grid_svg, hstack_svg, panel_budget, table_svg, vstack_svg
 
 # name -> (function, how B is read: 'layout' or 'int-or-empty', whether B indexes A's domain)
 OPERATIONS = {
@@ -155,7 +155,9 @@ class AlgebraPlayground(SvgFallback, W.VBox):
 
     def to_svg(self) -> str:
         table = table_svg("AlgebraPlayground", self.rows(), self._error)
-        parts = [grid_svg(g) for g in self.grids() if g is not None]
+        grids = [g for g in self.grids() if g is not None]
+        budget = panel_budget(len(grids), len(table))   # the panels share one picture's bytes
+        parts = [grid_svg(g, budget=budget) for g in grids]
         return vstack_svg([table, hstack_svg(parts)]) if parts else table
 
     def __repr__(self) -> str:

@@ -3,8 +3,9 @@
 The same grid always gives the same bytes: one ``<svg>`` element, integer geometry, a fixed
 font, no ids, no timestamps and no object addresses.  This is the static fallback of every view
 (``_repr_mimebundle_``, so a saved notebook still shows it on GitHub and in nbval) and its export
-(``.to_svg()``).  Its size is bounded whatever the grid's: small grids are drawn whole, large ones as
-an overview heat map plus their first tile (see :func:`grid_svg`).
+(``.to_svg()``).  Its size is bounded whatever the grid's: every document is built within a byte budget
+(``SVG_BUDGET`` for a whole view, shared out among the panels of a view that draws several); a grid is
+drawn whole when that fits, else as an overview heat map plus its first tile (see :func:`grid_svg`).
 """
 
 from __future__ import annotations
@@ -30,21 +31,37 @@ def _esc(s: str) -> str:
     return escape(s, quote=True)
 
 
-SVG_FULL_CELLS = 4096   # grids up to this many cells are drawn whole (~0.4 MB); larger ones as below
-FIRST_TILE = 32         # a large grid: its overview, then the first FIRST_TILE x FIRST_TILE cells
-OVERVIEW_BLOCKS = 128   # the overview heat map's blocks per axis (an embedded PNG)
+SVG_MAX_BYTES = 1_000_000   # every view's static picture is smaller than this, at any size
+SVG_BUDGET = SVG_MAX_BYTES - 40_000   # a view's grids: the rest is room for its tables, captions and frames
+SVG_FULL_CELLS = 4096   # grids up to this many cells are drawn whole when that fits the budget
+FIRST_TILE = 32         # otherwise: the overview, then the first FIRST_TILE x FIRST_TILE cells (fewer if need be)
+OVERVIEW_BLOCKS = 128   # the overview heat map's blocks per axis (an embedded PNG; fewer on a small budget)
+MAX_LINE = 480          # characters of one text line (a title of a huge layout is cut, saying so)
+MAX_SIDE_PX = 8192      # a picture's width and height: beyond, a notebook cell (or a PNG) is mostly scrolling
 
 
-def _png(rgb: np.ndarray) -> bytes:
+def _clip(text: str) -> str:
+    if len(text) <= MAX_LINE:
+        return text
+    return text[:MAX_LINE - 40] + f" ... ({len(text)} characters in all)"
+
+
+def panel_budget(panels: int, used: int = 0) -> int:
+    """Bytes each of ``panels`` grids of one view may take, after ``used`` bytes of its other parts
+    (tables, captions): together they stay within ``SVG_BUDGET``."""
+    return max(20_000, (SVG_BUDGET - used) // max(1, panels) - 2_000)
+
+
+def _png(rgb: np.ndarray, level: int = 9) -> bytes:
     """A truecolour PNG of an (h, w, 3) uint8 array (deterministic: fixed zlib level, no metadata)."""
     h, w, _ = rgb.shape
-    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), rgb.reshape(h, 3 * w)], axis=1).tobytes()   # filter 0 rows
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+            + chunk(b"IDAT", zlib.compress(raw, level)) + chunk(b"IEND", b""))
 
 
 def _rgb(palette) -> np.ndarray:
@@ -60,8 +77,9 @@ def _legend_svg(legend: dict, x: int, y: int) -> tuple[list, int, int]:
     """SVG elements of a legend at (x, y): (elements, width, height)."""
     if not legend:
         return [], 0, 0
-    out = [f'<text x="{x}" y="{y + 12}" fill="#333333">{_esc(legend["label"])}</text>']
-    w = CHAR_W * len(legend["label"])
+    label = _clip(legend["label"])
+    out = [f'<text x="{x}" y="{y + 12}" fill="#333333">{_esc(label)}</text>']
+    w = CHAR_W * len(label)
     if legend["kind"] == "scale":
         from .colors import SEQUENTIAL
 
@@ -72,36 +90,74 @@ def _legend_svg(legend: dict, x: int, y: int) -> tuple[list, int, int]:
         out.append(f'<text x="{x + 160}" y="{y + 40}" text-anchor="end">{_esc(hi)}</text>')
         h = 44
         if legend.get("note"):
-            out.append(f'<text x="{x}" y="{y + 56}" fill="#555555">{_esc(legend["note"])}</text>')
-            w, h = max(w, CHAR_W * len(legend["note"])), 60
+            note = _clip(legend["note"])
+            out.append(f'<text x="{x}" y="{y + 56}" fill="#555555">{_esc(note)}</text>')
+            w, h = max(w, CHAR_W * len(note)), 60
         return out, max(w, 160), h
     for k, (color, text) in enumerate(legend["entries"]):
         yy = y + 18 + 16 * k
+        text = _clip(text)
         out.append(f'<rect x="{x}" y="{yy}" width="12" height="12" fill="{color}" stroke="#777777"/>')
         out.append(f'<text x="{x + 16}" y="{yy + 10}">{_esc(text)}</text>')
         w = max(w, 16 + CHAR_W * len(text))
-    return out, w, 18 + 16 * len(legend["entries"])
+    h = 18 + 16 * len(legend["entries"])
+    if legend.get("note"):   # e.g. how many tiles, what sets their size
+        note = _clip(legend["note"])
+        out.append(f'<text x="{x}" y="{y + h + 10}" fill="#555555">{_esc(note)}</text>')
+        w, h = max(w, CHAR_W * len(note)), h + 16
+    return out, w, h
 
 
-def grid_svg(grid, subtitle: str = "") -> str:
-    """One SVG document for a grid source (a small :class:`Grid` or a :class:`LayoutSource` of any size).
+def grid_svg(grid, subtitle: str = "", budget: int = SVG_BUDGET) -> str:
+    """One SVG document of at most ``budget`` bytes for a grid source (a :class:`Grid` or a
+    :class:`LayoutSource` of any size).
 
-    Up to ``SVG_FULL_CELLS`` cells every cell is drawn; above, the document stays small (well under
-    1 MB): an overview heat map of the whole grid as an embedded PNG, the first ``FIRST_TILE`` rows and
-    columns as labelled cells, and a note of what was left out.
+    A grid of at most ``SVG_FULL_CELLS`` cells is drawn whole when that fits the budget (long labels of a
+    deeply nested layout may not) and ``MAX_SIDE_PX`` a side (a long vector does not); otherwise the document holds an overview heat map of the whole grid as
+    an embedded PNG, the first ``FIRST_TILE`` rows and columns as labelled cells (halved until the
+    document fits) and a note of what was left out.
     """
+    NR, NC = grid.shape
+    if NR * NC <= SVG_FULL_CELLS:
+        out = _grid_svg(grid, subtitle, None, budget)
+        if len(out) <= budget and _extent_ok(out):
+            return out
+    side = FIRST_TILE
+    while True:
+        out = _grid_svg(grid, subtitle, side, budget)
+        if len(out) <= budget and (_extent_ok(out) or side == 1):
+            return out
+        if side == 1:
+            raise ValueError(f"Expected a byte budget of at least {len(out)} for the static picture of {grid.title}, "
+                             f"but got {budget}.")
+        side //= 2
+
+
+def _extent_ok(svg: str) -> bool:
+    """Whether a picture is at most MAX_SIDE_PX a side (a 4096-cell vector drawn whole is 74k px tall)."""
+    w, h = (int(x) for x in _SIZE.search(svg).groups())
+    return w <= MAX_SIDE_PX and h <= MAX_SIDE_PX
+
+
+def _grid_svg(grid, subtitle: str, side: int | None, budget: int) -> str:
+    """The document: every cell (``side`` None), or the overview and the first ``side`` x ``side`` cells."""
     from .tiles import overview, tile
 
     NR, NC = grid.shape
-    whole = NR * NC <= SVG_FULL_CELLS
-    nr, nc = (NR, NC) if whole else (min(NR, FIRST_TILE), min(NC, FIRST_TILE))
+    whole = side is None
+    nr, nc = (NR, NC) if whole else (min(NR, side), min(NC, side))
+    if not whole and nr < side:     # a narrow grid (a vector): as many cells as a square tile, in its long axis
+        nc = min(NC, side * side // nr)
+    elif not whole and nc < side:   # (rows within MAX_SIDE_PX, leaving room for the overview and captions)
+        nr = min(NR, side * side // nc, (MAX_SIDE_PX - 1200) // CELL_H)
     meta, keys, colors = tile(grid, 0, 0, nr, nc, 1)
     texts = meta.get("texts") or ["" if k != k else str(int(k)) for k in keys.tolist()]
     cw, ch = cell_width(texts, meta["col_labels"]), CELL_H
-    lines = [grid.title] + ([subtitle] if subtitle else []) + list(grid.notes)
+    lines = [_clip(x) for x in [grid.title] + ([subtitle] if subtitle else []) + list(grid.notes)]
     ov_h = 0
     if not whole:
-        om, _, ocol = overview(grid, OVERVIEW_BLOCKS)
+        blocks = OVERVIEW_BLOCKS if budget >= 250_000 else 64 if budget >= 80_000 else 32   # PNG bytes ~ blocks^2
+        om, _, ocol = overview(grid, blocks)
         px = max(1, min(4, 512 // max(om["nr"], om["nc"])))
         lines.append(f"overview: a heat map of all {NR}x{NC} cells, each pixel block the mean of "
                      f"{om['step']}x{om['step']} cells")
@@ -115,13 +171,14 @@ def grid_svg(grid, subtitle: str = "") -> str:
     grid_w = left + nc * cw + 12
     # the legend goes under the row-mode line, so it never widens the picture beyond its text
     leg, leg_w, leg_h = _legend_svg(getattr(grid, "legend", {}) or {}, 4, top + nr * ch + 26)
-    axis_len = max(len(f"columns {grid.cols.title} (dynamic)"), len(f"rows {grid.rows.title} (dynamic)"))
+    col_title, row_title = _clip(f"columns {grid.cols.title}"), _clip(f"rows {grid.rows.title}")
+    axis_len = max(len(col_title), len(row_title)) + len(" (dynamic)")
     width = max(grid_w, 4 + leg_w + 8, left + CHAR_W * axis_len + 8, CHAR_W * max(len(s) for s in lines) + 12)
     height = top + nr * ch + 26 + (leg_h + 6 if leg else 0)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
-        f"<title>{_esc(grid.title)}</title>",
+        f"<title>{_esc(_clip(grid.title))}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
     ]
     for k, line in enumerate(lines):
@@ -135,8 +192,8 @@ def grid_svg(grid, subtitle: str = "") -> str:
                    f'preserveAspectRatio="none" style="image-rendering:pixelated" href="{href}"/>')
 
     # axis titles: dynamic modes in orange with a dashed underline
-    out.append(_axis_title(f"columns {grid.cols.title}", left, top - 24, grid.cols.dynamic))
-    out.append(_axis_title(f"rows {grid.rows.title}", left, top + nr * ch + 16, grid.rows.dynamic))
+    out.append(_axis_title(col_title, left, top - 24, grid.cols.dynamic))
+    out.append(_axis_title(row_title, left, top + nr * ch + 16, grid.rows.dynamic))
 
     col_fill = DYN_COLOR if grid.cols.dynamic else "#333333"
     out.append(f'<g text-anchor="middle" fill="{col_fill}">')

@@ -20,7 +20,7 @@ from workbench.layout import ComposedLayout, Layout
 from .access import AccessReport, analyze
 from .base import SvgFallback
 from .canvas import GridCanvas
-from .grid import TV_PALETTE, Grid, axis_of, fold, it_values
+from .grid import TV_PALETTE, Grid, ThreadValueTexts, axis_of, fold, it_values
 from .svg import grid_svg
 
 MAX_TILE_CELLS = 1 << 20
@@ -80,7 +80,8 @@ class TVLayoutView(SvgFallback, W.VBox):
         owner, idx = tv_cells(self._tv, self._tile)
         self._T, self._V = idx.shape
         self._idx = idx
-        self._mem = self._tile.offsets()[idx]                   # (T, V) element offsets in memory
+        self._tile_offsets = self._tile.offsets()              # kept: every hover reads one
+        self._mem = self._tile_offsets[idx]                     # (T, V) element offsets in memory
         rmode, cmode = fold(self._tile)
         nr = int(wb.size(it_values(rmode.shape)))
         nc = int(self._tile.size) // nr
@@ -93,7 +94,7 @@ class TVLayoutView(SvgFallback, W.VBox):
             rows=axis_of(rmode.shape, rmode.stride), cols=axis_of(cmode.shape, cmode.stride),
             keys=np.where(covered, t, np.nan).astype(np.float64),
             colors=np.where(covered, t % len(TV_PALETTE), 0).astype(np.uint8),
-            texts=[f"T{a}V{b}" if a >= 0 else "" for a, b in zip(t.tolist(), v.tolist())],
+            texts=ThreadValueTexts(t, v),
             palette=TV_PALETTE, key_name="thread",
             legend={"kind": "swatches", "label": "colour: thread mod 8 (CuTe's print_latex_tv colours)",
                     "entries": [[c, f"T{k}, T{k + 8}, ..."] for k, c in enumerate(TV_PALETTE[:min(8, self._T)])],
@@ -102,7 +103,7 @@ class TVLayoutView(SvgFallback, W.VBox):
         uncovered = int((~covered).sum())
         if uncovered:
             self._grid.notes.append(f"{uncovered} tile element(s) owned by no thread")
-        dup = self._T * self._V - len(np.unique(idx))
+        dup = self._T * self._V - int(np.count_nonzero(np.bincount(idx.reshape(-1), minlength=1)))   # pairs minus elements
         if dup:
             self._grid.notes.append(f"{dup} (thread, value) pair(s) share an element with another (broadcast)")
         self._base_notes = list(self._grid.notes)
@@ -172,7 +173,7 @@ class TVLayoutView(SvgFallback, W.VBox):
         nr = self._grid.rows.n
         i = row + nr * col
         text = self._grid.texts[row * self._grid.cols.n + col] or "no thread"
-        mem = int(self._tile.offsets()[i])
+        mem = int(self._tile_offsets[i])
         return f"({self._grid.rows.label(row)},{self._grid.cols.label(col)}) -> {text}  index {i}  offset {mem}"
 
     # -- observers -----------------------------------------------------------------------------
@@ -229,11 +230,6 @@ class TVLayoutView(SvgFallback, W.VBox):
                     seen.add(i)
                     pairs.append((t, v, i % nr, i // nr))
         return tv_tikz(self._tv, pairs, nr, nc)
-
-    def _save_png(self, path) -> None:
-        from .export import grid_png
-
-        grid_png(self._grid, path, self._subtitle())
 
     def __repr__(self) -> str:
         return f"TVLayoutView({self._tv}, tile={self._tile}, element_type={self.element_type.name})"
