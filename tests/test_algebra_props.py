@@ -167,14 +167,15 @@ def test_left_inverse_of_injective_layouts(A):
     assert [Li(A(i)) for i in range(wb.size(A))] == list(range(wb.size(A)))
 
 
-@given(anylayout())
+@floored(30, anylayout())  # measured: 44-71 of 120 generated layouts have a left inverse (8 runs)
 def test_left_inverse_is_right_or_raises(A):
     try:
         Li = wb.left_inverse(A)
     except ValueError as e:
         assert "left_inverse(" in str(e)
-        return
+        return False
     assert [Li(A(i)) for i in range(wb.size(A))] == list(range(wb.size(A)))
+    return True
 
 
 @st.composite

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import workbench as wb
@@ -83,3 +83,57 @@ def test_idx2crd_crd2idx_round_trip_and_offsets(shape):
     for i in range(n):
         assert it.crd2idx(it.idx2crd(i, shape), shape, L.stride) == i
     assert np.array_equal(L.offsets(), np.arange(n))
+
+
+# -- one rule for divisibility, on host ? values and kernel expressions alike ---------------------------
+_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
+        "%": lambda a, b: a % b}
+
+
+@given(st.sampled_from(sorted(_OPS)), st.sampled_from([1, 2, 3, 4, 8, 12, 16]), st.sampled_from([1, 2, 3, 4, 8, 16]),
+       st.booleans())
+def test_host_and_kernel_values_derive_the_same_divisibility(op, da, db, static_right):
+    from workbench.dsl import ir
+    from workbench.layout.values import op_divisibility
+
+    assume(not (static_right and db == 1))  # a static 1 folds away (a // 1 is a, a % 1 is 0): nothing to derive
+    f = _OPS[op]
+    right_dyn = db if static_right else wb.Dyn(None, 32, db)
+    right_ir = db if static_right else ir.Var("b", wb.Int32, db)
+    host, kernel = f(wb.Dyn(None, 32, da), right_dyn), f(ir.Var("a", wb.Int32, da), right_ir)
+    want = op_divisibility(op, da, db, db if static_right else None)
+    assert host.divisibility == kernel.divisibility == max(want, 1), (op, da, db, static_right)
+    # and the rule is right: a value of divisibility da op a value of divisibility db is divisible by it
+    for ka in range(1, 6):
+        for kb in range(1, 6):
+            b = db if static_right else db * kb
+            assert f(da * ka, b) % max(want, 1) == 0
+
+
+def test_shape_div_decides_by_static_values_proof_or_runtime_values_and_never_guesses():
+    from workbench.layout.values import shape_div
+
+    D = wb.Dyn
+    assert shape_div(12, 4) == 3 and shape_div(4, 12) == 1 and shape_div(D(divisibility=8), 4).divisibility == 2
+    assert shape_div(2, D(divisibility=4)) == 1                                  # 2 | ?{div=4}: the mode is used up
+    assert shape_div(D(12), 4).value == 3 and shape_div(D(4), 12).value == 1    # values carried by a host ?
+    with pytest.raises(ValueError, match="6 and 4 do not divide one another"):
+        shape_div(6, 4)
+    with pytest.raises(ValueError, match="runtime values 6 and 4 do not divide"):
+        shape_div(D(6), 4)
+    with pytest.raises(ValueError, match=r"extent \?\{div=2\} to be a multiple of 4 .*not provable.*divisibility=4"):
+        shape_div(D(divisibility=2), 4)
+    with pytest.raises(ValueError, match=r"\? to be a multiple of 3 .*not provable"):
+        shape_div(3, D())
+    # composition names the operation, the mode and the divisibility that would prove it
+    with pytest.raises(wb.LayoutAlgebraError, match=r"composition\(\(\?,4\):\(1,\?\), 4:2\): flat mode 0 .*divisibility=2"):
+        wb.composition(wb.make_layout((D(), 4)), wb.Layout(4, 2))
+    assert str(wb.composition(wb.make_layout((D(divisibility=8), 4)), wb.Layout(4, 2))) == "4:2"
+
+
+def test_square_brackets_select_a_mode_and_calls_evaluate():
+    L = wb.make_layout((4, 8))
+    assert L[1] == wb.Layout(8, 4) and L(1) == 1 and L(1, 1) == L((1, 1)) == 5   # CuTe: L[1] is get<1>, L(c) crd2idx
+    for bad in [(1, 2), wb.Dyn(1), 1.0, True]:
+        with pytest.raises(TypeError, match=r"Expected a static int mode index in \(4,8\):\(1,4\)\[i\]"):
+            L[bad]

@@ -1,8 +1,12 @@
 """The public API is explicit: ``workbench.__all__`` names every export, nothing internal leaks to
-the top level, and no public name shadows a Python builtin or a submodule."""
+the top level, and no public name shadows a Python builtin or a submodule.  The package's imports
+have no cycle and ``workbench.layout`` imports nothing else of the workbench (DESIGN.md's arrows)."""
 
+import ast
 import builtins
 import pkgutil
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
 import workbench as wb
 
@@ -29,8 +33,8 @@ def test_no_public_name_shadows_a_builtin_or_a_submodule():
 
 def test_internals_are_not_top_level():
     assert not [n for n in INTERNAL if n in wb.__all__]
-    from workbench.dsl import compile_ptx  # still reachable through their own module
     from workbench._mdspan import MdspanMapping
+    from workbench.dsl import compile_ptx  # still reachable through their own module
     assert callable(compile_ptx) and MdspanMapping
 
 
@@ -38,3 +42,69 @@ def test_element_types_are_all_exported():
     from workbench._element_types import ALL_SCALAR_TYPES
 
     assert all(getattr(wb, t.name) is t for t in ALL_SCALAR_TYPES)
+
+
+def _import_graph():
+    """Every module of workbench/ -> the workbench modules it imports, read from the source (AST), imports
+    inside functions included: ``from .x import y`` names the submodule x.y when there is one, else x."""
+    root = Path(wb.__file__).resolve().parent
+    mods = {}
+    for path in root.rglob("*"):
+        suffix = next((x for x in (".py", ".c", *EXTENSION_SUFFIXES) if path.name.endswith(x)), None)
+        if suffix:  # C extensions (dsl/_launch.c, dlpack/_native.c; built or not) are modules with no imports to read
+            name = ".".join(path.relative_to(root.parent).parts).removesuffix(suffix)
+            mods[name.removesuffix(".__init__")] = path
+    edges = {}
+    for name, path in mods.items():
+        if path.suffix != ".py":
+            edges[name] = set()
+            continue
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                out |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module
+                if node.level:
+                    base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                out |= {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names}
+        edges[name] = {m for m in out if m in mods and m != name}
+    return edges
+
+
+def _find_cycle(edges):
+    """One import cycle as a list of modules (first == last), or None (depth-first search)."""
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == "open":
+                return stack[stack.index(n):] + [n]
+            if n not in state and (found := visit(n)):
+                return found
+        state[m] = "done"
+        stack.pop()
+        return None
+
+    return next((c for m in sorted(edges) if m not in state and (c := visit(m))), None)
+
+
+def test_the_package_has_no_import_cycle():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]  # the check works
+    edges = _import_graph()
+    assert {"workbench", "workbench.layout.layout", "workbench.dsl.frontend", "workbench._mdspan"} <= set(edges)
+    assert "workbench.layout.values" in edges["workbench.dsl.ir"]                  # relative imports resolved
+    assert "workbench.dsl.vectorize" in edges["workbench.dsl.builtins"]             # function-local imports seen
+    assert "workbench.dsl._launch" in edges["workbench.dsl.kernel"]                 # a C extension is a module
+    assert _find_cycle(edges) is None, " -> ".join(_find_cycle(edges))
+
+
+def test_the_layout_core_imports_nothing_else_of_the_workbench():
+    edges = _import_graph()
+    core = {m for m in edges if m == "workbench.layout" or m.startswith("workbench.layout.")}
+    assert len(core) > 10
+    outside = sorted((m, n) for m in core for n in edges[m] if n not in core)
+    assert not outside, outside

@@ -29,6 +29,12 @@ Documented differences:
   outside logical_divide; we take them as C++ CuTe and pycute do (``_`` as ``1:0``).
 * a host ``wb.Tensor`` refuses a tile that reaches past its memory (no predication on the host);
   CuTe returns it.  Layouts and identity tensors tile raggedly exactly as CuTe does.
+* a dynamic extent that breaks the divisibility condition (``composition((m,4), 4:2)`` at m = 5): CuTe DSL
+  neither requires it to be provable nor checks it at run time and computes wrong offsets; we refuse
+  while tracing unless the divisibilities prove it (and host values that break it).
+
+Identity tensors of nested shapes give CuTe DSL's nested coordinates, and elem_less compares them leaf
+by leaf against the (congruent) shape, as CuTe DSL does.
 """
 
 import random
@@ -676,3 +682,84 @@ def test_generated_pairs_match_cute_dsl_or_differ_for_a_documented_reason():
         counts[why] = counts.get(why, 0) + 1
     assert sum(counts.values()) == len(GENERATED) and counts["same print"] >= len(GENERATED) * 2 // 3, counts
     assert counts.get("CuTe DSL answer is wrong", 0) >= 10, counts  # divides/compositions CuTe DSL gets wrong
+
+
+# -- identity tensors of nested shapes: CuTe's nested coordinates, and elem_less on them --------------------
+NESTED_IDENTITY = [(((2, 3), 4), (4, 2), (1, 1)), ((3, (2, 2)), (2, 2), (1, 1)), (((2, 2), (3, 2)), (8, 3), (0, 1)),
+                   (6, (4,), (1,)), ((5,), (4,), (1,))]
+_NESTED = {}
+
+
+def _flat_str(x):
+    """A coordinate as Python prints it (CuTe DSL's static coordinates are plain tuples), without spaces."""
+    def plain(c):
+        return tuple(plain(e) for e in c) if isinstance(c, tuple) else int(c)
+    return str(plain(x)).replace(" ", "")
+
+
+def _trace_nested_identity(out, sizes):
+    for row, (shape, tiler, crd) in enumerate(NESTED_IDENTITY):
+        ident = cute.make_identity_tensor(shape)
+        tile = cute.local_tile(ident, tiler, crd)
+        _NESTED[row] = (str(ident), [_flat_str(ident[i]) for i in range(cute.size(ident))], str(tile),
+                        [_flat_str(tile[i]) for i in range(cute.size(tile))])
+        sizes[row] = cute.size(tile)
+        for i in range(cute.size(tile)):  # static coordinates; CuTe's elem_less is a run-time Boolean
+            out[row, i] = cutlass.Int32(cute.elem_less(tile[i], shape))
+
+
+@cute.jit
+def _cute_nested_identity(out: cute.Tensor, sizes: cute.Tensor):
+    _trace_nested_identity(out, sizes)
+
+
+def test_identity_tensors_of_nested_shapes_give_cute_dsl_nested_coordinates():
+    out, sizes = np.full((len(NESTED_IDENTITY), 32), -1, np.int32), np.zeros(len(NESTED_IDENTITY), np.int32)
+    _cute_nested_identity(from_dlpack(out), from_dlpack(sizes))
+    ragged = 0
+    for row, (shape, tiler, crd) in enumerate(NESTED_IDENTITY):
+        ident = wb.make_identity_tensor(shape)
+        tile = wb.local_tile(ident, tiler, crd)
+        theirs_ident, theirs_coords, theirs_tile, theirs_tile_coords = _NESTED[row]
+        assert str(ident) == theirs_ident and str(tile) == theirs_tile, (shape, str(ident), str(tile))
+        assert [_flat_str(c) for c in ident] == theirs_coords, shape
+        assert [_flat_str(c) for c in tile] == theirs_tile_coords, shape
+        n = sizes[row]
+        assert [int(wb.elem_less(c, shape)) for c in tile] == list(out[row, :n]), shape
+        ragged += int(not out[row, :n].all())
+    assert ragged >= 3    # tiles that reach past a nested mode: elem_less drops their elements
+    assert wb.make_identity_tensor(((2, 3), 4))[((1, 2), 3)] == ((1, 2), 3)   # the audit's case (was (5, 3))
+    with pytest.raises(ValueError, match="congruent"):  # CuTe DSL: "'cute.elem_less' op expects inputs that are congruent"
+        wb.elem_less((5, 3), ((2, 3), 4))
+
+
+# -- the divisibility condition with a dynamic extent: CuTe DSL computes a wrong layout, we refuse ---------------
+_EVERY_OTHER = {}
+
+
+@cute.jit
+def _cute_every_other(m: cutlass.Int32, out: cute.Tensor):
+    L = cute.composition(cute.make_layout((m, 4)), cute.make_layout(4, stride=2))
+    _EVERY_OTHER["printed"] = str(L)
+    for i in cutlass.range(4):
+        out[i] = L(i)
+
+
+def test_cute_dsl_computes_wrong_offsets_when_a_dynamic_extent_breaks_divisibility_and_we_refuse():
+    """composition((m,4):(1,m), 4:2) is the offsets 0, 2, 4, 6 (the stride-2 elements of mode 0) only when 2
+    divides m and m/2 holds 4 elements or divides 4.  CuTe DSL 4.8.1 neither requires that to be provable
+    nor checks it at run time: at m = 5 it answers 0, 2, 4, 5.  We refuse what the divisibilities cannot
+    prove while tracing a kernel, and runtime values that break it on the host (test_dsl_core_parity)."""
+    got = {}
+    for m in (5, 8, 16):
+        out = np.full(4, -1, np.int32)
+        _cute_every_other(m, from_dlpack(out))
+        got[m] = list(out)
+    assert _EVERY_OTHER["printed"] == "(?,?):(2,?)"
+    assert got[8] == got[16] == [0, 2, 4, 6] and got[5] == [0, 2, 4, 5]            # silently wrong at m = 5
+    for m in (8, 16):
+        assert list(wb.composition(wb.make_layout((wb.Dyn(m), 4)), P("4:2")).offsets()) == got[m]
+    with pytest.raises(wb.LayoutAlgebraError, match="do not divide"):
+        wb.composition(wb.make_layout((wb.Dyn(5), 4)), P("4:2"))
+    with pytest.raises(wb.LayoutAlgebraError, match="not provable while compiling"):
+        wb.composition(wb.make_layout((wb.Dyn(), 4)), P("4:2"))

@@ -67,10 +67,11 @@ import operator
 import numpy as np
 
 from . import _element_types as et
-from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack import _native
+from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack.dtypes import dldtype_of
-from .layout import Layout, crd2idx, size
+from .layout import Layout, crd2idx, offset_span, size, slice_and_offset
+from .layout.inttuple import compact_col_major, compact_row_major
 
 __all__ = [
     "Mdspan", "MdspanMapping", "DLPackTensorWrapper", "const", "full_extent",
@@ -178,16 +179,8 @@ def _numpy_scalar_dtype(t):
 # The mapping
 # ----------------------------------------------------------------------------------------------
 
-def _compact_strides(extents, layout):
-    """Strides of the compact layout_right (row-major) or layout_left (column-major) mapping."""
-    n = len(extents)
-    strides = [0] * n
-    acc = 1
-    order = range(n - 1, -1, -1) if layout == "right" else range(n)
-    for i in order:
-        strides[i] = acc
-        acc *= extents[i]
-    return tuple(strides)
+# CCCL's layout_right / layout_left strides are the core's compact row- / column-major strides.
+_COMPACT = {"right": compact_row_major, "left": compact_col_major}
 
 
 _ENUMERATE_LIMIT = 1 << 22
@@ -274,25 +267,17 @@ class MdspanMapping:
         return size(self.cute_layout)
 
     def required_span_size(self):
-        """One past the largest offset the mapping produces (0 for an empty mapping), as CCCL."""
-        ext, st = self.extents(), self.strides()
-        if self.layout in ("right", "left"):
-            return self.size()
-        if self.layout == "stride":
-            if not ext:
-                return 1
-            if self.size() == 0:
-                return 0
-            return 1 + sum((e - 1) * s for e, s in zip(ext, st))
-        if not ext:
-            return self._offset + 1
-        if self.size() == 0:
-            return 0
-        return self._offset + 1 + sum((e - 1) * s for e, s in zip(ext, st) if s > 0)
+        """One past the largest offset the mapping produces (0 for an empty mapping), as CCCL: its formulas
+        (size() for right/left, 1 + sum((e-1)*s) for stride, offset() + 1 + the positive strides' reach for
+        stride_relaxed) are all offset() + 1 + the top of the core's offset_span."""
+        span = offset_span(self.cute_layout)
+        return 0 if span is None else self._offset + span[1] + 1
 
     def min_offset(self):
-        """The smallest offset the mapping produces (its offset minus the negative strides' reach)."""
-        return self._offset + sum((e - 1) * s for e, s in zip(self.extents(), self.strides()) if s < 0 and e > 0)
+        """The smallest offset the mapping produces: offset() + the bottom of the core's offset_span
+        (the negative strides' reach)."""
+        span = offset_span(self.cute_layout)
+        return self._offset + (span[0] if span is not None else 0)
 
     def is_unique(self):
         """True iff distinct indices give distinct offsets (exact, unlike CCCL: see module doc)."""
@@ -793,7 +778,7 @@ def validate_strides(c):
         if layout == "left" and rank > 1:
             raise ValueError(f"strides must be non-null for layout_left: strides=NULL means row-major, rank {rank}.")
         if layout in ("right", "left"):
-            c.strides = _compact_strides(shape, layout)
+            c.strides = _COMPACT[layout](shape)
         else:  # row-major, as pre-1.2 DLPack means by NULL
             c.strides = tuple(_right_stride(shape, i, rank) for i in range(rank))
         return
@@ -812,7 +797,7 @@ def validate_strides(c):
         elif layout == "stride" and given[pos] <= 0:
             raise ValueError(f"layout_stride requires strictly positive strides: expected strides[{pos}] > 0, "
                              f"but got {given[pos]} (use layout='stride_relaxed' for zero or negative strides).")
-    c.strides = _compact_strides(shape, layout) if layout in ("right", "left") else given
+    c.strides = _COMPACT[layout](shape) if layout in ("right", "left") else given
 
 
 def validate_span(c, mapping):
@@ -910,7 +895,7 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
         layout = layout or "right"
         if layout not in ("right", "left"):
             raise ValueError(f"Expected strides for layout {layout!r}, but got none.")
-        strides = _compact_strides(extents, layout)
+        strides = _COMPACT[layout](extents)
     strides = tuple(operator.index(s) for s in strides)
     if len(strides) != len(extents):
         raise ValueError(f"Expected {len(extents)} strides, but got {len(strides)}.")
@@ -918,8 +903,8 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
         layout = "stride" if offset == 0 and all(s > 0 for s in strides) else "stride_relaxed"
     if layout not in MDSPAN_LAYOUTS:
         raise ValueError(f"Expected layout 'right', 'left', 'stride' or 'stride_relaxed', but got {layout!r}.")
-    if layout in ("right", "left") and strides != _compact_strides(extents, layout):
-        raise ValueError(f"Expected the layout_{layout} strides {_compact_strides(extents, layout)}, "
+    if layout in ("right", "left") and strides != _COMPACT[layout](extents):
+        raise ValueError(f"Expected the layout_{layout} strides {_COMPACT[layout](extents)}, "
                          f"but got {strides}.")
     if layout == "stride" and any(s <= 0 for s in strides):
         raise ValueError(f"Expected strictly positive strides for layout_stride, but got {strides}.")
@@ -950,11 +935,10 @@ def submdspan(md, *specs):
         raise TypeError(f"Expected an mdspan view, but got {type(md).__name__}.")
     if len(specs) != md.rank():
         raise ValueError(f"Expected {md.rank()} slice specifiers, but got {len(specs)}.")
-    shift = 0
-    extents, strides = [], []
+    crd, kept = [], []   # CuTe's slice coordinate (None keeps a mode); each kept mode's (start, extent, step)
     negative = False
     for r, spec in enumerate(specs):
-        e, s = md.extent(r), md.stride(r)
+        e = md.extent(r)
         if spec is full_extent:
             spec = slice(None)
         if type(spec) is tuple:
@@ -967,10 +951,8 @@ def submdspan(md, *specs):
         if type(spec) is slice:
             start, _, step = spec.indices(e)
             n = len(range(*spec.indices(e)))
-            if n > 0:
-                shift += start * s
-            extents.append(n)
-            strides.append(s * step)
+            crd.append(None)
+            kept.append((start if n > 0 else 0, n, step))
             negative |= step < 0
         else:
             try:
@@ -980,8 +962,13 @@ def submdspan(md, *specs):
                                 f"but got {type(spec).__name__}.") from None
             if not 0 <= i < e:
                 raise IndexError(f"Expected index {r} in [0, {e}), but got {i}.")
-            shift += i * s
-    extents, strides = tuple(extents), tuple(strides)
+            crd.append(i)
+    # The modes an int fixes go as CuTe slices (the core's slice_and_offset); a kept mode starts at its
+    # range's start and steps by its stride times the range's step (CCCL's strided slice: no CuTe op).
+    sub, shift = slice_and_offset(tuple(crd), md.mapping().cute_layout)
+    shift += sub(tuple(start for start, _, _ in kept))
+    extents = tuple(n for _, n, _ in kept)
+    strides = tuple(d * step for d, (_, _, step) in zip(sub.stride, kept))
     et_ = const(md.element_type) if md.is_const else md.element_type
     if md.layout == "stride_relaxed" or negative:
         # Keep the data handle; the shift goes into the (non-negative) offset.
@@ -992,7 +979,7 @@ def submdspan(md, *specs):
         raise ValueError(f"Expected a sub-view starting on a byte boundary, but got element {shift} of "
                          f"{md.element_type.name}.")
     layout = "stride"
-    if md.layout in ("right", "left") and strides == _compact_strides(extents, md.layout):
+    if md.layout in ("right", "left") and strides == _COMPACT[md.layout](extents):
         layout = md.layout
     mapping = MdspanMapping(layout, extents, strides, 0)
     data = md.data_handle() + bits // 8 if md.data_handle() else 0

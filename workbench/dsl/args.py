@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
+from .._tensor import Pointer, Tensor, from_dlpack
 from ..layout import Dyn, Layout
 from ..layout.inttuple import flatten
-from .._tensor import Pointer, Tensor, from_dlpack
 from . import ir
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
@@ -146,7 +146,7 @@ def pack_format(params) -> str:
 def bind(names, specs, constexpr_names):
     """Kernel-side values for the parameters, and the IR parameter list (with how to read each value)."""
     from .frontend import KPointer
-    from .views import KLayout, KTensor
+    from .views import KTensor
     env, params = {}, []
     for i, (n, s) in enumerate(zip(names, specs)):
         if type(s) is ConstSpec:
@@ -180,7 +180,7 @@ def bind(names, specs, constexpr_names):
                 return out
             shp = _unflat(leaves(_dyn_as_leaf(s.shape), "shape"), s.shape)
             std = _unflat(leaves(_dyn_as_leaf(s.stride), "stride"), s.stride)
-            env[n] = KTensor(buf, 0, KLayout(shp, std))
+            env[n] = KTensor(buf, 0, Layout(shp, std))
     return env, params
 
 

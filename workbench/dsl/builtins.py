@@ -23,7 +23,7 @@ from .. import layout as _layout
 from .._element_types import ElementType
 from .._tensor import make_tensor as _make_tensor
 from ..layout import IdentityTensor, Layout, cosize, elem_less, make_layout
-from ..layout import inttuple as it
+from ..layout.identity import elem_pairs
 from . import ir
 from .views import KPointer, KTensor
 
@@ -153,17 +153,13 @@ def _make_tensor_in_kernel(cx, ptr, layout):
 
 @lowers(elem_less)
 def _elem_less_in_kernel(cx, a, b):
-    """CuTe's elem_less on kernel values: every coordinate entry below the matching extent, one IR and-chain."""
+    """CuTe's elem_less on kernel values: every coordinate entry below the matching extent (the core's
+    pairs of a congruent coordinate and shape), one IR and-chain."""
     if isinstance(a, IdentityTensor) or isinstance(b, IdentityTensor):
         raise TypeError("Expected a coordinate and a shape for elem_less, but got an identity tensor; index it first.")
-    if type(a) is not tuple and not isinstance(a, tuple):
-        return ir.compare("<", a, it.product(b) if type(b) is tuple else b)
-    bs = b if type(b) is tuple else (b,)
-    if len(a) != len(bs):
-        raise ValueError(f"elem_less: expected a coordinate of rank {len(bs)}, but got rank {len(a)}.")
     acc = True
-    for x, y in zip(a, bs):
-        c = _elem_less_in_kernel(cx, x, y)
+    for x, y in elem_pairs(a, b):
+        c = ir.compare("<", x, y)
         if not isinstance(c, ir.Expr):
             if not c:
                 return False

@@ -4,6 +4,11 @@ Static things (Python ints, layouts, tuples, element types, loop indices of unro
 are evaluated while lowering, as CuTe DSL does; dynamic things (thread indices, kernel
 parameters, loads) become IR expressions, which implement the layout core's integer protocol,
 so the core's algebra (tiles, divides, slicing, identity tensors) runs unchanged on them.
+As on the host (and in CuTe DSL), a layout is evaluated by calling it (``L(i)``, ``L((i, j))``,
+``L(i, j)``) and ``L[i]`` is its i-th mode; a tensor's ``t[c]`` is its element.  Algebra whose
+divisibility condition the kernel's dynamic values cannot be proven to meet (``composition((m,4), 4:2)``
+with m not known to be a multiple of 8) is refused while tracing, naming the mode and the divisibility
+that would prove it: CuTe DSL computes wrong offsets there, and a run-time check would cost every thread.
 A name that a dynamic ``if``/loop assigns is materialized as a C variable before the region; a
 name first bound inside a dynamic region cannot be read after it.
 
@@ -23,8 +28,9 @@ import textwrap
 from contextlib import contextmanager
 
 from .._element_types import Boolean, ElementType, Float32, Int32
-from ..layout import IdentityTensor, Layout
+from ..layout import ComposedLayout, IdentityTensor, Layout
 from ..layout import inttuple as it
+from ..layout.basis import map_leaves
 from . import builtins as B
 from . import ir
 from . import views as V
@@ -238,7 +244,7 @@ class Lowering:
             off = self.bind(v.offset, "off")
             return v if off is v.offset else V.KTensor(v.buf, off, v.layout)
         if type(v) is IdentityTensor:
-            return IdentityTensor(type(v.origin)(self.bind(x, "crd") for x in v.origin), v.layout)
+            return IdentityTensor(map_leaves(lambda x: self.bind(x, "crd"), v.origin), v.layout)
         if type(v) is tuple:
             return tuple(self.freeze(x) for x in v)
         return v
@@ -624,9 +630,8 @@ class Lowering:
             if not -len(base) <= idx < len(base):
                 raise IndexError(f"Expected an index below {len(base)}, but got {idx}.")
             return base[idx]
-        if type(base) is Layout:
-            _check_coord(idx)
-            return base(idx)
+        if _is_layout(base):
+            return base[idx]      # the i-th mode, as on the host (CuTe's get<i>); L(c) evaluates
         if type(base) is IdentityTensor:
             _check_coord(idx)
             return self.freeze(base[idx])
@@ -675,6 +680,12 @@ class Lowering:
             raise ValueError("range() is only allowed as the iterable of a for loop.")
         if getattr(type(f), "_wb_device_function", False):
             return self.inline(f, args, kw, node)
+        if _is_layout(f):        # L(i), L((i, j)), L(i, j), L(None, j): the core evaluates (or slices) it
+            if kw:
+                raise TypeError(f"Expected a layout called on a coordinate, L(c), but got keyword arguments {sorted(kw)}.")
+            for a in args:
+                _check_coord(a)
+            return self.freeze(f(*args))
         lower = B.lowering(f)
         if lower is not None:
             return self.freeze(lower(self, *args, **kw))
@@ -743,10 +754,14 @@ class Lowering:
         return ret
 
 
+def _is_layout(v) -> bool:
+    return type(v) is Layout or type(v) is ComposedLayout
+
+
 def _check_coord(c):
     if c is None or type(c) is int:
         return
-    if type(c) is tuple:
+    if isinstance(c, tuple):
         for e in c:
             _check_coord(e)
         return

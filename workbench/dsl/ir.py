@@ -28,7 +28,7 @@ from .._element_types import (
     Uint32,
     Uint64,
 )
-from ..layout.values import Symbolic
+from ..layout.values import Symbolic, op_divisibility
 
 INT_TYPES = (Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64)
 FLOAT_TYPES = (Float16, Float32, Float64)
@@ -75,8 +75,8 @@ class Expr(Symbolic):
 
     As a :class:`~workbench.layout.values.Symbolic` it has ``value`` (``None``: unknown while
     tracing, except for constants), ``width`` (from its type) and ``divisibility`` (from ``div``);
-    arithmetic, ``ceil_div``, ``shape_div`` and ``min`` build folded IR, so the core's
-    ``crd2idx``, divides and tiles run unchanged on kernel values.
+    arithmetic and ``min`` build folded IR, so the core's ``crd2idx``, divides and tiles run
+    unchanged on kernel values (and its ``ceil_div``/``shape_div`` rules decide what may be divided).
     """
 
     __slots__ = ("type", "div")
@@ -92,10 +92,6 @@ class Expr(Symbolic):
     @property
     def divisibility(self) -> int:
         return self.div if self.div > 0 else 1 << 30   # 0 (the constant 0) is divisible by anything
-
-    @staticmethod
-    def static(v: int):
-        return Const(v, const_type(v))
 
     def __repr__(self):
         attrs = ([f"{self.type}"] if self.type.name not in ("Int32", "Int64") else []) + \
@@ -120,21 +116,17 @@ class Expr(Symbolic):
     def __mod__(self, o): return binop("%", self, o) if _operand(o) else NotImplemented
     def __rmod__(self, o): return binop("%", o, self) if _operand(o) else NotImplemented
     def __neg__(self): return binop("-", 0, self)
+    # bit operations (a swizzle evaluated in a kernel)
+    def __and__(self, o): return binop("&", self, o) if _operand(o) else NotImplemented
+    def __rand__(self, o): return binop("&", o, self) if _operand(o) else NotImplemented
+    def __or__(self, o): return binop("|", self, o) if _operand(o) else NotImplemented
+    def __ror__(self, o): return binop("|", o, self) if _operand(o) else NotImplemented
+    def __xor__(self, o): return binop("^", self, o) if _operand(o) else NotImplemented
+    def __rxor__(self, o): return binop("^", o, self) if _operand(o) else NotImplemented
+    def __lshift__(self, o): return binop("<<", self, o) if _operand(o) else NotImplemented
+    def __rshift__(self, o): return binop(">>", self, o) if _operand(o) else NotImplemented
 
-    # -- the protocol's named operations (CuTe's semantics on positive integers) -----------------
-    def ceil_div(self, b):
-        """ceil(self / b): an exact division when a static b divides the divisibility."""
-        if type(b) is int and b > 0 and self.div % b == 0:
-            return binop("//", self, b)
-        return binop("//", binop("+", self, binop("-", b, 1)), b)
-
-    def shape_div(self, b):
-        """CuTe's shape_div for values known only at run time: a / b, or 1 where that is 0 (b a multiple of a)."""
-        if type(b) is int and b > 0 and self.div % b == 0:
-            return binop("//", self, b)
-        q = binop("//", self, b)
-        return Call("max", [q, as_expr(1, q.type)], q.type) if isinstance(q, Expr) else max(q, 1)
-
+    # -- the protocol's named operation --------------------------------------------------------
     def min(self, b):
         t = result_type(self, b)
         return Call("min", [cast(self, t), cast(as_expr(b, t), t)], t)
@@ -449,18 +441,7 @@ def binop(op, a, b):
             pass  # floats: floor division / fmod (Python semantics on both backends)
         else:
             raise TypeError(f"Expected integer operands for '{op}', but got {ea.type} and {eb.type}.")
-    div = 1
-    if is_int_type(t):
-        if op == "+" or op == "-":
-            div = gcd(ea.div, eb.div)
-        elif op == "*":
-            div = ea.div * eb.div
-        elif op == "//" and isinstance(eb, Const) and eb.value > 0:
-            div = ea.div // eb.value if ea.div % eb.value == 0 else 1
-        elif op == "%" and isinstance(eb, Const):
-            div = gcd(ea.div, eb.value)
-        elif op == "<<" and isinstance(eb, Const):
-            div = ea.div << eb.value
+    div = op_divisibility(op, ea.div, eb.div, eb.value if isinstance(eb, Const) else None) if is_int_type(t) else 1
     return BinOp(op, ea, eb, t, div)
 
 

@@ -14,9 +14,6 @@ from __future__ import annotations
 from ..layout import Layout, slice_and_offset
 from . import ir
 
-# args.py (owned by the launch path) builds kernel tensors as KTensor(buf, 0, KLayout(shape, stride)).
-KLayout = Layout
-
 
 class KPointer:
     """A pointer parameter (from wb.make_ptr): turned into a tensor by wb.make_tensor in the kernel."""

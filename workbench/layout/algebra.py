@@ -9,12 +9,10 @@ returned: it raises ``ValueError`` naming the operation, the layout and the reas
 
 from __future__ import annotations
 
-from math import gcd
-
 from . import inttuple as it
-from .layout import Layout, _raw
 from .basis import E
-from .values import Symbolic, ceil_div, has_values, imin, known_value, shape_div
+from .layout import Layout, _raw
+from .values import Symbolic, _provably_divides, ceil_div, has_values, imin, known_value, shape_div
 
 __all__ = [
     "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
@@ -43,12 +41,13 @@ def _is1(x):
     return type(x) is int and x == 1
 
 
-def _shape_div(a, b, op, what):
-    """CuTe's shape_div on leaves, its refusal reported as this operation's error."""
+def _shape_div(a, b, op, what, where):
+    """CuTe's shape_div on leaves, its refusal reported as this operation's error at ``where``."""
     try:
         return shape_div(a, b)
     except ValueError as e:
-        _fail(op, what, str(e))
+        _fail(op, what, f"{where}: {e}")
+
 
 
 def _wrap(shp, std):
@@ -180,20 +179,34 @@ def _compose_leaf(ashp, astr, s, d, what):
             out_d.append(nd)
             rs //= m
             continue
-        # dynamic: CuTe cannot decide which modes vanish, so every mode is kept with ? extents
-        m = _shape_div(si, rd, "composition", what)
+        # dynamic: CuTe cannot decide which modes vanish, so every mode is kept with ? extents.  Each
+        # division must satisfy the divisibility condition for every value the extents may take:
+        # values.shape_div refuses what it cannot prove (a compiled kernel would be silently wrong).
+        where = f"flat mode {i} ({si}:{di}) of the left operand"
+        rd0 = rd
+        m = _shape_div(si, rd, "composition", what, where)
         nd = rd * di
-        rd = _shape_div(rd, si, "composition", what)
-        if type(rs) is int and isinstance(m, Symbolic) and m.divisibility % rs == 0:
-            k = rs  # a multiple of rs: the whole rest fits in this mode
-        else:
-            k = imin(m, rs)
-            vk, vr, vm = _known(k), _known(rs), _known(m)
-            if vk is not None and vr is not None and vm is not None and vm < vr and vr % vm:
+        rd = _shape_div(rd, si, "composition", what, where)
+        # keep k = min(m, rs) elements of this mode: all rs of them, or the whole mode when it divides rs
+        vm, vr = _known(m), _known(rs)
+        if _is1(m):
+            k = 1
+        elif _provably_divides(rs, m):
+            k = rs
+        elif _provably_divides(m, rs):
+            k = m
+        elif vm is not None and vr is not None:  # a host ? with its runtime value decides
+            if vm < vr and vr % vm:
                 _fail("composition", what, f"runtime extents: mode of {vm} does not divide {vr} (shape divisibility condition).")
+            k = imin(m, rs)
+        else:
+            n = f"divisibility={rd0 * rs}" if type(rd0) is int and type(rs) is int else "a divisibility"
+            _fail("composition", what, f"{where}: its {m} elements from stride {rd0} on must hold all {rs} remaining "
+                  f"elements or divide {rs} (shape divisibility condition), which is not provable while compiling; "
+                  f"give the extent {n} (mark_compact_shape_dynamic(..., {n})) or make it static.")
         out_s.append(k)
         out_d.append(nd)
-        rs = _shape_div(rs, k, "composition", what)
+        rs = _shape_div(rs, k, "composition", what, where)
     if not (_is1(rs) and out_s):
         out_s.append(rs)
         out_d.append(rd * astr[-1])

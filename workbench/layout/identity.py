@@ -1,21 +1,22 @@
 """Identity (coordinate) tensors and ``elem_less``: how CuTe predicates irregular tiles.
 
-``make_identity_tensor(shape)`` is a tensor whose element at coordinate ``c`` is ``c`` itself: its
-layout has basis strides (``(100,90):(1@0,1@1)``) and its "pointer" is a coordinate origin.  Tiled
-exactly like the data tensor (``local_tile``, ``local_partition``, divides, slicing: the one
-algebra), each tile element still knows its coordinate in the whole tensor, so
-``elem_less(coord, shape)`` tells whether that element exists.  Works with static shapes, host
-``?`` values and, inside kernels, IR expressions.
+``make_identity_tensor(shape)`` is a tensor whose element at coordinate ``c`` is ``c`` itself, in
+CuTe's natural (nested) form: its layout has basis strides (``(100,90):(1@0,1@1)``; a nested mode
+gets nested bases, ``((2,3),4):((1@0@0,1@1@0),1@1)``; an integer shape plain ``6:1``) and its
+"pointer" is a coordinate origin.  Tiled exactly like the data tensor (``local_tile``,
+``local_partition``, divides, slicing: the one algebra), each tile element still knows its
+coordinate in the whole tensor, so ``elem_less(coord, shape)`` tells whether that element exists.
+Works with static shapes, host ``?`` values and, inside kernels, IR expressions.
 """
 
 from __future__ import annotations
 
 from . import inttuple as it
-from .basis import ArithTuple, E, basis_value
-from .layout import Layout
+from .basis import ArithTuple, E
+from .layout import Layout, _to_tuple
 from .values import Dyn, Symbolic, value_of
 
-__all__ = ["IdentityTensor", "make_identity_tensor", "elem_less"]
+__all__ = ["IdentityTensor", "make_identity_tensor", "elem_less", "elem_pairs"]
 
 
 class IdentityTensor:
@@ -23,7 +24,7 @@ class IdentityTensor:
 
     __slots__ = ("origin", "layout")
 
-    def __init__(self, origin: ArithTuple, layout: Layout):
+    def __init__(self, origin, layout: Layout):
         self.origin, self.layout = origin, layout
 
     @property
@@ -45,7 +46,7 @@ class IdentityTensor:
 
             sub, off = slice_and_offset(crd, self.layout)
             return IdentityTensor(self.origin + off, sub)
-        return self.origin + basis_value(self.layout(crd), len(self.origin))
+        return self.origin + self.layout(crd)
 
     def __len__(self) -> int:
         return self.layout.size
@@ -61,41 +62,56 @@ class IdentityTensor:
 
 
 def make_identity_tensor(shape) -> IdentityTensor:
-    """CuTe DSL's ``make_identity_tensor(shape)``: element ``c`` is the coordinate ``c``.
+    """CuTe DSL's ``make_identity_tensor(shape)``: element ``c`` is the coordinate ``c``, nested as
+    ``shape`` is (CuTe's ``make_basis_like``).
 
-    ``make_identity_tensor((100, 90))`` prints ``tensor<(0,0) o (100,90):(1@0,1@1)>``.
-    # Note: a nested top-level mode yields its colexicographic 1-D index (CuTe yields a nested
-    # coordinate); ``elem_less`` against the mode's size is the same predicate.
+    ``make_identity_tensor((100, 90))`` prints ``tensor<(0,0) o (100,90):(1@0,1@1)>``,
+    ``make_identity_tensor(((2,3),4))[5]`` is ``((1,2),0)`` and ``make_identity_tensor(6)[4]`` is ``4``.
     """
     if isinstance(shape, list):
-        shape = tuple(shape)
-    if type(shape) is not tuple:
-        shape = (shape,)
+        shape = _to_tuple(shape)
     for s in it.flatten(shape):
         if not (type(s) is int or isinstance(s, Symbolic)):
             raise TypeError(f"make_identity_tensor: expected a shape of ints or dynamic values, but got {s!r}.")
-    stride = tuple(_basis_like(s, E(i)) for i, s in enumerate(shape))
-    layout = Layout(shape if len(shape) > 1 else shape[0], stride if len(shape) > 1 else stride[0])
-    return IdentityTensor(ArithTuple((0,) * len(shape)), layout)
+    if type(shape) is not tuple:
+        return IdentityTensor(0, Layout(shape, 1))
+    return IdentityTensor(_zeros(shape), Layout(shape, _basis_like(shape, ())))
 
 
-def _basis_like(s, e: E):
-    """Strides for one top-level mode: e for an integer mode, e times the compact strides for a nested one."""
-    if type(s) is tuple:
-        return it.unflatten([e * d for d in it.flatten(it.compact_col_major(s))], s)
-    return e
+def _zeros(shape):
+    return ArithTuple(_zeros(s) for s in shape) if type(shape) is tuple else 0
+
+
+def _basis_like(shape, path):
+    """CuTe's make_basis_like: the leaf at path (i, j, ...) of shape gets the stride E((i, j, ...))."""
+    if type(shape) is tuple:
+        return tuple(_basis_like(s, path + (i,)) for i, s in enumerate(shape))
+    return E(path)
+
+
+def elem_pairs(a, b, out=None) -> list:
+    """The (coordinate entry, extent) pairs elem_less compares: a and b must be congruent (CuTe
+    compares nested coordinates leaf by leaf against nested shapes; CuTe DSL refuses other pairs)."""
+    out = [] if out is None else out
+    ta, tb = isinstance(a, tuple), isinstance(b, tuple)
+    if ta and tb and len(a) == len(b):
+        for x, y in zip(a, b):
+            elem_pairs(x, y, out)
+    elif ta or tb:
+        raise ValueError(f"elem_less: expected a coordinate congruent with the shape {it.format_inttuple(b)}, "
+                         f"but got {a if ta else it.format_inttuple(a)}.")
+    else:
+        out.append((a, b))
+    return out
 
 
 def elem_less(a, b) -> bool:
-    """CuTe's elem_less: every entry of coordinate ``a`` is less than the matching entry of ``b``
-    (a shape): the element at ``a`` exists.  Nested modes of ``b`` compare by their size.
-    Inside a kernel the entries are IR expressions and the DSL lowers this to an and-chain."""
-    if type(a) is not tuple and not isinstance(a, tuple):
-        b = it.product(b) if type(b) is tuple else b
-        if type(a) is Dyn or type(b) is Dyn:  # a host ? compares by its runtime value (raises when it has none)
-            return value_of(a) < value_of(b)
-        return a < b
-    bs = b if type(b) is tuple else (b,)
-    if len(a) != len(bs):
-        raise ValueError(f"elem_less: expected a coordinate of rank {len(bs)}, but got {a!r}.")
-    return all(elem_less(x, y) for x, y in zip(a, bs))
+    """CuTe's elem_less: every entry of coordinate ``a`` is less than the matching extent of the shape
+    ``b`` (congruent with ``a``): the element at ``a`` exists.  Inside a kernel the entries are IR
+    expressions and the DSL lowers this to an and-chain over the same pairs."""
+    for x, y in elem_pairs(a, b):
+        if type(x) is Dyn or type(y) is Dyn:  # a host ? compares by its runtime value (raises when it has none)
+            x, y = value_of(x), value_of(y)
+        if not x < y:
+            return False
+    return True

@@ -134,7 +134,7 @@ def crd2idx(crd, shape, stride=None):
     """
     if stride is None:
         stride = prefix_product(shape)
-    if type(crd) is tuple:
+    if isinstance(crd, tuple):  # a tuple, or an identity tensor's coordinate (ArithTuple)
         if type(shape) is not tuple or len(crd) != len(shape):
             raise ValueError(f"Expected a coordinate of rank {rank(shape)} for shape {format_inttuple(shape)}, but got {format_inttuple(crd)}.")
         return sum((crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)

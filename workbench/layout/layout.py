@@ -102,7 +102,14 @@ class Layout:
         return is_static(self.shape) and is_static(self.stride)
 
     def __getitem__(self, i) -> Layout:
-        """The i-th top-level mode as a layout (CuTe's ``layout[i]`` / ``get<i>``)."""
+        """The i-th top-level mode as a layout (CuTe's ``layout[i]`` / ``get<i>``; CuTe DSL's
+        ``Layout.__getitem__`` is ``get(layout, mode=[i])``, i a static int), on the host and in kernels.
+        Evaluating the layout at an index or coordinate is ``L(c)``."""
+        if type(i) is not int:
+            if not isinstance(i, (tuple, bool, Symbolic)) and hasattr(type(i), "__index__"):  # numpy ints
+                return self[i.__index__()]
+            raise TypeError(f"Expected a static int mode index in {self}[i] (the i-th mode, CuTe's get<i>), but got "
+                            f"{_describe_index(i)}; evaluate the layout at an index or coordinate with L(c).")
         if type(self.shape) is not tuple:
             if i in (0, -1):
                 return self
@@ -152,6 +159,12 @@ class Layout:
             out.setflags(write=False)
             self._offsets = out
         return self._offsets
+
+
+def _describe_index(i) -> str:
+    if type(i) is tuple:
+        return f"the coordinate {it.format_inttuple(i)}"
+    return f"the dynamic value {i}" if isinstance(i, Symbolic) else f"{type(i).__name__} {i!r}"
 
 
 def _raw(shape, stride) -> Layout:

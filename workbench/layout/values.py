@@ -7,9 +7,11 @@ Two kinds implement the protocol: :class:`Dyn` (a host-side ``?``, e.g. a marked
 possibly carrying the live tensor's value) and the kernel IR's expressions (``workbench.dsl.ir``),
 so the same algebra runs on the host and inside kernels, as pycute's ``Integer`` does.
 
-Divisibility propagates the way CuTe derives it:
+Divisibility propagates the way CuTe derives it, by one rule for both kinds (:func:`op_divisibility`):
 ``div(a*b) = div(a)*div(b)``, ``div(a+b) = gcd(div(a), div(b))``,
-``div(a // c) = div(a)//c`` when ``c`` divides ``div(a)``, else 1.
+``div(a // c) = div(a)//c`` when ``c`` divides ``div(a)``, else 1.  What the algebra may divide is
+decided by one function too (:func:`shape_div`): known values decide, else the divisibility must
+prove it, else it raises (a compiled kernel cannot check it, and would compute a wrong layout).
 
 Code that must tell static from symbolic asks by type (:func:`is_symbolic`, :func:`known_value`),
 never by catching an error.
@@ -22,7 +24,7 @@ from math import gcd
 
 __all__ = [
     "Symbolic", "Dyn", "is_static", "is_symbolic", "is_dynamic", "known_value", "value_of", "divisibility_of",
-    "signature", "ceil_div", "shape_div", "imin",
+    "signature", "ceil_div", "shape_div", "imin", "op_divisibility",
 ]
 
 
@@ -32,17 +34,14 @@ class Symbolic(ABC):
     * ``value``: the runtime value when known, else ``None``;
     * ``width``: 32 or 64 (bits); ``divisibility``: a positive int that divides the value;
     * ``+ - * // %`` and unary ``-`` with ints and symbolic values of the same kind, giving an
-      int or a symbolic value (implementations fold what they can);
-    * ``ceil_div(b)``, ``shape_div(b)`` (CuTe's shape_div) and ``min(b)`` for int or symbolic b.
+      int or a symbolic value (implementations fold what they can), the result's divisibility
+      given by :func:`op_divisibility`;
+    * ``min(b)`` for int or symbolic b.
+
+    ``ceil_div`` and ``shape_div`` are built on these, once, in this module.
     """
 
     __slots__ = ()
-
-    @abstractmethod
-    def ceil_div(self, b): ...
-
-    @abstractmethod
-    def shape_div(self, b): ...
 
     @abstractmethod
     def min(self, b): ...
@@ -105,10 +104,15 @@ class Dyn(Symbolic):
     __index__ = __int__
 
     # -- arithmetic (value and divisibility both propagate) --------------------------------
-    def _combine(self, other, op, div):
+    def _combine(self, other, op, name, reflected=False):
+        """self op other (other op self when reflected) for an int or Dyn other."""
         width = max(self.width, other.width) if type(other) is Dyn else self.width
         ov = other.value if type(other) is Dyn else other
-        value = None if self.value is None or ov is None else op(self.value, ov)
+        a, b = (ov, self.value) if reflected else (self.value, ov)
+        value = None if a is None or b is None else op(a, b)
+        ds, do = self.divisibility, divisibility_of(other)
+        div = op_divisibility(name, do, ds) if reflected else \
+            op_divisibility(name, ds, do, other if type(other) is int else None)
         d = div if value is None or (div and value % div == 0) else 1
         return Dyn(value, width, d or 1)
 
@@ -118,10 +122,9 @@ class Dyn(Symbolic):
                 return 0
             if other == 1:
                 return self
-            return self._combine(other, int.__mul__, self.divisibility * abs(other))
-        if type(other) is Dyn:
-            return self._combine(other, int.__mul__, self.divisibility * other.divisibility)
-        return NotImplemented
+        elif type(other) is not Dyn:
+            return NotImplemented
+        return self._combine(other, int.__mul__, "*")
 
     __rmul__ = __mul__
 
@@ -129,10 +132,9 @@ class Dyn(Symbolic):
         if type(other) is int:
             if other == 0:
                 return self
-            return self._combine(other, int.__add__, gcd(self.divisibility, other))
-        if type(other) is Dyn:
-            return self._combine(other, int.__add__, gcd(self.divisibility, other.divisibility))
-        return NotImplemented
+        elif type(other) is not Dyn:
+            return NotImplemented
+        return self._combine(other, int.__add__, "+")
 
     __radd__ = __add__
 
@@ -148,77 +150,33 @@ class Dyn(Symbolic):
         return Dyn(None if self.value is None else -self.value, self.width, self.divisibility)
 
     def __floordiv__(self, other):
-        if type(other) is int:
-            if other == 1:
-                return self
-            d = self.divisibility // other if self.divisibility % other == 0 else 1
-            return self._combine(other, int.__floordiv__, d)
-        if type(other) is Dyn:
-            return self._combine(other, int.__floordiv__, 1)
-        return NotImplemented
+        if type(other) is int and other == 1:
+            return self
+        if type(other) not in (int, Dyn):
+            return NotImplemented
+        return self._combine(other, int.__floordiv__, "//")
 
     def __rfloordiv__(self, other):
         if type(other) is int:
-            return Dyn(None if self.value is None else other // self.value, self.width, 1)
+            return self._combine(other, int.__floordiv__, "//", reflected=True)
         return NotImplemented
 
     def __mod__(self, other):
-        if type(other) is int:
-            return self._combine(other, int.__mod__, gcd(self.divisibility, other))
-        if type(other) is Dyn:
-            return self._combine(other, int.__mod__, gcd(self.divisibility, other.divisibility))
-        return NotImplemented
+        if type(other) not in (int, Dyn):
+            return NotImplemented
+        return self._combine(other, int.__mod__, "%")
 
     def __rmod__(self, other):
         if type(other) is int:
-            return Dyn(None if self.value is None else other % self.value, self.width, 1)
+            return self._combine(other, int.__mod__, "%", reflected=True)
         return NotImplemented
 
-    # -- the protocol's named operations --------------------------------------------------------
-    @staticmethod
-    def static(v: int) -> Dyn:
-        """A known int as a Dyn (so a protocol method can be called on it)."""
-        return Dyn(v, 64 if abs(v) >= 1 << 31 else 32, abs(v) or 1)
-
-    def _div(self, other) -> int:
-        return other.divisibility if type(other) is Dyn else abs(other)
-
-    def _width(self, other) -> int:
-        return max(self.width, other.width) if type(other) is Dyn else self.width
-
-    def _known(self, other):
-        return other.value if type(other) is Dyn else other
-
-    def _make(self, other, v, d) -> Dyn:
-        return Dyn(v, self._width(other), d if d and (v is None or v % d == 0) else 1)
-
-    def ceil_div(self, b):
-        """ceil(self / b); exact (keeping divisibility) when a static b divides the divisibility."""
-        va, vb = self.value, self._known(b)
-        v = None if va is None or vb is None else -(-va // vb)
-        d = self.divisibility // b if type(b) is int and self.divisibility % b == 0 else 1
-        return self._make(b, v, d)
-
-    def shape_div(self, b):
-        """CuTe's shape_div; with both values known a pair that does not divide raises."""
-        va, vb = self.value, self._known(b)
-        v = None
-        if va is not None and vb is not None:
-            if vb and va % vb == 0:
-                v = va // vb
-            elif va and vb % va == 0:
-                v = 1
-            else:
-                raise ValueError(f"runtime values {va} and {vb} do not divide one another (divisibility condition).")
-        d = self.divisibility // b if type(b) is int and self.divisibility % b == 0 else 1
-        return self._make(b, v, d)
-
+    # -- the protocol's named operation ---------------------------------------------------------
     def min(self, b):
-        va, vb = self.value, self._known(b)
-        v = None if va is None or vb is None else min(va, vb)
-        return self._make(b, v, gcd(self.divisibility, self._div(b)))
-
-
+        vb = b.value if type(b) is Dyn else b
+        v = None if self.value is None or vb is None else min(self.value, vb)
+        d = gcd(self.divisibility, divisibility_of(b))
+        return Dyn(v, max(self.width, b.width) if type(b) is Dyn else self.width, d if v is None or v % d == 0 else 1)
 
 
 def is_static(x) -> bool:
@@ -285,32 +243,69 @@ def signature(x):
     return x if type(x) is int else x.signature()
 
 
-# -- the operations the algebra needs beyond + - * // %, dispatched by type -----------------------
+# -- the rules both kinds follow ---------------------------------------------------------------
+def op_divisibility(op, da, db, b=None) -> int:
+    """What divides ``a op b`` given that ``da`` divides a and ``db`` divides b (0 where the value is 0,
+    which everything divides); ``b``: the right operand when it is a static int.  The one rule of
+    :class:`Dyn` and of kernel expressions: ``div(a±b) = gcd``, ``div(a*b) = da*db``,
+    ``div(a//c) = da/c`` when the static c > 0 divides da (else 1), ``div(a%b) = gcd(da, db)``,
+    ``div(a<<c) = da*2**c``."""
+    if op in ("+", "-", "%"):
+        return gcd(da, db)
+    if op == "*":
+        return da * db
+    if op == "//":
+        return da // b if type(b) is int and b > 0 and da % b == 0 else 1
+    if op == "<<":
+        return da << b if type(b) is int and b >= 0 else 1
+    return 1
+
+
+def _provably_divides(x, y) -> bool:
+    """x | y is certain while compiling: x a static int dividing y (static) or y's divisibility."""
+    return type(x) is int and x != 0 and (x == 1 or divisibility_of(y) % x == 0)
+
+
 def ceil_div(a, b):
-    """ceil(a / b) for a > 0, b > 0; symbolic operands keep what divisibility proves."""
+    """ceil(a / b) for a > 0, b > 0; exact (keeping divisibility) when a static b divides a's divisibility."""
     if type(a) is int and type(b) is int:
         return -(-a // b)
-    if type(b) is int and b == 1:
-        return a
-    if type(a) is int:
-        return _lift(b, a).ceil_div(b)
-    return a.ceil_div(b)
+    if _provably_divides(b, a):
+        return a // b
+    return (a + (b - 1)) // b
 
 
 def shape_div(a, b):
-    """CuTe's shape_div: a / b when b divides a, 1 when a divides b (the mode is used up), else an
-    error (the divisibility condition)."""
-    if type(a) is int and type(b) is int:
-        if b and a % b == 0:
+    """CuTe's shape_div for a, b > 0: a / b when b divides a, 1 when a divides b (the mode is used up).
+
+    Neither dividing the other breaks the divisibility condition the algebra rests on.  Decided, for
+    every kind of integer, in this order: what divisibility proves (static values included); else the
+    runtime values (a host ``?`` that carries one), which raise when they do not divide; else it cannot
+    be decided while compiling and raises too: a compiled kernel would compute a wrong layout for the
+    values that break it (C++ CuTe and CuTe DSL do, silently)."""
+    if _provably_divides(b, a):
+        return a // b
+    if _provably_divides(a, b):
+        return 1
+    va, vb = known_value(a), known_value(b)
+    if va is not None and vb is not None:
+        if vb and va % vb == 0:
             return a // b
-        if a and b % a == 0:
-            return 1
-        raise ValueError(f"{a} and {b} do not divide one another (divisibility condition).")
-    if type(b) is int and b == 1:
-        return a
-    if type(a) is int:
-        return _lift(b, a).shape_div(b)
-    return a.shape_div(b)
+        if va and vb % va == 0:  # a dynamic 1: of the kind of the symbolic operand
+            return a // a if type(a) is not int else b // b
+        what = "" if type(a) is int and type(b) is int else "runtime values "
+        raise ValueError(f"{what}{va} and {vb} do not divide one another (divisibility condition).")
+    if type(b) is int:
+        need = f"the extent {a} to be a multiple of {b} (or to divide it)"
+        fix = f"divisibility={b} (mark_compact_shape_dynamic(..., divisibility={b})) or a static extent"
+    elif type(a) is int:
+        need = f"{b} to be a multiple of {a} (or to divide it)"
+        fix = f"divisibility={a} or a static value"
+    else:
+        need = f"{a} and {b} to divide one another"
+        fix = "static values or divisibilities that prove it"
+    raise ValueError(f"the divisibility condition needs {need}, which is not provable while compiling "
+                     f"(divisibility {divisibility_of(a)} and {divisibility_of(b)}); give it {fix}.")
 
 
 def imin(a, b):
@@ -320,8 +315,3 @@ def imin(a, b):
     if type(a) is int:
         return b.min(a)
     return a.min(b)
-
-
-def _lift(like, v: int):
-    """A static int as a symbolic value of like's kind (to call a protocol method on it)."""
-    return like.static(v)
