@@ -54,6 +54,7 @@ def floored(minimum, *strategies):
                 seen[bool(prop(*args))] += 1
 
             run()
+            print(f"{prop.__name__}: {seen[True]} of {sum(seen.values())} checked (floor {minimum})")
             assert seen[True] >= minimum, f"only {seen[True]} of {sum(seen.values())} generated cases were checked"
         test.__name__ = prop.__name__
         return test
