@@ -1,0 +1,72 @@
+"""The teaching series' exercises: every reference answer is judged right, a wrong answer is judged
+wrong with a message that names the exercise, and every exercise a notebook checks is registered."""
+
+import json
+import pathlib
+import re
+
+import pytest
+
+import workbench as wb
+from widgets.exercises import EXERCISES, _load_all, check
+
+_load_all()
+NOTEBOOKS = sorted(pathlib.Path(__file__).parent.parent.glob("notebooks/*.ipynb"))
+
+
+def _wrong(want):
+    """An answer that must be judged wrong, of the same kind as ``want``."""
+    if isinstance(want, type) and issubclass(want, BaseException):
+        return KeyError if want is not KeyError else ValueError
+    if isinstance(want, wb.Layout):
+        size = wb.size(want)
+        return wb.make_layout(size + 1) if wb.coalesce(want) == wb.make_layout(size) else wb.make_layout(size)
+    if isinstance(want, bool):
+        return not want
+    if isinstance(want, int):
+        return want + 1
+    if isinstance(want, tuple):
+        return want[:-1] if want else (0,)
+    if isinstance(want, str):
+        return want + "?"
+    raise AssertionError(f"no wrong answer for {want!r}")
+
+
+def test_there_are_exercises_in_every_lesson_of_the_series():
+    assert len(EXERCISES) >= 20
+    lessons = {k.split(".")[0] for k in EXERCISES}
+    assert lessons >= {f"{i:02d}" for i in range(1, 10)}, lessons
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_the_reference_is_right_and_a_wrong_answer_is_not(key, capsys):
+    want = EXERCISES[key].solve()
+    assert check(key, want).right
+    v = check(key, _wrong(want))
+    assert not v.right and v.startswith(f"{key}: ")
+    assert not check(key, None).right
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{key}: right." or out[0].startswith(f"{key}: right")
+
+
+def test_layouts_are_judged_as_functions():
+    from widgets.exercises import Exercise
+
+    EXERCISES["_t.1"] = Exercise("_t.1", "q", lambda: wb.make_layout((2, 4), stride=(4, 1)), "h")
+    try:
+        assert check("_t.1", "(2,4):(4,1)").right
+        v = check("_t.1", wb.make_layout(((2, 1), (2, 2)), stride=((4, 0), (2, 1))))
+        assert v.right and "CuTe writes it (2,4):(4,1)" in v
+        assert "index 1 maps to offset 1" in check("_t.1", "(2,4):(1,2)")
+    finally:
+        del EXERCISES["_t.1"]
+
+
+def test_every_checked_exercise_exists():
+    # a notebook's check("NN.k", ...) must name a registered exercise of its own lesson
+    for nb in NOTEBOOKS:
+        cells = json.loads(nb.read_text())["cells"]
+        keys = re.findall(r'check\("(\d\d\.\d+)"', "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"))
+        for k in keys:
+            assert k in EXERCISES, (nb.name, k)
+            assert k.startswith(nb.name[:2]), (nb.name, k)
