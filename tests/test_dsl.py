@@ -30,7 +30,7 @@ def test_example_on_cpu_executor_matches_numpy(name):
 def _args_for(name):
     ex = EXAMPLES[name]
     xs = ex.make(np.random.default_rng(0))
-    return ex.kernel, xs + ([E.VEC] if name == "vcopy" else [])
+    return ex.kernel, xs + list(ex.extra)
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))
@@ -482,3 +482,60 @@ def test_errors_from_builtins_are_located_at_the_call():
     with pytest.raises(KernelError, match="missing 1 required positional argument: 'layout'") as e:
         missing[1, 1](np.zeros(2, np.float32))
     assert isinstance(e.value, TypeError) and "test_dsl.py" in str(e.value)
+
+
+def test_register_fragments_hold_a_threads_values():
+    # wb.make_fragment: a per-thread array in registers (aligned for 128-bit copies), fresh per thread
+    @wb.kernel
+    def reverse4(src, dst):
+        t = wb.thread_idx().x
+        frag = wb.make_fragment(wb.make_layout(4), wb.Float32)
+        wb.copy(wb.local_tile(src, (4,), (t,)), frag)
+        out = wb.local_tile(dst, (4,), (t,))
+        for k in range(4):
+            out[k] = frag[3 - k] + t
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    reverse4[(1, 1, 1), (4, 1, 1)](x, y)
+    assert y.tolist() == [v for t in range(4) for v in (x[4 * t + 3 - k] + t for k in range(4))]
+    code = wb.show_code(reverse4, wb.from_dlpack(x, assumed_align=16), wb.from_dlpack(y, assumed_align=16))
+    assert "__align__(16) float frag[4];" in code and "uint4" in code
+    with pytest.raises(KernelError, match="static layout"):
+        @wb.kernel
+        def bad(src, n):
+            wb.make_fragment(wb.make_layout(n), wb.Float32)
+        bad[(1, 1, 1), (1, 1, 1)](x, 4)
+
+
+def test_copy_vectorizes_rows_of_a_dynamic_pitch_when_divisibility_proves_alignment():
+    # tile t of zipped_divide(x, (1, 4)) is 4 consecutive floats of a row (the layouts' leading stride-1
+    # run); its start is 16-byte aligned only if the row pitch N is known to be a multiple of 4
+    @wb.kernel
+    def row_copy(src, dst):
+        t = wb.thread_idx().x
+        frag = wb.make_fragment(wb.make_layout(4), wb.Float32)
+        wb.copy(wb.zipped_divide(src, (1, 4))[None, t], frag)
+        wb.copy(frag, wb.zipped_divide(dst, (1, 4))[None, t])
+    a = np.arange(8 * 12, dtype=np.float32).reshape(8, 12)
+    b = np.zeros_like(a)
+    proven = [wb.from_dlpack(x, assumed_align=16).mark_compact_shape_dynamic(1, divisibility=4) for x in (a, b)]
+    unproven = [wb.from_dlpack(x, assumed_align=16).mark_layout_dynamic() for x in (a, b)]
+    code = wb.show_code(row_copy, *proven)
+    assert code.count("reinterpret_cast<const uint4*>") == 2 == code.count("reinterpret_cast<uint4*>")  # 128-bit
+    assert "uint4" not in wb.show_code(row_copy, *unproven)        # a ? pitch of divisibility 1
+    row_copy[(1, 1, 1), (24, 1, 1)](*proven)
+    assert np.array_equal(b, a)
+
+
+@pytest.mark.parametrize("m,n", [(40, 256), (37, 130), (1, 3)])
+def test_the_optimisation_ladder_adds_on_any_size(m, n):
+    rng = np.random.default_rng(m * n)
+    a, b = (rng.standard_normal((m, n)).astype(np.float32) for _ in range(2))
+    for name, launch, _ in E.ladder(m, n):
+        c = np.full((m, n), np.nan, np.float32)
+        launch(*(wb.from_dlpack(x, assumed_align=16) for x in (a, b, c)))
+        assert np.array_equal(c, a + b), name
+    t = [wb.from_dlpack(np.zeros((64, 256), np.float32), assumed_align=16) for _ in range(3)]
+    assert "uint4" not in wb.show_code(E.add_naive, *t)
+    for k, extra in ((E.add_vectorized, ()), (E.add_tv, (E.LADDER_TV,)), (E.add_tv, (E.LADDER_TV4,))):
+        assert "uint4" in wb.show_code(k, *t, *extra)

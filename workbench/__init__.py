@@ -34,6 +34,7 @@ from .dsl import (
     gpu_available,
     grid_dim,
     kernel,
+    make_fragment,
     shared_tensor,
     show_code,
     sync_threads,
@@ -182,5 +183,5 @@ __all__ = [
     "suggest_swizzle",
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
-    "grid_dim", "sync_threads", "shared_tensor", "copy", "show_code", "cache_info", "gpu_available", "host_buffers",
+    "grid_dim", "sync_threads", "shared_tensor", "make_fragment", "copy", "show_code", "cache_info", "gpu_available", "host_buffers",
 ]

@@ -9,6 +9,7 @@ from .builtins import (
     block_idx,
     copy,
     grid_dim,
+    make_fragment,
     shared_tensor,
     sync_threads,
     thread_idx,
@@ -20,6 +21,6 @@ from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
     "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
-    "shared_tensor", "copy", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
+    "shared_tensor", "make_fragment", "copy", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",
 ]

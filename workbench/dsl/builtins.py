@@ -131,6 +131,25 @@ def shared_tensor(cx, element_type, layout):
 
 
 @builtin
+def make_fragment(cx, layout, element_type):
+    """A per-thread tensor of element_type in registers, laid out by a static layout (CuTe DSL's
+    ``cute.make_fragment(layout, dtype)``): what a thread loads into (``wb.copy`` from global or
+    shared memory, vectorized where proven), computes on, and stores from."""
+    if type(element_type) is not ElementType or element_type not in ir.SCALAR_TYPES:
+        raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")
+    lay = layout if type(layout) is Layout else make_layout(layout)
+    if not lay.is_static:
+        raise ValueError(f"Expected a static layout for a register fragment, but got {lay}.")
+    if cosize(lay) > MAX_FRAGMENT_ELEMENTS:
+        raise ValueError(f"Expected a register fragment of at most {MAX_FRAGMENT_ELEMENTS} elements (a thread has "
+                         f"255 32-bit registers), but {lay} spans {cosize(lay)}.")
+    return KTensor(cx.declare_local(element_type, cosize(lay)), 0, lay)
+
+
+MAX_FRAGMENT_ELEMENTS = 256
+
+
+@builtin
 def copy(cx, src, dst):
     """dst[i] = src[i] for every element; 128-bit accesses where layouts and alignment prove it safe."""
     from .vectorize import lower_copy

@@ -154,6 +154,9 @@ class _Emitter:
         elif k is ir.SharedDecl:
             b = s.buf
             self.w(d, f"__shared__ __align__(16) {ctype(b.etype)} {b.name}[{b.count}];")
+        elif k is ir.LocalDecl:   # static indices keep it in registers; aligned for 128-bit copies
+            b = s.buf
+            self.w(d, f"__align__(16) {ctype(b.etype)} {b.name}[{b.count}];")
         elif k is ir.Comment:
             self.w(d, f"// {s.text}")
         elif k is ir.VecCopy:

@@ -129,7 +129,7 @@ _HELPERS = {
     "_cdiv": _cdiv, "_cmod": _cmod, "_fdiv": _fdiv, "_math": math, "_oob": _oob, "_INF": math.inf, "_NAN": math.nan,
     "_exp2": lambda x: 2.0 ** x, "_rsqrt": lambda x: 1.0 / math.sqrt(x), "_KernelRuntimeError": KernelRuntimeError,
     "_pk": _pk, "_up": _up, "_r32": _r32, "_r16": _r16, "_rid": float, "_ffloordiv": _ffloordiv, "_fmod": _fmod,
-    "_f2i": _f2i, "_i64_to_f32": _i64_to_f32,
+    "_f2i": _f2i, "_i64_to_f32": _i64_to_f32, "_zeros": np.zeros, "_np_dtype": np.dtype,
 }
 _PYMATH = {"sqrt": "_math.sqrt", "exp": "_math.exp", "log": "_math.log", "sin": "_math.sin", "cos": "_math.cos",
            "tan": "_math.tan", "tanh": "_math.tanh", "floor": "_math.floor", "ceil": "_math.ceil", "erf": "_math.erf",
@@ -340,7 +340,7 @@ def _binop(e, exact):
 
 def _index(buf, off):
     o = pyexpr(off)
-    if buf.space == "smem":
+    if buf.space != "gmem":   # shared and register arrays: numpy's own bounds
         return o
     return f"_ix_{buf.name}({o})"
 
@@ -388,6 +388,9 @@ class _PyEmitter:
             self.w(d, "return")
         elif k is ir.SyncThreads:
             self.w(d, f"yield {s.line}")
+        elif k is ir.LocalDecl:   # a fresh array per thread, where the kernel declares it
+            b = s.buf
+            self.w(d, f"{b.name} = _zeros({b.count}, _dtype_{b.name})")
         elif k is ir.SharedDecl or k is ir.Comment:
             pass
         elif k is ir.VecCopy:
@@ -401,7 +404,7 @@ class _PyEmitter:
                 else:
                     o = f"_o{self.tmp}"
                     self.w(d, f"{o} = {_index(sb, so)}")
-                    if sb.space != "smem":
+                    if sb.space == "gmem":
                         self.w(d, f"_ix_{sb.name}({o} + {s.lanes - 1}); _al_{sb.name}({o}, {s.lanes})")
                     self.w(d, f"{n} = {sb.name}[{o}:{o} + {s.lanes}].copy()")
             for n, (_, _, db, do) in zip(names, s.pairs):
@@ -411,7 +414,7 @@ class _PyEmitter:
                     o = f"_o{self.tmp}"
                     self.tmp += 1
                     self.w(d, f"{o} = {_index(db, do)}")
-                    if db.space != "smem":
+                    if db.space == "gmem":
                         self.w(d, f"_ix_{db.name}({o} + {s.lanes - 1}); _al_{db.name}({o}, {s.lanes})")
                     self.w(d, f"{db.name}[{o}:{o} + {s.lanes}] = {n}")
         else:
@@ -432,6 +435,8 @@ def generate_python(k: ir.KernelIR) -> str:
             lines.append(f"    _ix_{p.name} = _IX['{p.name}']; _al_{p.name} = _AL['{p.name}']")
     for b in shared:
         lines.append(f"    {b.name} = _S['{b.name}']")
+    for b in _decls(k.body, ir.LocalDecl):
+        lines.append(f"    _dtype_{b.name} = _np_dtype('{np.dtype(_NP.get(b.etype) or b.etype.numpy).str}')")
     lines.append("    def _thread(_tx, _ty, _tz, _bx, _by, _bz):")
     lines += em.lines
     if k.uses_sync:
@@ -440,15 +445,20 @@ def generate_python(k: ir.KernelIR) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _shared(stmts, out=None):
+def _decls(stmts, kind, out=None):
+    """The buffers of every ``kind`` declaration (SharedDecl, LocalDecl) in stmts, nested ones too."""
     out = [] if out is None else out
     for s in stmts:
-        if type(s) is ir.SharedDecl:
+        if type(s) is kind:
             out.append(s.buf)
         for sub in ("then", "orelse", "body"):
             if hasattr(s, sub):
-                _shared(getattr(s, sub), out)
+                _decls(getattr(s, sub), kind, out)
     return out
+
+
+def _shared(stmts):
+    return _decls(stmts, ir.SharedDecl)
 
 
 _NP = {Float16: np.float16}

@@ -156,11 +156,95 @@ def add_ptr(pa, pb, pc, m, n):
         c[r, j] = a[r, j] + b[r, j]
 
 
+# -- the optimisation ladder: c = a + b on an (M, N) fp32 tensor, four ways ----------------------------
+# Each rung moves the same bytes; what changes is how many of them a thread keeps in flight, which by
+# Little's law (bytes in flight = bandwidth x latency) bounds the bandwidth a GPU can reach.
+LANES = 4                                                     # floats in one 128-bit access
+LADDER_THREADS = wb.make_layout((4, 32), stride=(32, 1))      # 128 threads: 4 rows of one warp each
+# (tiler, TV layout): thread t's value v lies at coordinate TV(t, v) of a tiler-shaped block tile
+LADDER_TV = wb.make_layout_tv(LADDER_THREADS, wb.make_layout((1, LANES), stride=(LANES, 1)))    # 4 x 128
+LADDER_TV4 = wb.make_layout_tv(LADDER_THREADS, wb.make_layout((4, LANES), stride=(LANES, 1)))   # 16 x 128
+
+
+@wb.kernel
+def add_naive(a, b, c):
+    """Rung 1: one element per thread; thread (i, j) of a 2-D grid of 32x8 blocks adds element (i, j).
+    Two 4-byte loads in flight per thread."""
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    i = by * wb.block_dim().y + ty
+    j = bx * wb.block_dim().x + tx
+    if i < wb.shape(c)[0] and j < wb.shape(c)[1]:
+        c[i, j] = a[i, j] + b[i, j]
+
+
+@wb.kernel
+def add_fragment(ta, tb, tc, coords, extent):
+    """c = a + b on one thread's values (slices of the three tensors and of the identity tensor, in the
+    same order): loaded into register fragments with vector copies, added, stored, when the thread's
+    last value lies inside the tensor; element by element, predicated, on the ragged edge."""
+    ra = wb.make_fragment(wb.make_layout(wb.size(ta)), wb.Float32)
+    rb = wb.make_fragment(wb.make_layout(wb.size(ta)), wb.Float32)
+    if wb.elem_less(coords[wb.size(ta) - 1], extent):
+        wb.copy(ta, ra)
+        wb.copy(tb, rb)
+        for k in range(wb.size(ta)):
+            ra[k] = ra[k] + rb[k]
+        wb.copy(ra, tc)
+    else:
+        for k in range(wb.size(ta)):
+            if wb.elem_less(coords[k], extent):
+                tc[k] = ta[k] + tb[k]
+
+
+@wb.kernel
+def add_vectorized(a, b, c):
+    """Rung 2: zipped_divide by (1, 4) makes ((1,4),(M, N/4)): tile t is 4 consecutive floats of a row,
+    one 128-bit load per tensor per thread (8x the bytes in flight of rung 1 per thread... in fewer threads)."""
+    t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    ga = wb.zipped_divide(a, (1, LANES))
+    if t < wb.size(ga, mode=1):
+        cs = wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), (1, LANES))
+        add_fragment(ga[None, t], wb.zipped_divide(b, (1, LANES))[None, t], wb.zipped_divide(c, (1, LANES))[None, t],
+                     cs[None, t], wb.shape(c))
+
+
+@wb.kernel
+def add_tv(a, b, c, tv: wb.Constexpr):
+    """Rungs 3 and 4: a thread/value layout.  Block `bidx` takes tile bidx of zipped_divide(x, tiler);
+    composing the tile with the TV layout and slicing thread t gives exactly its values, in order:
+    CuTe's canonical elementwise kernel.  tv = LADDER_TV (one 128-bit vector a thread, a 4x128 tile)
+    or LADDER_TV4 (four vectors a thread, 16x128)."""
+    tiler, layout_tv = tv
+    bidx = wb.block_idx().x
+    tidx = wb.thread_idx().x
+    cs = wb.composition(wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), tiler)[None, bidx], layout_tv)
+    add_fragment(wb.composition(wb.zipped_divide(a, tiler)[None, bidx], layout_tv)[tidx, None],
+                 wb.composition(wb.zipped_divide(b, tiler)[None, bidx], layout_tv)[tidx, None],
+                 wb.composition(wb.zipped_divide(c, tiler)[None, bidx], layout_tv)[tidx, None],
+                 cs[tidx, None], wb.shape(c))
+
+
+def ladder(m, n):
+    """(name, launch(a, b, c), threads launched) for each rung on an (m, n) tensor."""
+    tiles = [(name, tv, math.ceil(m / tv[0][0]) * math.ceil(n / tv[0][1])) for name, tv in
+             (("tv", LADDER_TV), ("tv4", LADDER_TV4))]
+    rungs = [("naive", lambda a, b, c: add_naive[_grid2(m, n, 32, 8)](a, b, c), m * n),
+             ("vectorized", lambda a, b, c: add_vectorized[(math.ceil(m * math.ceil(n / LANES) / 256), 1, 1),
+                                                           (256, 1, 1)](a, b, c), m * math.ceil(n / LANES))]
+    for name, tv, blocks in tiles:
+        rungs.append((name, lambda a, b, c, tv=tv, blocks=blocks: add_tv[(blocks, 1, 1), (128, 1, 1)](a, b, c, tv),
+                      blocks * 128))
+    return rungs
+
+
 # -- how to run and check each example --------------------------------------------------------------
 class Example:
-    def __init__(self, name, kernel, make, launch, reference, outputs, rtol=1e-6):
+    """extra: the kernel's arguments after the tensors (Constexpr values), for show_code and checks."""
+
+    def __init__(self, name, kernel, make, launch, reference, outputs, rtol=1e-6, extra=()):
         self.name, self.kernel, self.make, self.launch = name, kernel, make, launch
-        self.reference, self.outputs, self.rtol = reference, outputs, rtol
+        self.reference, self.outputs, self.rtol, self.extra = reference, outputs, rtol, tuple(extra)
 
 
 def _f32(rng, *shape):
@@ -217,10 +301,15 @@ def make_examples(size="small"):
                 lambda xs: [xs[0].T.copy()], [1]),
         Example("vcopy", vcopy, lambda rng: [_f32(rng, n1 + 3), _poison(n1 + 3)],
                 lambda xs: vcopy[(math.ceil((n1 + 3) / VEC / 128), 1, 1), (128, 1, 1)](*xs, VEC),
-                lambda xs: [xs[0].copy()], [1]),
+                lambda xs: [xs[0].copy()], [1], extra=(VEC,)),
         Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
                 lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),
                 lambda xs: [xs[0].astype(np.float64).sum(axis=1)], [1], rtol=1e-4),
+        *[Example(f"add_{name}", {"naive": add_naive, "vectorized": add_vectorized}.get(name, add_tv),
+                  lambda rng: [_f32(rng, m2, n2), _f32(rng, m2, n2), _poison(m2, n2)],
+                  lambda xs, launch=launch: launch(*[wb.from_dlpack(x, assumed_align=16) for x in xs]),
+                  lambda xs: [xs[0] + xs[1]], [2], extra={"tv": (LADDER_TV,), "tv4": (LADDER_TV4,)}.get(name, ()))
+          for name, launch, _ in ladder(m2, n2)],
         Example("sgemm", sgemm, lambda rng: [_f32(rng, mm[0], mm[2]), _f32(rng, mm[2], mm[1]), _poison(mm[0], mm[1])],
                 lambda xs: sgemm[_grid2(mm[0], mm[1], MM, MM)](*xs),
                 lambda xs: [xs[0].astype(np.float64) @ xs[1].astype(np.float64)], [2], rtol=1e-4),

@@ -224,6 +224,12 @@ class Lowering:
         self.emit(ir.SharedDecl(buf))
         return buf
 
+    def declare_local(self, etype, count):
+        buf = ir.Buffer(self.fresh("frag"), etype, "rmem", 16)
+        buf.count = count
+        self.emit(ir.LocalDecl(buf))
+        return buf
+
     def mark_written(self, buf):
         buf.written = True
         if buf.param is not None:

@@ -201,7 +201,8 @@ class Call(Expr):
 
 
 class Buffer:
-    """Memory a kernel reads or writes: a pointer parameter (global) or a __shared__ array."""
+    """Memory a kernel reads or writes: a pointer parameter (global), a __shared__ array, or a
+    per-thread array (registers)."""
 
     __slots__ = ("name", "etype", "space", "align", "param", "count", "written")
 
@@ -299,6 +300,15 @@ class SyncThreads(Stmt):
 
 
 class SharedDecl(Stmt):
+    __slots__ = ("buf",)
+
+    def __init__(self, buf):
+        self.buf = buf
+
+
+class LocalDecl(Stmt):
+    """A per-thread array (a register fragment, CuTe's rmem tensor): buf.space == 'rmem'."""
+
     __slots__ = ("buf",)
 
     def __init__(self, buf):

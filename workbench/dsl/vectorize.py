@@ -1,36 +1,47 @@
 """Lowering of ``wb.copy(src, dst)``: 128-bit accesses where the layouts and alignment prove it safe.
 
 A chunk of ``lanes`` elements becomes one vector access when, for both tensors,
-(1) the chunk's offsets are static and consecutive (the layouts are static inside the fragment),
+(1) the chunk's offsets are consecutive: checked element by element when the layouts are static inside
+    the fragment, else proven by a static stride-1 leading run of both layouts that ``lanes`` divides
+    (the other modes' strides may be dynamic: rows of a tile whose row pitch is a ``?``),
 (2) the buffer's assumed alignment is a multiple of the access width, and
-(3) the base offset is provably aligned: ``div(base) * sizeof(T)`` and the chunk's static offset
-    times ``sizeof(T)`` are multiples of the access width (divisibility comes from static
-    values, ``Dyn`` divisibility of dynamic shapes/strides, and the arithmetic that combines them).
+(3) the chunk's first element is provably aligned: the divisibility of the tensor's base offset plus the
+    chunk's offset, times ``sizeof(T)``, is a multiple of the access width (divisibility comes from
+    static values, ``Dyn`` divisibility of dynamic shapes/strides, and the arithmetic that combines them).
 If any chunk fails, the next narrower width is tried (16, 8, 4 bytes), then element by element.
 All loads are issued before the stores (a register fragment), as CuTe's copy does.
 """
 
 from __future__ import annotations
 
-from ..layout import divisibility_of
+from math import gcd
+
+from ..layout import coalesce, divisibility_of, flatten
 from . import ir
 from . import views as V
 
 MAX_COPY_ELEMENTS = 1024
 
 
-def _aligned(t: V.KTensor, static_off: int, vbytes: int, es: int) -> bool:
+def _aligned(t: V.KTensor, off, vbytes: int, es: int) -> bool:
+    """Is element ``t.offset + off`` of t's buffer provably ``vbytes``-aligned?  The divisibility of
+    a sum is at least the gcd of its terms' (0 divides nothing away: gcd(d, 0) == d)."""
     if t.buf.align % vbytes:
         return False
-    base = t.offset
-    bdiv = divisibility_of(base)
-    if (bdiv * es) % vbytes:
-        return False
-    return (static_off * es) % vbytes == 0
+    return (gcd(divisibility_of(t.offset), divisibility_of(off)) * es) % vbytes == 0
+
+
+def _leading_run(layout) -> int:
+    """The static extent of the layout's first mode once coalesced, when its stride is 1 (else 1): the
+    logical elements 0..run-1 are consecutive in memory, and so is every aligned group of ``lanes``
+    elements with lanes | run (it lies inside that mode, at any value of the other modes)."""
+    c = coalesce(layout)
+    shape, stride = flatten(c.shape), flatten(c.stride)
+    return shape[0] if type(shape[0]) is int and type(stride[0]) is int and stride[0] == 1 else 1
 
 
 def plan(src: V.KTensor, dst: V.KTensor):
-    """(lanes, [(src_static_offset, dst_static_offset)]) for the widest access that is proven safe."""
+    """(lanes, [(src_offset, dst_offset)]) for the widest access that is proven safe."""
     if src.etype is not dst.etype:
         raise TypeError(f"Expected copy between tensors of one element type, but got {src.etype} and {dst.etype}.")
     n, m = src.layout.size, dst.layout.size
@@ -43,23 +54,23 @@ def plan(src: V.KTensor, dst: V.KTensor):
     so = [src.layout(i) for i in range(n)]
     do = [dst.layout(i) for i in range(n)]
     es = src.etype.bits // 8
+    if es < 1 or src.etype.bits % 8:
+        return 1, list(zip(so, do))
     static = all(type(x) is int for x in so + do)
-    if static and es >= 1 and src.etype.bits % 8 == 0:
-        for vbytes in (16, 8, 4):
-            lanes = vbytes // es
-            if lanes < 2 or n % lanes:
+    run = min(_leading_run(src.layout), _leading_run(dst.layout))
+    for vbytes in (16, 8, 4):
+        lanes = vbytes // es
+        if lanes < 2 or n % lanes:
+            continue
+        # consecutive chunks: checked element by element when every offset is static, else proven by the
+        # layouts' shared leading stride-1 run (dynamic strides elsewhere: CuTe's max_common_vector)
+        if static:
+            if any(so[c + k] != so[c] + k or do[c + k] != do[c] + k for c in range(0, n, lanes) for k in range(lanes)):
                 continue
-            ok = True
-            for c in range(0, n, lanes):
-                s0, d0 = so[c], do[c]
-                if any(so[c + k] != s0 + k or do[c + k] != d0 + k for k in range(lanes)):
-                    ok = False
-                    break
-                if not (_aligned(src, s0, vbytes, es) and _aligned(dst, d0, vbytes, es)):
-                    ok = False
-                    break
-            if ok:
-                return lanes, [(so[c], do[c]) for c in range(0, n, lanes)]
+        elif run % lanes:
+            continue
+        if all(_aligned(src, so[c], vbytes, es) and _aligned(dst, do[c], vbytes, es) for c in range(0, n, lanes)):
+            return lanes, [(so[c], do[c]) for c in range(0, n, lanes)]
     return 1, list(zip(so, do))
 
 

@@ -267,17 +267,28 @@ def _compose_tree(ashp, astr, bs, bd, what):
     return _compose_leaf(ashp, astr, bs, bd, what)
 
 
+def _is_tensor(x) -> bool:
+    """A tensor in the layout core's sense: a layout plus a way to re-wrap a new layout and an
+    offset over the same data (wb.Tensor, identity tensors, in-kernel tensors)."""
+    return hasattr(x, "_with_layout") and type(getattr(x, "layout", None)) is Layout
+
+
 def composition(A, B):
     """Functional composition ``R = A o B``: ``R(i) == A(B(i))`` for ``0 <= i < size(B)`` and
     R is compatible with B (same profile).  A's last mode extends past ``size(A)``.
 
     B may be a Layout, an int (``n:1``), a Swizzle, or a tiler: a tuple of tilers / ints /
-    None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).
+    None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).  A may be
+    a tensor (wb.Tensor, an identity tensor, a tensor inside a kernel): the result is the tensor
+    over the same data with layout ``A.layout o B``.
     """
     if type(A) is not Layout:
         if getattr(A, "_is_composed", False) or hasattr(A, "_compose"):
             return A._compose(B)
-        raise TypeError(f"composition: expected a Layout or a composed layout on the left, but got {type(A).__name__}.")
+        if _is_tensor(A):  # CuTe's composition(tensor, layout): the same data seen through A.layout o B
+            return A._with_layout(composition(A.layout, B), 0)
+        raise TypeError(f"composition: expected a Layout, a composed layout or a tensor on the left, but got "
+                        f"{type(A).__name__}.")
     tb = type(B)
     if tb is Layout:
         return _compose(A, B, True)

@@ -15,6 +15,7 @@ from .algebra import (
     _cat,
     _compose,
     _fmt_tiler,
+    _is_tensor,
     _layout,
     _modes,
     _raw,
@@ -94,11 +95,6 @@ def logical_divide(A, T):
     except LayoutAlgebraError as e:
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
 
-
-def _is_tensor(x) -> bool:
-    """A tensor in the layout core's sense: a layout plus a way to re-wrap a new layout and an
-    offset over the same data (wb.Tensor, identity tensors, in-kernel tensors)."""
-    return hasattr(x, "_with_layout") and type(getattr(x, "layout", None)) is Layout
 
 
 def _unzip(op, splitter, A, T):
