@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from workbench import host_buffers
 from workbench.dsl import compile_ptx
 from workbench.dsl import examples as E
-from workbench import host_buffers
 from workbench.dsl.cpu_executor import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
 

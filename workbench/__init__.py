@@ -6,6 +6,50 @@ submodule (``workbench.dsl.compile_ptx``, ``workbench._mdspan.MdspanMapping`` ..
 name shadows a Python builtin or a submodule (tests/test_public_api.py checks it).
 """
 
+from ._element_types import (
+    BFloat16,
+    Boolean,
+    Complex32,
+    Complex64,
+    Complex128,
+    ElementType,
+    Float4E2M1FN,
+    Float6E2M3FN,
+    Float6E3M2FN,
+    Float8E3M4,
+    Float8E4M3,
+    Float8E4M3B11FNUZ,
+    Float8E4M3FN,
+    Float8E4M3FNUZ,
+    Float8E5M2,
+    Float8E5M2FNUZ,
+    Float8E8M0FNU,
+    Float16,
+    Float32,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Uint8,
+    Uint16,
+    Uint32,
+    Uint64,
+    vector_type,
+)
+from ._mdspan import (
+    Mdspan,
+    const,
+    full_extent,
+    make_mdspan,
+    submdspan,
+    to_device_mdspan,
+    to_dlpack_tensor,
+    to_host_mdspan,
+    to_managed_mdspan,
+)
+from ._memory import host_buffers
+from ._tensor import AddressSpace, Pointer, Tensor, from_dlpack, make_ptr, make_tensor
 from .atoms import (
     CopyAtom,
     MMAAtom,
@@ -40,38 +84,6 @@ from .dsl import (
     sync_threads,
     thread_idx,
 )
-from ._element_types import (
-    BFloat16,
-    Boolean,
-    Complex32,
-    Complex64,
-    Complex128,
-    ElementType,
-    Float4E2M1FN,
-    Float6E2M3FN,
-    Float6E3M2FN,
-    Float8E3M4,
-    Float8E4M3,
-    Float8E4M3B11FNUZ,
-    Float8E4M3FN,
-    Float8E4M3FNUZ,
-    Float8E5M2,
-    Float8E5M2FNUZ,
-    Float8E8M0FNU,
-    Float16,
-    Float32,
-    Float64,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Uint8,
-    Uint16,
-    Uint32,
-    Uint64,
-    vector_type,
-)
-from .layout.printing import print_layout
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -135,19 +147,7 @@ from .layout import (
     zipped_divide,
     zipped_product,
 )
-from ._mdspan import (
-    Mdspan,
-    const,
-    full_extent,
-    make_mdspan,
-    submdspan,
-    to_device_mdspan,
-    to_dlpack_tensor,
-    to_host_mdspan,
-    to_managed_mdspan,
-)
-from ._memory import host_buffers
-from ._tensor import AddressSpace, Pointer, Tensor, from_dlpack, make_ptr, make_tensor
+from .layout.printing import print_layout
 
 __version__ = "0.1.0"
 

@@ -16,6 +16,7 @@ import operator
 from math import gcd
 
 from . import _element_types as et
+from ._memory import check_bare_span
 from .dlpack import _native
 from .dlpack.abi import (
     DLPACK_FLAG_BITMASK_IS_COPIED,
@@ -25,7 +26,6 @@ from .dlpack.abi import (
 )
 from .dlpack.dtypes import PACKED as _PACKED
 from .dlpack.dtypes import dldtype_of, element_type_of_packed
-from ._memory import check_bare_span
 from .dlpack.importer import dlpack_fields
 from .layout import Dyn, Layout, is_compact, make_layout, make_ordered_layout, offset_span
 from .layout.inttuple import compact_row_major, flatten, format_inttuple

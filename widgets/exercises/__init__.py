@@ -16,8 +16,9 @@ The exercises of notebook NN live in ``widgets/exercises/nNN.py``, found and imp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import workbench as wb
 from workbench.layout import Layout, parse_layout

@@ -277,7 +277,7 @@ def _gpu_cases(counts):
         keep += [raw, vals, params]
         launch = lib.cuLaunchKernel
         cases[("driver floor (ctypes cuLaunchKernel)", n)] = \
-            lambda fn=fn, pp=pp: launch(fn, K.GRID, 1, 1, K.THREADS, 1, 1, 0, None, pp, None)
+            lambda fn=fn, pp=pp, launch=launch: launch(fn, K.GRID, 1, 1, K.THREADS, 1, 1, 0, None, pp, None)
         rargs = (*xs, np.int32(K.ELEMENTS))
         cases[("cupy RawKernel", n)] = lambda raw=raw, a=rargs: raw((K.GRID,), (K.THREADS,), a)
         cases[("pointer bypass", n)] = lambda go=bypass, a=(*ptrs, K.ELEMENTS): go(*a)

@@ -33,8 +33,6 @@ rather than dereferenced.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import ctypes
 import math
 import struct

@@ -20,7 +20,7 @@ from .algebra import (
     right_inverse,
     select,
 )
-from .basis import E, ArithTuple
+from .basis import ArithTuple, E
 from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import ceil_div, crd2idx, format_inttuple, idx2crd, prefix_product, product
 from .layout import (
