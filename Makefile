@@ -1,31 +1,41 @@
 # Two commands do all set-up on a fresh machine with Python 3.11:
-#   make lab    JupyterLab on notebooks/
-#   make test   the whole test suite (unit, property, differential, notebooks, browser)
+#   make lab    JupyterLab on the teaching series (installs only what the notebooks need)
+#   make test   the whole test suite (unit, property, differential, notebooks, browser, sanitizers, binder)
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+HASH   := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LAB_STAMP  := $(VENV)/.lab-$(HASH)
+TEST_STAMP := $(VENV)/.test-$(HASH)
 
-$(STAMP): pyproject.toml
+# the library, JupyterLab, the views, torch (CPU) and matplotlib: what the notebooks import
+$(LAB_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[lab]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	rm -f $(VENV)/.lab-*; touch $@
+
+# + the test stack: pytest, nbval, hypothesis, cupy/NVRTC/CCCL (compile checks without a GPU),
+# playwright, and the anchors the differential tests run (CuTe DSL, pycute)
+$(TEST_STAMP): $(LAB_STAMP)
 	$(PY) -m pip install -q -e '.[test]'
 	# pycute ships inside nvidia-cutlass; its declared deps would pull CUDA toolchains we do not use
 	$(PY) -m pip install -q --no-deps nvidia-cutlass==4.2.0.0
-	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
-	rm -f $(VENV)/.installed-*; touch $@
+	rm -f $(VENV)/.test-*; touch $@
 
 # Chromium for the real-browser widget test (Debian package; playwright never downloads a browser)
 /usr/bin/chromium:
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  echo "chromium could not be installed: the browser test will skip"
 
-.PHONY: test test-asan lab bench install
-install: $(STAMP)
+.PHONY: test test-asan test-binder lab bench install
+install: $(TEST_STAMP)
 
-test: $(STAMP) /usr/bin/chromium
+test: $(TEST_STAMP) /usr/bin/chromium
 	$(PY) -m pytest -q -p no:cacheprovider
 	$(MAKE) test-asan
+	$(MAKE) test-binder
 
 # The C extensions (every Extension setup.py declares) built with AddressSanitizer and
 # UndefinedBehaviorSanitizer into build/asan/, then the tests of the code that hands them pointers
@@ -43,7 +53,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 ASAN_PRELOAD = $(shell $${CC:-gcc} -print-file-name=libasan.so) $(shell $${CC:-gcc} -print-file-name=libstdc++.so.6)
 ASAN_TESTS := $(wildcard tests/test_dlpack_bridge.py tests/test_tensor.py tests/test_mdspan.py tests/test_mdspan_cccl.py tests/test_launch_guard.py \
                 tests/test_dsl_native_launcher.py tests/test_fuzz_dlpack.py tests/test_hostile_input.py)
-test-asan: $(STAMP)
+test-asan: $(TEST_STAMP)
 	rm -rf $(ASAN_DIR) && mkdir -p $(ASAN_DIR)/pkg
 	cp -r workbench $(ASAN_DIR)/pkg/ && find $(ASAN_DIR)/pkg -name '*.so' -delete
 	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
@@ -59,10 +69,23 @@ test-asan: $(STAMP)
 	  PYTHONMALLOC=malloc $(PY) -P -m pytest -q -p no:cacheprovider -o addopts='' --capture=sys $(ASAN_TESTS) \
 	  --deselect tests/test_dsl_native_launcher.py::test_half_precision_kernels_compile_and_bf16_arithmetic_is_a_clear_error
 
-# root (containers, CI machines) needs --allow-root; nobody else gets it
-lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
+# binder/ as mybinder builds it: a fresh Python 3.11 venv with binder/requirements.txt and binder/postBuild,
+# then the whole teaching series validated strictly by nbval inside it (nbval itself added on top).
+BINDER_VENV := build/binder-venv
+test-binder:
+	rm -rf $(BINDER_VENV) && $(PYTHON) -m venv $(BINDER_VENV)
+	$(BINDER_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BINDER_VENV)/bin/python -m pip install -q -r binder/requirements.txt
+	PATH=$(CURDIR)/$(BINDER_VENV)/bin:$$PATH bash binder/postBuild
+	$(BINDER_VENV)/bin/python -m pip install -q "nbval>=0.11" "pytest>=8"
+	$(BINDER_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(BINDER_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts='' \
+	  --nbval --nbval-sanitize-with notebooks/sanitize.cfg --nbval-current-env notebooks/
 
-bench: $(STAMP)
+# root (containers, CI machines) needs --allow-root; nobody else gets it; opens the ten-minute tour
+lab: $(LAB_STAMP)
+	$(VENV)/bin/jupyter lab notebooks/00_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
+
+bench: $(TEST_STAMP)
 	$(PY) -m workbench bench --out benchmarks/results/bench-latest.json
 	$(PY) benchmarks/bench_widgets.py
