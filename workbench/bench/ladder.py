@@ -19,10 +19,8 @@ from workbench.dsl import backend_cupy
 from workbench.dsl import examples as E
 
 # bytes of a and b a thread has requested before it can add: what it keeps in flight
-BYTES_IN_FLIGHT_PER_THREAD = {"naive": 2 * 4, "vectorized": 2 * 16, "tv": 2 * 16, "tv4": 2 * 64}
-KERNELS = {"naive": E.add_naive, "vectorized": E.add_vectorized, "tv": E.add_tv, "tv4": E.add_tv}
-EXTRA = {"tv": (E.LADDER_TV,), "tv4": (E.LADDER_TV4,)}
-THREADS_PER_BLOCK = {"naive": 256, "vectorized": 256, "tv": 128, "tv4": 128}
+BYTES_IN_FLIGHT_PER_THREAD = {"naive": 2 * 4}
+THREADS_PER_BLOCK = {"naive": 256, "vectorized": 256, "vectorized_by_rows": 256, "tv": 128, "remapped": 128}
 
 
 def _time(fn, reps):
@@ -70,26 +68,24 @@ def run(quick: bool = False) -> dict:
     out["device_to_device_copy_GB_per_s"] = 2 * a.nbytes / t / 1e9
 
     ta, tb, tc = (wb.from_dlpack(x, assumed_align=16) for x in (a, b, c))
-    for name, launch, threads in E.ladder(m, n):
+    for name, k, extra, launch, threads in E.ladder(m, n, variants=True):
         c.fill(cupy.nan)
         launch(ta, tb, tc)
         ok = bool(cupy.array_equal(c, want))
         t = _time(lambda launch=launch: launch(ta, tb, tc), reps)
-        k = KERNELS[name]
-        sp = k.specializations[-1]
-        code = wb.show_code(k, ta, tb, tc, *EXTRA.get(name, ()))
-        gk = sp.gpu
-        regs = gk.raw.num_regs
+        code = wb.show_code(k, ta, tb, tc, *extra)
+        gk = k.specialize((ta, tb, tc, *extra)).gpu
         bps = _blocks_per_sm(gk.handle, THREADS_PER_BLOCK[name])
-        per_thread = BYTES_IN_FLIGHT_PER_THREAD[name]
+        per_thread = BYTES_IN_FLIGHT_PER_THREAD.get(name, 2 * 4 * E.LANES)
         resident = bps * THREADS_PER_BLOCK[name] if bps > 0 else -1
         gbs = nbytes / t / 1e9
         out["rungs"][name] = {
             "GB_per_s": gbs, "seconds": t, "correct": ok, "vectorized_128bit": "uint4" in code,
-            "threads": threads, "registers_per_thread": regs, "blocks_per_sm": bps,
+            "threads": threads, "registers_per_thread": gk.raw.num_regs, "blocks_per_sm": bps,
             "bytes_in_flight_per_thread": per_thread,
             "bytes_in_flight_per_sm": resident * per_thread if resident > 0 else -1,
-            # Little's law backwards: the memory latency this bandwidth implies with that much in flight
+            # Little's law backwards: the latency this bandwidth implies if that much were in flight; an upper
+            # bound on the memory latency, tight only for a rung whose bandwidth is bounded by what it has in flight
             "implied_latency_ns": (resident * per_thread * sms) / (gbs * 1e9) * 1e9 if resident > 0 else -1,
         }
     return out

@@ -157,13 +157,13 @@ def add_ptr(pa, pb, pc, m, n):
 
 
 # -- the optimisation ladder: c = a + b on an (M, N) fp32 tensor, four ways ----------------------------
-# Each rung moves the same bytes; what changes is how many of them a thread keeps in flight, which by
-# Little's law (bytes in flight = bandwidth x latency) bounds the bandwidth a GPU can reach.
+# Each rung moves the same bytes; what changes is how many a thread keeps in flight (by Little's law,
+# bytes in flight = bandwidth x latency bounds the bandwidth) and which addresses a warp and the
+# consecutive blocks touch together (coalescing, DRAM locality).
 LANES = 4                                                     # floats in one 128-bit access
 LADDER_THREADS = wb.make_layout((4, 32), stride=(32, 1))      # 128 threads: 4 rows of one warp each
-# (tiler, TV layout): thread t's value v lies at coordinate TV(t, v) of a tiler-shaped block tile
-LADDER_TV = wb.make_layout_tv(LADDER_THREADS, wb.make_layout((1, LANES), stride=(LANES, 1)))    # 4 x 128
-LADDER_TV4 = wb.make_layout_tv(LADDER_THREADS, wb.make_layout((4, LANES), stride=(LANES, 1)))   # 16 x 128
+# (tiler, TV layout): thread t's value v lies at coordinate TV(t, v) of a 4x128 block tile
+LADDER_TV = wb.make_layout_tv(LADDER_THREADS, wb.make_layout((1, LANES), stride=(LANES, 1)))
 
 
 @wb.kernel
@@ -198,43 +198,69 @@ def add_fragment(ta, tb, tc, coords, extent):
 
 
 @wb.kernel
-def add_vectorized(a, b, c):
-    """Rung 2: zipped_divide by (1, 4) makes ((1,4),(M, N/4)): tile t is 4 consecutive floats of a row,
-    one 128-bit load per tensor per thread (8x the bytes in flight of rung 1 per thread... in fewer threads)."""
-    t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
-    ga = wb.zipped_divide(a, (1, LANES))
-    if t < wb.size(ga, mode=1):
-        cs = wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), (1, LANES))
-        add_fragment(ga[None, t], wb.zipped_divide(b, (1, LANES))[None, t], wb.zipped_divide(c, (1, LANES))[None, t],
-                     cs[None, t], wb.shape(c))
+def tile_of(i, tiles, rows, by_rows: wb.Constexpr):
+    """Which tile of a (rows, tiles/rows) grid of tiles index i takes: CuTe's own (colexicographic) order
+    walks down the rows first; by_rows walks along a row first, as row-major memory does."""
+    tile = i
+    if by_rows:   # a Constexpr: decided while tracing, so tile may become a coordinate pair
+        tile = (i // (tiles // rows), i % (tiles // rows))
+    return tile
 
 
 @wb.kernel
-def add_tv(a, b, c, tv: wb.Constexpr):
-    """Rungs 3 and 4: a thread/value layout.  Block `bidx` takes tile bidx of zipped_divide(x, tiler);
-    composing the tile with the TV layout and slicing thread t gives exactly its values, in order:
-    CuTe's canonical elementwise kernel.  tv = LADDER_TV (one 128-bit vector a thread, a 4x128 tile)
-    or LADDER_TV4 (four vectors a thread, 16x128)."""
+def add_vectorized(a, b, c, by_rows: wb.Constexpr):
+    """Rung 2: zipped_divide by (1, 4) makes ((1,4),(M, N/4)): tile (i, j) is 4 consecutive floats of
+    row i, one 128-bit load per tensor per thread (four times rung 1's bytes in flight).  Thread t takes
+    tile t in CuTe's order of the (M, N/4) mode, t -> (t % M, t // M): a warp then reads one tile from each
+    of 32 rows, 32 separate 16-byte pieces.  by_rows: tile (t // (N/4), t % (N/4)), 512 contiguous bytes
+    a warp."""
+    t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    ga = wb.zipped_divide(a, (1, LANES))
+    if t < wb.size(ga, mode=1):
+        tile = tile_of(t, wb.size(ga, mode=1), wb.shape(a)[0], by_rows)
+        cs = wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), (1, LANES))
+        add_fragment(ga[None, tile], wb.zipped_divide(b, (1, LANES))[None, tile],
+                     wb.zipped_divide(c, (1, LANES))[None, tile], cs[None, tile], wb.shape(c))
+
+
+@wb.kernel
+def add_tv(a, b, c, tv: wb.Constexpr, by_rows: wb.Constexpr):
+    """Rungs 3 and 4: a thread/value layout.  Block `blk` takes tile blk of zipped_divide(x, tiler);
+    composing the tile with the TV layout and slicing thread t gives exactly its values, in order
+    (CuTe's canonical elementwise kernel): the warps of a block read whole 512-byte row segments.
+    Rung 3 numbers the block tiles in CuTe's order (consecutive blocks go down the rows); rung 4
+    remaps the block index to walk along the rows (by_rows), so consecutive blocks read consecutive
+    memory."""
     tiler, layout_tv = tv
-    bidx = wb.block_idx().x
     tidx = wb.thread_idx().x
-    cs = wb.composition(wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), tiler)[None, bidx], layout_tv)
-    add_fragment(wb.composition(wb.zipped_divide(a, tiler)[None, bidx], layout_tv)[tidx, None],
-                 wb.composition(wb.zipped_divide(b, tiler)[None, bidx], layout_tv)[tidx, None],
-                 wb.composition(wb.zipped_divide(c, tiler)[None, bidx], layout_tv)[tidx, None],
+    blk = tile_of(wb.block_idx().x, wb.size(wb.zipped_divide(c, tiler), mode=1), wb.ceil_div(wb.shape(c)[0], tiler[0]),
+                  by_rows)
+    cs = wb.composition(wb.zipped_divide(wb.make_identity_tensor(wb.shape(c)), tiler)[None, blk], layout_tv)
+    add_fragment(wb.composition(wb.zipped_divide(a, tiler)[None, blk], layout_tv)[tidx, None],
+                 wb.composition(wb.zipped_divide(b, tiler)[None, blk], layout_tv)[tidx, None],
+                 wb.composition(wb.zipped_divide(c, tiler)[None, blk], layout_tv)[tidx, None],
                  cs[tidx, None], wb.shape(c))
 
 
-def ladder(m, n):
-    """(name, launch(a, b, c), threads launched) for each rung on an (m, n) tensor."""
-    tiles = [(name, tv, math.ceil(m / tv[0][0]) * math.ceil(n / tv[0][1])) for name, tv in
-             (("tv", LADDER_TV), ("tv4", LADDER_TV4))]
-    rungs = [("naive", lambda a, b, c: add_naive[_grid2(m, n, 32, 8)](a, b, c), m * n),
-             ("vectorized", lambda a, b, c: add_vectorized[(math.ceil(m * math.ceil(n / LANES) / 256), 1, 1),
-                                                           (256, 1, 1)](a, b, c), m * math.ceil(n / LANES))]
-    for name, tv, blocks in tiles:
-        rungs.append((name, lambda a, b, c, tv=tv, blocks=blocks: add_tv[(blocks, 1, 1), (128, 1, 1)](a, b, c, tv),
-                      blocks * 128))
+def ladder(m, n, *, variants=False):
+    """[(rung, kernel, extra arguments, launch(a, b, c), threads launched)] on an (m, n) tensor: naive,
+    vectorized, tv, remapped; variants adds rung 2 with its tiles by rows ('vectorized_by_rows')."""
+    vgrid = ((math.ceil(m * math.ceil(n / LANES) / 256), 1, 1), (256, 1, 1))
+    (tm, tn), _ = LADDER_TV
+    blocks = math.ceil(m / tm) * math.ceil(n / tn)
+
+    def tv(by_rows):
+        return lambda a, b, c: add_tv[(blocks, 1, 1), (128, 1, 1)](a, b, c, LADDER_TV, by_rows)
+
+    def vec(by_rows):
+        return lambda a, b, c: add_vectorized[vgrid](a, b, c, by_rows)
+
+    rungs = [("naive", add_naive, (), lambda a, b, c: add_naive[_grid2(m, n, 32, 8)](a, b, c), m * n),
+             ("vectorized", add_vectorized, (False,), vec(False), m * math.ceil(n / LANES)),
+             ("tv", add_tv, (LADDER_TV, False), tv(False), blocks * 128),
+             ("remapped", add_tv, (LADDER_TV, True), tv(True), blocks * 128)]
+    if variants:
+        rungs.append(("vectorized_by_rows", add_vectorized, (True,), vec(True), m * math.ceil(n / LANES)))
     return rungs
 
 
@@ -305,11 +331,10 @@ def make_examples(size="small"):
         Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
                 lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),
                 lambda xs: [xs[0].astype(np.float64).sum(axis=1)], [1], rtol=1e-4),
-        *[Example(f"add_{name}", {"naive": add_naive, "vectorized": add_vectorized}.get(name, add_tv),
-                  lambda rng: [_f32(rng, m2, n2), _f32(rng, m2, n2), _poison(m2, n2)],
+        *[Example(f"add_{name}", kernel, lambda rng: [_f32(rng, m2, n2), _f32(rng, m2, n2), _poison(m2, n2)],
                   lambda xs, launch=launch: launch(*[wb.from_dlpack(x, assumed_align=16) for x in xs]),
-                  lambda xs: [xs[0] + xs[1]], [2], extra={"tv": (LADDER_TV,), "tv4": (LADDER_TV4,)}.get(name, ()))
-          for name, launch, _ in ladder(m2, n2)],
+                  lambda xs: [xs[0] + xs[1]], [2], extra=extra)
+          for name, kernel, extra, launch, _ in ladder(m2, n2, variants=True)],
         Example("sgemm", sgemm, lambda rng: [_f32(rng, mm[0], mm[2]), _f32(rng, mm[2], mm[1]), _poison(mm[0], mm[1])],
                 lambda xs: sgemm[_grid2(mm[0], mm[1], MM, MM)](*xs),
                 lambda xs: [xs[0].astype(np.float64) @ xs[1].astype(np.float64)], [2], rtol=1e-4),
