@@ -10,11 +10,11 @@ import weakref
 import numpy as np
 import pytest
 import torch
+from producers import Producer
 
 import workbench as wb
-from producers import Producer
-from workbench.dlpack import _native
 from workbench import host_buffers
+from workbench.dlpack import _native
 from workbench.dsl.cpu_executor import KernelRuntimeError, check_launch_limits
 
 READ_ONLY = 1
@@ -174,6 +174,43 @@ def test_read_only_numpy_views_cannot_be_made_writable():
             arr[0] = 1.0
 
 
+def test_read_only_false_cannot_remove_const_from_a_read_only_source():
+    a = _ro()
+    with pytest.raises(ValueError, match="read_only=True or None for a read-only source.*but got read_only=False"):
+        wb.to_host_mdspan(a, wb.Float32, 1, read_only=False)
+    ro_view = wb.to_host_mdspan(a, wb.Float32, 1)
+    for source in (wb.from_dlpack(a), wb.to_dlpack_tensor(ro_view), wb.to_dlpack_tensor(ro_view).get()):
+        with pytest.raises(ValueError, match="never remove it"):
+            wb.to_host_mdspan(source, wb.Float32, 1, read_only=False)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    w = np.zeros(3, np.float32)                 # a request may add const, and False on a writable source is fine
+    assert wb.to_host_mdspan(w, wb.Float32, 1, read_only=True).is_const
+    md = wb.to_host_mdspan(w, wb.Float32, 1, read_only=False)
+    md[0] = 5.0
+    assert w[0] == 5.0 and not md.is_const
+    with pytest.raises(TypeError, match="True, False or None"):
+        wb.to_host_mdspan(w, wb.Float32, 1, read_only=0)
+
+
+def test_const_survives_the_dltensor_of_an_export_and_of_an_import():
+    from workbench.dlpack.importer import consume
+
+    b = _ro()
+    exported = wb.to_dlpack_tensor(wb.to_host_mdspan(b, wb.Float32, 1)).get()  # issue 10: get() dropped const
+    imported = consume(_ro()).dltensor
+    for t in (exported, imported):
+        md = wb.to_host_mdspan(t, wb.Float32, 1)
+        assert md.is_const
+        with pytest.raises(TypeError, match="const float"):
+            md[1] = 77.0
+        assert not md.numpy().flags.writeable
+    assert b.tolist() == [0.0, 1.0, 2.0, 3.0]
+    w = np.zeros(3, np.float32)                 # a writable source's DLTensor stays writable
+    for t in (wb.to_dlpack_tensor(wb.to_host_mdspan(w, wb.Float32, 1)).get(), consume(w).dltensor):
+        wb.to_host_mdspan(t, wb.Float32, 1)[1] = 7.0
+    assert w.tolist() == [0.0, 7.0, 0.0]
+
+
 def test_read_only_exports_say_so_or_are_refused():
     t = wb.from_dlpack(_ro())
     assert wb.from_dlpack(t).read_only
@@ -241,6 +278,110 @@ def test_a_pointer_is_fixed_once_made():
         _native.init_pointer(p, wb.Float32, 64, "generic", 4, False)
 
 
+def test_make_mdspan_takes_integers_only_and_a_span_within_int64():
+    with pytest.raises(TypeError, match="integer address"):
+        wb.make_mdspan(4.7, wb.Float32, (2,))               # was silently the address 4
+    with pytest.raises(TypeError, match="integer offset"):
+        wb.make_mdspan(0x1000, wb.Float32, (2,), strides=(-1,), offset=1.5)
+    with pytest.raises(ValueError, match=r"\[0, 2\*\*64\)"):
+        wb.make_mdspan(-16, wb.Float32, (2,))
+    big = 1 << 62   # is_unique() enumerates such interleaved strides in int64: the span must fit
+    with pytest.raises(ValueError, match="required span size is not representable"):
+        wb.make_mdspan(0x1000, wb.Float32, (3, 3, 3), strides=(big, big + 1, 1))
+    assert wb.make_mdspan(np.uint64(0x1000), wb.Float32, (2,)).data_handle() == 0x1000
+
+
+# -- no silent wrong answer: offsets beyond int64, composed layouts outside their inner domain ------
+def test_layout_offsets_refuse_to_wrap_around_int64():
+    with pytest.raises(ValueError, match=r"offsets\(\) of 4:4611686018427387904: expected offsets within int64"):
+        wb.make_layout(4, stride=2**62).offsets()          # was [0, 2**62, -2**63, -2**62]
+    with pytest.raises(ValueError, match="within int64"):
+        wb.make_layout((2, 2), stride=(-(2**62), -(2**62) - 1)).offsets()
+    # the edges themselves are exact, and a stride of a size-1 mode does not matter
+    assert wb.make_layout(2, stride=2**63 - 1).offsets().tolist() == [0, 2**63 - 1]
+    assert wb.make_layout(2, stride=-(2**63)).offsets().tolist() == [0, -(2**63)]
+    assert wb.make_layout((1, 3), stride=(2**80, 5)).offsets().tolist() == [0, 5, 10]
+
+
+def test_window_offsets_and_printing_refuse_to_wrap_around_int64():
+    from workbench.layout.window import mode_offsets, window_offsets
+
+    with pytest.raises(ValueError, match="within int64"):
+        window_offsets(wb.make_layout((2, 2), stride=(2**62, 2**62)), np.arange(2), np.arange(2))
+    with pytest.raises(ValueError, match="within int64"):
+        mode_offsets(4, 2**62, np.arange(4))
+    with pytest.raises(ValueError, match="within int64"):
+        wb.print_layout(wb.make_layout((2, 2), stride=(1, 2**63 - 1)))
+    got = window_offsets(wb.make_layout((4, 2), stride=(1, 2**62)), np.arange(4), np.arange(2))
+    assert got.tolist() == [[r, r + 2**62] for r in range(4)]
+
+
+def test_layout_view_of_a_layout_beyond_int64_is_refused_not_drawn_wrapped():
+    from widgets import LayoutView
+
+    with pytest.raises(ValueError, match="within int64"):
+        LayoutView(wb.parse_layout("4:4611686018427387904")).to_svg()   # showed -9223372036854775808
+
+
+def test_playground_shows_overflow_and_arithmetic_errors_in_place(monkeypatch):
+    from widgets import playground
+
+    p = playground.AlgebraPlayground()
+    p.a_control.value = "(4,2):(1,100000000000000000000)"      # OverflowError escaped the observer
+    assert p.error.startswith("ValueError:") and "within int64" in p.error
+    assert p.grids() == [None, None, None] and "wb-error" in p.info.value and "<svg" in p.to_svg()
+    monkeypatch.setitem(playground.OPERATIONS, "coalesce", (lambda A: 2.0 ** 2000, "none", False))
+    p.a_control.value = "(4,2):(1,4)"
+    p.op_control.value = "coalesce"
+    assert p.error.startswith("OverflowError:")
+    p.op_control.value = "composition"
+    assert p.error == "" and p.grids()[2] is not None
+
+
+def test_composed_layout_offsets_agree_with_evaluation_or_refuse():
+    from workbench.layout.window import offset_bounds, window_offsets
+
+    inner = wb.make_layout((4, 4), stride=(4, 1))
+    neg = wb.make_composed_layout(inner, 0, wb.make_layout((2, 2), stride=(-1, -2)))
+    for f in (lambda: neg(1), neg.offsets, lambda: window_offsets(neg, np.arange(2), np.arange(2)),
+              lambda: offset_bounds(neg)):
+        with pytest.raises(ValueError, match=">= 0"):
+            f()                                             # offsets() said 15 (wrapped) where c(1) was 11
+    past = wb.make_composed_layout(inner, 10, wb.make_layout((2, 2), stride=(1, 8)))   # reaches index 19 of 16
+    want = [past(i) for i in range(4)]
+    assert want == [10, 14, 12, 16]                         # CuTe: the last mode extends past the size
+    assert past.offsets().tolist() == want                  # was an IndexError
+    assert window_offsets(past, np.arange(2), np.arange(2)).T.reshape(-1).tolist() == want
+    lo, hi = offset_bounds(past)
+    assert lo <= min(want) and hi >= max(want)
+    sw = wb.make_composed_layout(wb.make_swizzle(3, 4, 3), 0, wb.make_layout((8, 64), stride=(64, 1)))
+    assert sw.offsets().tolist() == [sw(i) for i in range(512)]
+    with pytest.raises(ValueError, match="within int64"):
+        wb.make_composed_layout(inner, 2**63 - 2, wb.make_layout(4)).offsets()
+
+
+# -- deep nesting ------------------------------------------------------------------------------------
+def _nested(levels, make=tuple):
+    x = 4
+    for _ in range(levels):
+        x = make((x,))
+    return x
+
+
+def test_deeply_nested_tuples_are_refused_like_deeply_nested_text():
+    deep = _nested(5000)
+    cases = (lambda: wb.make_layout(deep), lambda: wb.Layout(_nested(5000, list)),
+             lambda: wb.make_layout(4, stride=deep), lambda: wb.make_tensor(wb.from_dlpack(np.zeros(4)), deep),
+             lambda: wb.make_identity_tensor(deep), lambda: wb.make_layout(_nested(33)))
+    for f in cases:
+        with pytest.raises(ValueError, match="nested at most 32 levels deep"):
+            f()                                             # was a RecursionError
+    text = "(" * 32 + "4" + ")" * 32
+    assert wb.make_layout(_nested(32)) == wb.parse_layout(text) == wb.Layout(_nested(32, list))
+    with pytest.raises(ValueError, match="nested at most 32 levels deep"):
+        wb.parse_layout("(" + text + ")")
+
+
 # -- bounded work ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("grid,block,msg", [
     ((2**31, 1, 1), (1, 1, 1), "grid x"),
@@ -261,6 +402,45 @@ def test_cpu_executor_enforces_cuda_launch_limits(grid, block, msg):
 def test_cpu_executor_accepts_the_limits_themselves():
     check_launch_limits((2**31 - 1, 65535, 65535), (1024, 1, 1))
     check_launch_limits((1, 1, 1), (16, 1, 64))
+    check_launch_limits((1, 1, 1), (1, 1, 1), 48 * 1024, 179 * 1024)   # 48 KiB static + the rest of 227 KiB
+
+
+def _smem_kernel(n):
+    @wb.kernel
+    def uses_smem(a):
+        s = wb.shared_tensor(wb.Float32, wb.make_layout(n))
+        i = wb.thread_idx().x
+        s[i] = 1.0
+        a[i] = s[i]
+
+    return uses_smem
+
+
+@pytest.mark.parametrize("static,dynamic,msg", [
+    (48 * 1024 + 4, 0, "at most 49152 bytes \\(48 KiB\\) of static shared memory"),
+    (1 << 28, 0, "static shared memory"),
+    (0, -1, "smem\\) >= 0"),
+    (0, 1 << 40, "at most 232448 bytes \\(227 KiB"),
+    (48 * 1024, 179 * 1024 + 1, "49152 \\+ 183297 = 232449"),
+])
+def test_cpu_executor_enforces_cuda_shared_memory_limits(static, dynamic, msg):
+    with pytest.raises(ValueError, match=msg):
+        check_launch_limits((1, 1, 1), (1, 1, 1), static, dynamic)
+
+
+def test_shared_memory_beyond_cuda_limits_is_refused_before_a_block_runs():
+    a = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="static shared memory"):
+        _smem_kernel(1 << 26).launch(a, grid=2, block=4, backend="cpu")     # 256 MiB of __shared__ ran
+    ok = _smem_kernel(12288)                                                 # exactly 48 KiB
+    for smem in (-1, 1 << 40, 179 * 1024 + 1):
+        with pytest.raises(ValueError, match="shared memory"):
+            ok.launch(a, grid=1, block=4, smem=smem, backend="cpu")
+    with pytest.raises(TypeError, match="smem"):
+        ok.launch(a, grid=1, block=4, smem=1.5, backend="cpu")
+    assert not a.any()
+    ok.launch(a, grid=1, block=4, smem=179 * 1024, backend="cpu")
+    assert a.tolist() == [1.0] * 4
 
 
 # -- garbage collection ----------------------------------------------------------------------------

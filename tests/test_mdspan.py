@@ -389,10 +389,14 @@ def test_to_dlpack_device_mapping_and_dtypes():
 
 
 def test_to_dlpack_int64_range():
+    # make_mdspan refuses such views (index_type is int64_t: C++'s mapping precondition), so build them directly
+    for extents, strides in (((1 << 63, 1), (1, 1)), ((2,), (1 << 63,))):
+        with pytest.raises(ValueError, match="required span size is not representable"):
+            wb.make_mdspan(4096, wb.Int8, extents, strides)
     with pytest.raises(ValueError, match="Extent is too large"):
-        wb.to_dlpack_tensor(wb.make_mdspan(4096, wb.Int8, (1 << 63, 1)))
+        wb.to_dlpack_tensor(wbm.Mdspan("host", wb.Int8, wbm.MdspanMapping("right", (1 << 63, 1), (1, 1)), 4096))
     with pytest.raises(ValueError, match="Stride is too large"):
-        wb.to_dlpack_tensor(wb.make_mdspan(4096, wb.Int8, (2,), (1 << 63,)))
+        wb.to_dlpack_tensor(wbm.Mdspan("host", wb.Int8, wbm.MdspanMapping("stride", (2,), (1 << 63,)), 4096))
     with pytest.raises(TypeError):
         wb.to_dlpack_tensor(np.zeros(3))
 
@@ -431,6 +435,17 @@ def test_improvement_relaxed_negative_strides_keep_offset():
     back = wb.to_host_mdspan(t, wb.Int32, 2, "stride_relaxed")
     assert back[0, 0] == 11 and back[2, 3] == 0
     np.testing.assert_array_equal(back.numpy(), flipped)
+
+
+def test_improvement_relaxed_strides_reaching_below_address_zero_are_refused():
+    a = np.zeros(4, np.float32)
+    # 1 MiB above address 0, 2**40 elements of stride -4 reach 16 TiB below it: CCCL accepts, the rebase would wrap
+    t = dl(a, data=1 << 20, shape=(1 << 40,), strides=(-4,))
+    msg = _err(wb.to_host_mdspan, t, wb.Float32, 1, "stride_relaxed")
+    assert msg.startswith("layout_stride_relaxed::mapping: the negative strides reach below address 0")
+    assert "expected at most 262144 elements below the data pointer 0x100000, but got 4398046511100" in msg
+    ok = wb.to_host_mdspan(dl(a, data=1 << 20, shape=(65536,), strides=(-4,)), wb.Float32, 1, "stride_relaxed")
+    assert ok.data_handle() == 16 and ok.offset() == 262140     # rebased: the lowest element at address 16
 
 
 def test_improvement_const_element_types():

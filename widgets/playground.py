@@ -4,7 +4,7 @@ Colouring is shared: every cell is coloured by the offset of A's codomain it fin
 one scale for the three grids (the legend gives its ends; the cell labels give exact values), so the
 same memory element has the same colour everywhere.  A's cells show A(i); the result's cells show
 R(i); B's cells, when B's values index A's domain (composition, the divides), are coloured by A(B(i)),
-otherwise by their own offset.  Parse and algebra errors are shown in
+otherwise by their own offset.  Parse, algebra and drawing errors (offsets beyond int64) are shown in
 place with their message.
 """
 
@@ -69,6 +69,8 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         fn, bkind, b_indexes_a = OPERATIONS[op]
         self.A = self.B = self.result = None
         self._error = ""
+        self._b_indexes_a = b_indexes_a
+        self._grids = [None, None, None]
         try:
             self.A = parse_layout(self.a_control.value)
             btext = self.b_control.value.strip()
@@ -82,13 +84,17 @@ class AlgebraPlayground(SvgFallback, W.VBox):
                 self.result = fn(self.A)
             if type(self.result) is not Layout:
                 raise TypeError(f"Expected the {op} of two layouts to be a Layout, but got {type(self.result).__name__}.")
-        except (ValueError, TypeError, ZeroDivisionError) as e:   # shown in place
+            self._grids = self._draw()   # drawing evaluates offsets, which may refuse too (beyond int64)
+        except (ValueError, TypeError, ArithmeticError) as e:   # shown in place (ArithmeticError: overflow, 1/0)
             self._error = f"{type(e).__name__}: {e}"
-        self._b_indexes_a = b_indexes_a
         self._refresh()
 
     def grids(self) -> list:
-        """The drawable grids (A, B, result), each None when absent or too large to draw."""
+        """The drawable grids (A, B, result), each None when absent, too large to draw or not drawable
+        (then :attr:`error` says why)."""
+        return list(self._grids)
+
+    def _draw(self) -> list:
         out, denoted = [], []
         a_off = None
         if self.A is not None and self.A.is_static and self.A.size <= MAX_DRAWN:

@@ -49,7 +49,8 @@ def tv_cells(tv: Layout, tile: Layout) -> tuple[np.ndarray, np.ndarray]:
     idx = tv.offsets().reshape(V, T).T                      # (T, V): t + T*v is the flat TV index
     n = int(tile.size)
     if idx.min() < 0 or idx.max() >= n:
-        raise ValueError(f"Expected TV indices inside the tile of size {n}, but {tv} reaches {int(idx.max())}.")
+        raise ValueError(f"Expected TV indices inside the tile, in [0, {n}), but {tv} reaches "
+                         f"[{int(idx.min())}, {int(idx.max())}].")
     owner = np.full((2, n), -1, np.int64)
     flat = idx.T.reshape(-1)[::-1]                          # reversed: the first pair is written last
     tt = np.tile(np.arange(T), V)[::-1]

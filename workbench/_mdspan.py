@@ -28,7 +28,8 @@ The checks, in order (``*`` marks a check CCCL does not make):
 13. *layout_stride_relaxed: where the negative strides reach below the data pointer (numpy's
     ``a[:, ::-1]``), the view is rebased: ``data_handle()`` moves down and ``offset()`` up by
     the same number of elements, so each element keeps its address and every mapped offset is
-    >= 0 (CCCL keeps the pointer and breaks its mapping's precondition, asserted in debug only)
+    >= 0 (CCCL keeps the pointer and breaks its mapping's precondition, asserted in debug only);
+    strides that reach below address 0 are refused
 
 Improvements over CCCL, each tested in tests/test_mdspan.py:
 
@@ -37,7 +38,9 @@ Improvements over CCCL, each tested in tests/test_mdspan.py:
 - exporting a ``stride_relaxed`` view with an offset (negative strides) keeps the offset in
   ``byte_offset`` (CCCL writes byte_offset 0 and so points at the wrong elements);
 - const element types (``wb.const(wb.Float32)``) work; views of READ_ONLY DLPack tensors are
-  const views; writes through them raise TypeError (CCCL: ``const int`` does not compile);
+  const views; writes through them raise TypeError (CCCL: ``const int`` does not compile); the
+  const-ness survives ``to_dlpack_tensor(md).get()`` (the DLTensor's ``_wb_keepalive`` says so) and
+  ``read_only=False`` cannot take it away;
 - ``mapping().is_unique()`` tells the truth for layout_stride / stride_relaxed, e.g. False for
   (2,2):(1,1) (CCCL's layout_stride says True for any strides, stride_relaxed says False always),
   and ``is_exhaustive()`` is False for non-unique mappings ((3,3):(2,2): CCCL says True) and
@@ -67,6 +70,7 @@ import operator
 import numpy as np
 
 from . import _element_types as et
+from ._tensor import _ADDRESS_END, _as_address
 from .dlpack import _native
 from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack.dtypes import dldtype_of
@@ -351,7 +355,12 @@ class Mdspan:
         self.element_type, self.is_const = _split_const(element_type)
         self.accessor = accessor
         self._mapping = mapping
-        self._data = int(data_handle or 0)
+        data = 0 if data_handle is None else data_handle
+        if type(data) is not int:
+            data = _as_address(data)  # integers only: int() would make 4.7 the address 4
+        if not 0 <= data < _ADDRESS_END:
+            raise ValueError(f"Expected a data handle in [0, 2**64), but got {data:#x}.")
+        self._data = data
         self.device = device if device is not None else (int(_ACCESSORS[accessor][0]), 0)
         self._owner = owner
         self._array = None
@@ -538,7 +547,12 @@ class _HostBytes:
 # ----------------------------------------------------------------------------------------------
 
 def _source(dl, dlpack_version, read_only):
-    """(DLTensor, version, read_only, owner) of whatever the user passed."""
+    """(DLTensor, version, read_only, owner) of whatever the user passed.
+
+    ``read_only=True`` adds const; ``read_only=False`` cannot remove the source's: a READ_ONLY
+    DLPack tensor, a const view's ``to_dlpack_tensor`` wrapper or a DLTensor its ``get()`` handed out
+    (and the ``dltensor`` of a read-only import) are refused, as C++ refuses ``const T*`` -> ``T*``.
+    """
     version = None
     flags_read_only = False
     owner = dl
@@ -547,6 +561,9 @@ def _source(dl, dlpack_version, read_only):
         flags_read_only = dl.read_only
     elif isinstance(dl, DLTensor):
         tensor, version = dl, HEADER_DLPACK_VERSION
+        # A DLTensor has no flags field: one workbench hands out names its source in _wb_keepalive
+        # (a DLPackTensorWrapper or an importer's Imported), whose read_only is the tensor's.
+        flags_read_only = getattr(getattr(dl, "_wb_keepalive", None), "read_only", False) is True
     elif isinstance(dl, ctypes._Pointer) and dl._type_ is DLTensor:
         if not dl:
             raise ValueError("Expected a pointer to a DLTensor, but got a NULL pointer.")
@@ -575,7 +592,14 @@ def _source(dl, dlpack_version, read_only):
     if dlpack_version is not None:
         version = tuple(dlpack_version)
     if read_only is not None:
-        flags_read_only = bool(read_only)
+        if type(read_only) is not bool:
+            raise TypeError(f"Expected read_only True, False or None, but got {type(read_only).__name__}.")
+        if flags_read_only and not read_only:
+            raise ValueError(
+                "Expected read_only=True or None for a read-only source (a request may add const, never remove it), "
+                f"but got read_only=False for {type(dl).__name__}."
+            )
+        flags_read_only = read_only
     return tensor, version, flags_read_only, owner
 
 
@@ -800,14 +824,14 @@ def validate_strides(c):
     c.strides = _COMPACT[layout](shape) if layout in ("right", "left") else given
 
 
-def validate_span(c, mapping):
+def validate_span(mapping):
     """12*. size and required_span_size() fit int64_t (CCCL asserts it in debug builds only; release
-    builds wrap around)."""
+    builds wrap around).  make_mdspan checks it too: is_unique() and numpy() compute in int64."""
     span = max(mapping.size(), mapping.required_span_size())
     if span > _INT64_MAX:
         raise ValueError(
-            f"layout_{c.layout}::mapping: required span size is not representable as index_type: expected at most "
-            f"{_INT64_MAX} (int64_t), but got {span} (shape {c.shape}, strides {c.strides})."
+            f"layout_{mapping.layout}::mapping: required span size is not representable as index_type: expected at "
+            f"most {_INT64_MAX} (int64_t), but got {span} (shape {mapping.extents()}, strides {mapping.strides()})."
         )
 
 
@@ -830,7 +854,7 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
     sizeof = c.sizeof
     offset = c.tensor.byte_offset // sizeof if layout == "stride_relaxed" else 0
     mapping = MdspanMapping(layout, c.shape, c.strides, offset)
-    validate_span(c, mapping)
+    validate_span(mapping)
     handle = c.handle
     # 13*. negative strides reaching below the data pointer (numpy's a[:, ::-1] exports data at
     # element 0 with byte_offset 0) rebase: the handle moves down and the offset up by the same number
@@ -838,6 +862,12 @@ def _to_mdspan(kind, dl, element_type, rank, layout, dlpack_version, read_only):
     # precondition (CCCL asserts it in debug builds only).
     if layout == "stride_relaxed" and mapping.size() > 0 and mapping.min_offset() < 0:
         shift = -mapping.min_offset()
+        if shift * sizeof > handle:  # CCCL keeps the pointer: its mapping would address memory below 0
+            raise ValueError(
+                f"layout_stride_relaxed::mapping: the negative strides reach below address 0: expected at most "
+                f"{handle // sizeof} elements below the data pointer 0x{handle:x}, but got {shift} (shape {c.shape}, "
+                f"strides {c.strides})."
+            )
         mapping = MdspanMapping(layout, c.shape, c.strides, offset + shift)
         handle -= shift * sizeof
     device = (int(c.tensor.device.device_type), int(c.tensor.device.device_id))
@@ -851,8 +881,9 @@ _DOC = """Convert a DLTensor to a ``{view}`` as CCCL's ``cuda::{fn}<T, Rank, Lay
     ``element_type``: ``wb.Float32`` ... or ``wb.const(wb.Float32)``; ``rank``: the expected
     ``ndim``; ``layout``: 'right', 'left', 'stride' (default) or 'stride_relaxed'.
     ``dlpack_version``: the producer's DLPack version (decides whether strides may be NULL);
-    default: the capsule's, or 1.3 for a bare DLTensor.  ``read_only``: override the
-    READ_ONLY flag (a read-only view has a const element type).
+    default: the capsule's, or 1.3 for a bare DLTensor.  ``read_only=True`` makes the view
+    const; ``read_only=False`` of a read-only source (READ_ONLY flag, a const view's export) is
+    a ValueError: a request may add const, never remove it.  A read-only view has a const element type.
 
     The checks and their order are in this module's docstring; each failure is a ValueError
     whose message starts with CCCL's text.  Guarantees, for the returned ``md``:
@@ -880,6 +911,13 @@ to_device_mdspan.__doc__ = _DOC.format(view="device_mdspan", fn="to_device_mdspa
 to_managed_mdspan.__doc__ = _DOC.format(view="managed_mdspan", fn="to_managed_mdspan")
 
 
+def _int(v, what):
+    try:
+        return operator.index(v)  # integers only: int() would make 1.5 the offset 1
+    except TypeError:
+        raise TypeError(f"Expected integer {what}, but got {type(v).__name__} ({v!r}).") from None
+
+
 def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None, offset=0, accessor="host",
                 device=None, owner=None):
     """An mdspan over ``data_handle`` (an int address), like constructing ``cuda::host_mdspan`` in C++.
@@ -888,7 +926,7 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
     'stride' with positive strides and no offset, else 'stride_relaxed'.  Nothing is checked
     against memory: as in C++, the caller vouches for the pointer.  ``owner`` is kept alive.
     """
-    extents = tuple(operator.index(e) for e in extents)
+    extents = tuple(_int(e, "extents") for e in extents)
     if any(e < 0 for e in extents):
         raise ValueError(f"Expected non-negative extents, but got {extents}.")
     if strides is None:
@@ -896,7 +934,8 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
         if layout not in ("right", "left"):
             raise ValueError(f"Expected strides for layout {layout!r}, but got none.")
         strides = _COMPACT[layout](extents)
-    strides = tuple(operator.index(s) for s in strides)
+    strides = tuple(_int(s, "strides") for s in strides)
+    offset = _int(offset, "offset")
     if len(strides) != len(extents):
         raise ValueError(f"Expected {len(extents)} strides, but got {len(strides)}.")
     if layout is None:
@@ -914,6 +953,7 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
     if mapping.size() > 0 and mapping.min_offset() < 0:
         raise ValueError(f"Expected an offset covering the negative strides ({offset - mapping.min_offset()}), "
                          f"but got {offset}.")
+    validate_span(mapping)
     return Mdspan(accessor, element_type, mapping, data_handle, device=device, owner=owner)
 
 

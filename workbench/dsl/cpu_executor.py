@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 import struct
 
 import numpy as np
@@ -483,9 +484,11 @@ class CompiledCPU:
         self.make = ns["_make"]
         self.shared = _shared(k.body)
 
-    def run(self, grid, block, values, extents):
-        """values: the kernel parameters in order (ptr params: (address, etype)); extents: name -> (lo, hi)."""
-        check_launch_limits(grid, block)
+    def run(self, grid, block, values, extents, smem=0):
+        """values: the kernel parameters in order (ptr params: (address, etype)); extents: name -> (lo, hi);
+        smem: the launch's dynamic shared memory in bytes (checked against CUDA's limits, then unused: the DSL's
+        shared tensors are static)."""
+        check_launch_limits(grid, block, self.ir.shared_bytes, smem)
         P, IX, AL = [], {}, {}
         for p, v in zip(self.ir.params, values):
             if p.kind == "ptr":
@@ -535,10 +538,16 @@ class CompiledCPU:
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
+# Shared memory per block: ptxas refuses more than 48 KiB of static __shared__; static plus dynamic may reach the
+# device's opt-in maximum (cudaDevAttrMaxSharedMemoryPerBlockOptin), which differs by GPU: the executor applies
+# an H100's (sm_90: 232448 bytes = 227 KiB; an A100 has 163 KiB).
+MAX_STATIC_SMEM = 48 * 1024
+MAX_SMEM_OPTIN = 227 * 1024
 
 
-def check_launch_limits(grid, block):
-    """Raise ValueError unless grid and block are 3 positive ints within CUDA's limits."""
+def check_launch_limits(grid, block, static_smem=0, smem=0):
+    """Raise ValueError unless grid and block are 3 positive ints within CUDA's limits, and the kernel's static
+    shared memory plus the launch's dynamic ``smem`` (bytes) fit CUDA's limits (see MAX_STATIC_SMEM)."""
     for what, dims, limits in (("grid", grid, MAX_GRID), ("block", block, MAX_BLOCK)):
         if len(dims) != 3 or any(type(d) is not int for d in dims):
             raise TypeError(f"Expected the {what} as 3 ints, but got {dims!r}.")
@@ -548,6 +557,21 @@ def check_launch_limits(grid, block):
     if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
         raise ValueError(f"Expected at most {MAX_THREADS_PER_BLOCK} threads per block (CUDA's limit), but got "
                          f"{block[0] * block[1] * block[2]} in {tuple(block)}.")
+    if type(smem) is not int:
+        try:
+            smem = operator.index(smem)
+        except TypeError:
+            raise TypeError(f"Expected the dynamic shared memory (smem) as an int of bytes, but got "
+                            f"{type(smem).__name__}.") from None
+    if smem < 0:
+        raise ValueError(f"Expected dynamic shared memory (smem) >= 0 bytes, but got {smem}.")
+    if static_smem > MAX_STATIC_SMEM:
+        raise ValueError(f"Expected at most {MAX_STATIC_SMEM} bytes (48 KiB) of static shared memory per block "
+                         f"(CUDA's limit), but the kernel's shared tensors take {static_smem} bytes.")
+    if static_smem + smem > MAX_SMEM_OPTIN:
+        raise ValueError(f"Expected static plus dynamic shared memory of at most {MAX_SMEM_OPTIN} bytes (227 KiB, "
+                         f"an H100's opt-in maximum per block), but got {static_smem} + {smem} = "
+                         f"{static_smem + smem} bytes.")
 
 
 def _indexer(name, base, n):

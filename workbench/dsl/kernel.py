@@ -338,7 +338,7 @@ class Kernel:
             raise ValueError(f"Expected arguments of {self.__name__} that fit the parameter types of {sp.describe()}, "
                              f"but the guard refused {_describe_args(nargs)} (e.g. a float beyond Float32's range).")
         if target == "cpu":
-            sp.cpu.run(grid, block, vals, sp.extents(nargs))
+            sp.cpu.run(grid, block, vals, sp.extents(nargs), smem)
             return None
         g = sp.load_gpu()
         if sp not in self._hot:

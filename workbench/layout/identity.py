@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from . import inttuple as it
 from .basis import ArithTuple, E
-from .layout import Layout, _to_tuple
-from .values import Dyn, Symbolic, value_of
+from .layout import Layout, _check_leaves, _to_tuple
+from .values import Dyn, value_of
 
 __all__ = ["IdentityTensor", "make_identity_tensor", "elem_less", "elem_pairs"]
 
@@ -70,9 +70,7 @@ def make_identity_tensor(shape) -> IdentityTensor:
     """
     if isinstance(shape, list):
         shape = _to_tuple(shape)
-    for s in it.flatten(shape):
-        if not (type(s) is int or isinstance(s, Symbolic)):
-            raise TypeError(f"make_identity_tensor: expected a shape of ints or dynamic values, but got {s!r}.")
+    _check_leaves(shape, "shape", allow_negative=False)
     if type(shape) is not tuple:
         return IdentityTensor(0, Layout(shape, 1))
     return IdentityTensor(_zeros(shape), Layout(shape, _basis_like(shape, ())))

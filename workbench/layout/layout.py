@@ -20,14 +20,27 @@ from .values import Dyn, Symbolic, has_values, is_static, value_of
 
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
-    "shape", "stride", "offset_span",
+    "shape", "stride", "offset_span", "index_span", "offsets_at", "check_int64_span",
 ]
 
 
-def _check_leaves(t, what, allow_negative):
+# Shapes, strides and layout text nested deeper are refused with a ValueError rather than exhausting Python's stack.
+_MAX_NESTING = 32
+
+
+def _too_deep(what):
+    return ValueError(f"Expected a {what} nested at most {_MAX_NESTING} levels deep, but got one nested at least "
+                      f"{_MAX_NESTING + 1} levels deep.")
+
+
+def _check_leaves(t, what, allow_negative, depth=0):
+    """Type and sign of every leaf; the nesting is bounded as parse_layout bounds text (the core's IntTuple
+    functions recurse and would exhaust Python's stack)."""
     if type(t) is tuple:
+        if depth >= _MAX_NESTING:
+            raise _too_deep(what)
         for e in t:
-            _check_leaves(e, what, allow_negative)
+            _check_leaves(e, what, allow_negative, depth + 1)
         return
     if isinstance(t, Symbolic) or (type(t) is E and what == "stride"):
         return
@@ -51,7 +64,7 @@ class Layout:
         if isinstance(shape, list):
             shape = _to_tuple(shape)
         if isinstance(stride, list):
-            stride = _to_tuple(stride)
+            stride = _to_tuple(stride, "stride")
         _check_leaves(shape, "shape", allow_negative=False)
         if stride is None:
             stride = it.compact_col_major(shape)
@@ -150,12 +163,7 @@ class Layout:
             if n > MAX_OFFSETS:
                 raise ValueError(f"offsets() of {self}: {n} elements would take {n * 24 >> 20} MiB to enumerate, "
                                  f"above the limit of {MAX_OFFSETS} elements; evaluate the coordinates you need instead.")
-            idx = np.arange(n, dtype=np.int64)
-            out = np.zeros(n, dtype=np.int64)
-            for s, d in zip(shp, std):
-                if s > 1 and d:
-                    out += (idx % s) * d
-                idx //= max(s, 1)
+            out = offsets_at(np.arange(n, dtype=np.int64), shp, std, f"offsets() of {self}", n - 1)
             out.setflags(write=False)
             self._offsets = out
         return self._offsets
@@ -183,8 +191,12 @@ def _has_none(t) -> bool:
     return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
 
 
-def _to_tuple(x):
-    return tuple(_to_tuple(e) for e in x) if isinstance(x, (list, tuple)) else x
+def _to_tuple(x, what="shape", depth=0):
+    if not isinstance(x, (list, tuple)):
+        return x
+    if depth >= _MAX_NESTING:
+        raise _too_deep(what)
+    return tuple(_to_tuple(e, what, depth + 1) for e in x)
 
 
 def make_layout(*args, stride=None) -> Layout:
@@ -245,13 +257,65 @@ def offset_span(x):
     over the leaves, with runtime values for ``?`` modes; None for an empty layout.  The memory a view
     touches: negative strides included, unlike cosize."""
     lay = _dispatch(x, "offset_span")
+    shp, std = it.flatten(value_of(lay.shape)), it.flatten(value_of(lay.stride))
+    if any(s == 0 for s in shp):
+        return None
+    return index_span(shp, std, it.product(shp) - 1)
+
+
+def index_span(shp, std, top):
+    """(lowest, highest) offset the flat leaves ``shp:std`` (ints) give the indices 0..top (top >= 0), exact.
+
+    As in :func:`crd2idx`, the last leaf takes what the others leave, so an index past the size extends it:
+    its extent counts as ``top // product(other extents) + 1`` when that is larger.
+    """
     lo = hi = 0
-    for s, d in zip(it.flatten(value_of(lay.shape)), it.flatten(value_of(lay.stride))):
-        if s == 0:
-            return None
+    below = 1
+    for k, (s, d) in enumerate(zip(shp, std)):
+        if k == len(shp) - 1:
+            s = max(s, top // below + 1) if below else s
         lo += min(0, (s - 1) * d)
         hi += max(0, (s - 1) * d)
+        below *= s
     return lo, hi
+
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_int64_span(what, lo, hi):
+    """Refuse offsets that numpy's int64 arrays (and a kernel's int64_t) would wrap around."""
+    if lo < INT64_MIN or hi > INT64_MAX:
+        raise ValueError(f"{what}: expected offsets within int64 [-2**63, 2**63-1], but they reach [{lo}, {hi}]; "
+                         f"int64 arithmetic would wrap around.")
+
+
+def offsets_at(idx, shp, std, what, top=None) -> np.ndarray:
+    """``crd2idx(i, shp, std)`` for every index of the int64 array ``idx`` (all >= 0), vectorized over the flat
+    leaves ``shp:std`` (ints; the last leaf takes what is left, as crd2idx).  Refuses (ValueError, ``what``
+    naming the caller) negative indices, indices into an empty layout and offsets outside int64.  A caller
+    that knows ``0 <= idx <= top`` passes ``top`` (the range is then not scanned)."""
+    out = np.zeros(idx.shape, dtype=np.int64)
+    if not idx.size or not shp:
+        return out
+    if top is None:
+        low, top = int(idx.min()), int(idx.max())
+        if low < 0:
+            raise ValueError(f"{what}: expected indices >= 0 (the layout's domain), but got {low}.")
+    if any(s == 0 for s in shp[:-1]):
+        raise ValueError(f"{what}: expected a non-empty layout to index, but got the extents {shp}.")
+    check_int64_span(what, *index_span(shp, std, top))
+    x = idx.copy()
+    below = 1
+    for s, d in zip(shp[:-1], std[:-1]):
+        if s > 1:
+            if d:  # |d| * (s-1) is inside the checked span, so d converts to int64
+                out += (x % s) * d
+            x //= s
+            below *= s
+    if std[-1] and top // below:  # as above: only a last leaf that moves has a stride inside the span
+        out += x * std[-1]
+    return out
 
 
 def rank(x, mode=None) -> int:
@@ -278,9 +342,6 @@ def stride(x):
 
 # -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+)|(\?(?:\{[^}]*\})?))")
-
-
-_MAX_NESTING = 32  # deeper text is refused with a ValueError rather than exhausting Python's stack
 
 
 def _parse_inttuple(text: str, pos: int, depth: int = 0):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import Layout
+from . import inttuple as it
+from .layout import INT64_MAX, Layout, check_int64_span, offset_span, offsets_at
 from .slicing import offset_of, slice_
+from .values import value_of
 
 __all__ = ["Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout"]
 
@@ -127,17 +129,41 @@ class ComposedLayout:
         c = crd[0] if len(crd) == 1 else tuple(crd)
         if c is None or (type(c) is tuple and _has_none(c)):
             return self._slice(c)
-        return self.inner(self.offset + self.outer(c))
+        base = self.offset + self.outer(c)
+        if type(self.inner) is Layout and type(base) is int and base < 0:
+            # an inner layout's domain is the indices >= 0 (Python's and C++'s division disagree below 0)
+            raise ValueError(f"{self} at {c}: expected offset + outer(c) >= 0 to index the inner layout "
+                             f"{self.inner}, but got {base}.")
+        return self.inner(base)
 
     def offsets(self) -> np.ndarray:
         """All offsets 0..size-1, vectorized: inner(offset + outer.offsets())."""
         if self._offsets is None:
-            base = self.outer.offsets() + int(self.offset)
-            out = self.inner(base) if type(self.inner) is Swizzle else self.inner.offsets()[base]
-            out = np.asarray(out, dtype=np.int64)
+            out = self.inner_at(self.outer.offsets(), f"offsets() of {self}")
             out.setflags(write=False)
             self._offsets = out
         return self._offsets
+
+    def inner_at(self, outer_offsets, what) -> np.ndarray:
+        """``inner(offset + o)`` for an int64 array of outer offsets ``o``, as ``__call__`` computes each: a
+        swizzle bit by bit, an inner layout by crd2idx (an index past its size extends its last mode, as in
+        CuTe).  Refuses (ValueError, ``what`` naming the caller) what int64 cannot hold and negative indices
+        into an inner layout."""
+        span = offset_span(self.outer)
+        if span is None or not outer_offsets.size:
+            return np.zeros(outer_offsets.shape, dtype=np.int64)
+        off = int(self.offset)
+        check_int64_span(what, span[0] + off, span[1] + off)
+        base = outer_offsets + off
+        inner = self.inner
+        if type(inner) is Swizzle:
+            top = max(inner.yyy_mask, inner.zzz_mask)
+            if top > INT64_MAX:  # a bit shifted up past bit 62 would wrap silently in int64
+                raise ValueError(f"{what}: expected a swizzle whose bit fields lie within int64 (bits 0..62), but "
+                                 f"{inner} uses bit {top.bit_length() - 1}.")
+            return np.asarray(inner(base), dtype=np.int64)
+        return offsets_at(base, it.flatten(value_of(inner.shape)), it.flatten(value_of(inner.stride)),
+                          f"{what}, inner layout {inner} at offset + outer(c)")
 
     # -- algebra hooks ---------------------------------------------------------------------
     def _compose(self, B):

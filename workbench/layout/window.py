@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import inttuple as it
-from .layout import Layout
+from .layout import Layout, check_int64_span, index_span, offset_span, offsets_at
 from .swizzle import ComposedLayout, Swizzle
 from .values import value_of
 
@@ -32,8 +32,10 @@ def _indices(idx, n: int, what: str) -> np.ndarray:
 def mode_offsets(shape, stride, idx) -> np.ndarray:
     """Offsets of the 1-D indices ``idx`` (colexicographic) in the mode ``shape:stride``: ``crd2idx`` on arrays."""
     shp, std = value_of(shape), value_of(stride)
-    idx = _indices(idx, int(it.product(shp)), "indices")
-    return np.asarray(it.crd2idx(idx, shp, std), dtype=np.int64) + np.zeros(idx.shape, np.int64)
+    n = int(it.product(shp))
+    idx = _indices(idx, n, "indices")
+    return offsets_at(idx, it.flatten(shp), it.flatten(std),
+                      f"offsets of the mode {it.format_inttuple(shape)}:{it.format_inttuple(stride)}", n - 1)
 
 
 def _rank2(layout):
@@ -50,22 +52,14 @@ def window_offsets(layout, rows, cols) -> np.ndarray:
     outer = _rank2(layout)
     r = mode_offsets(outer.shape[0], outer.stride[0], rows)
     c = mode_offsets(outer.shape[1], outer.stride[1], cols)
+    span = offset_span(outer)
+    what = f"window_offsets of {layout}"
+    if span is not None:  # each mode fits int64; their sum must too
+        check_int64_span(what, *span)
     out = r[:, None] + c[None, :]
     if type(layout) is ComposedLayout:
-        base = out + int(layout.offset)
-        if type(layout.inner) is Swizzle:
-            out = np.asarray(layout.inner(base), dtype=np.int64)
-        else:
-            out = layout.inner.offsets()[base]
+        out = layout.inner_at(out, what)
     return out
-
-
-def _leaf_extent(shape, stride) -> tuple[int, int]:
-    lo = hi = 0
-    for s, d in zip(it.flatten(value_of(shape)), it.flatten(value_of(stride))):
-        span = (int(s) - 1) * int(d)
-        lo, hi = lo + min(span, 0), hi + max(span, 0)
-    return lo, hi
 
 
 def offset_bounds(layout) -> tuple[int, int]:
@@ -75,14 +69,15 @@ def offset_bounds(layout) -> tuple[int, int]:
     layout's bounds are those of its outer layout widened to whole powers of two.
     """
     if type(layout) is ComposedLayout:
-        lo, hi = _leaf_extent(layout.outer.shape, layout.outer.stride)
+        lo, hi = offset_span(layout.outer) or (0, 0)
         lo, hi = lo + int(layout.offset), hi + int(layout.offset)
         if type(layout.inner) is Swizzle:
             return (0 if lo >= 0 else lo), (1 << max(int(hi), 1).bit_length()) - 1
-        inner = layout.inner.offsets()
-        return int(inner.min()), int(inner.max())
+        if lo < 0:
+            raise ValueError(f"offset_bounds of {layout}: expected offset + outer(c) >= 0 to index the inner layout "
+                             f"{layout.inner}, but it reaches {lo}.")
+        # a bound: the inner layout's span, its last mode extended (as crd2idx does) to reach the index hi
+        return index_span(it.flatten(value_of(layout.inner.shape)), it.flatten(value_of(layout.inner.stride)), hi)
     if type(layout) is not Layout:
         raise TypeError(f"Expected a wb.Layout or wb.ComposedLayout, but got {type(layout).__name__}.")
-    if it.product(value_of(layout.shape)) == 0:
-        return 0, 0
-    return _leaf_extent(layout.shape, layout.stride)
+    return offset_span(layout) or (0, 0)
