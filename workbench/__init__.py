@@ -105,6 +105,7 @@ from .layout import (
     depth,
     dice,
     elem_less,
+    explain,
     filter_,
     filter_zeros,
     flat_divide,
@@ -167,7 +168,7 @@ __all__ = [
     "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes", "append", "prepend",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset",
+    "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset", "explain",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
     "print_layout",
     # predication

@@ -21,6 +21,7 @@ from .algebra import (
     select,
 )
 from .basis import ArithTuple, E
+from .explanation import Explanation, Step, explain
 from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import ceil_div, crd2idx, format_inttuple, idx2crd, prefix_product, product
 from .layout import (
@@ -67,6 +68,8 @@ __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "local_tile", "local_partition", "make_layout_tv",
+    # the algebra derived step by step
+    "explain", "Explanation", "Step",
     "slice_", "dice", "slice_and_offset",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
 ]
