@@ -60,6 +60,9 @@ class Verdict(str):
     def __repr__(self) -> str:
         return str(self)
 
+    def _ipython_display_(self):
+        """check() has printed the verdict already: a notebook cell ending in check(...) shows it once."""
+
 
 def _load_all() -> None:
     import importlib
