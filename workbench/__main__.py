@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     lab.add_argument("suites", nargs="*", metavar="suite",
                      help=f"{', '.join(SUITES)} (default: launch, host and convert with a GPU; host and convert without)")
     lab.add_argument("--quick", action="store_true", help="fewer rounds and calls")
+    lab.add_argument("--rounds", type=int, help="interleaved rounds (default 9; 5 with --quick)")
     lab.add_argument("--out", help="write the JSON result here")
     lab.add_argument("--chart", help="draw the grouped-bar chart into this PNG")
     lab.add_argument("--json", action="store_true", help="print the JSON instead of the table")
@@ -52,7 +53,9 @@ def _lab(ap, args) -> int:
     unknown = [s for s in args.suites if s not in lab.SUITES]
     if unknown:
         ap.error(f"unknown lab suite(s) {unknown}; present: {list(lab.SUITES)}")
-    result = lab.run(args.suites or None, quick=args.quick, progress=not args.no_progress)
+    if args.rounds is not None and args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {args.rounds}")
+    result = lab.run(args.suites or None, quick=args.quick, progress=not args.no_progress, rounds=args.rounds)
     print(json.dumps(result, indent=1, default=str) if args.json else lab.table(result))
     if args.out:
         lab.save(result, args.out, args.chart)

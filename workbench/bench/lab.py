@@ -351,18 +351,21 @@ def run_launch(rounds=9, calls=5000, warmup=50, counts=COUNTS, progress=True) ->
 
 
 # -- the whole lab --------------------------------------------------------------------------------
-def run(suites=None, quick=False, progress=True, counts=COUNTS) -> dict:
-    """Run the named suites (default: all that this machine can run) and return the result dict."""
+def run(suites=None, quick=False, progress=True, counts=COUNTS, rounds=None) -> dict:
+    """Run the named suites (default: all that this machine can run) and return the result dict;
+    rounds: how many interleaved rounds (default 9, 5 when quick)."""
     from workbench.dsl import backend_cupy
     gpu = backend_cupy.gpu_available()
     names = list(suites) if suites else (["launch", "host", "convert"] if gpu else ["host", "convert"])
     unknown = [s for s in names if s not in SUITES]
     if unknown:
         raise ValueError(f"Expected lab suites among {sorted(SUITES)}, but got {unknown}.")
-    rounds, calls = (5, 2000) if quick else (9, 20000)
+    default_rounds, calls = (5, 2000) if quick else (9, 20000)
+    rounds = rounds or default_rounds
     out = {"lab": "workbench overhead lab", "mode": "gpu" if gpu else "cpu (host-side only: no GPU)",
            "machine": machine(), "versions": versions(), "rounds": rounds, "unit": "microseconds per call",
-           "command": "python -m workbench lab " + " ".join(names) + (" --quick" if quick else ""),
+           "command": "python -m workbench lab " + " ".join(names) + (" --quick" if quick else "")
+           + (f" --rounds {rounds}" if rounds != default_rounds else ""),
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "suites": {}}
     for s in names:
         if s == "launch":
