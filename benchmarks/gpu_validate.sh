@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU validation pass (run on the device machine from the repository root; results in $OUT):
 # the C extensions built for its Python, every gpu-marked test plus the core/DSL/hostile suites,
-# every example kernel on irregular sizes under compute-sanitizer memcheck, and the DSL benchmark.
+# every example kernel on irregular sizes under compute-sanitizer memcheck, the DSL benchmark, the optimisation
+# ladder and the cost of a torch tensor argument part by part.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -14,4 +15,7 @@ head() { echo "# on $(nvidia-smi --query-gpu=name,driver_version --format=csv,no
 { head; echo "# compute-sanitizer --tool memcheck python3 benchmarks/dsl_gpu_check.py small irregular"
   compute-sanitizer --tool memcheck python3 benchmarks/dsl_gpu_check.py small irregular 2>&1 | tail -25; } > "$OUT/dsl-memcheck.txt"
 { head; echo "# python3 benchmarks/bench_dsl.py"; python3 benchmarks/bench_dsl.py --out "$OUT/dsl.json" 2>&1 | tail -25; } > "$OUT/dsl-bench.txt"
+python3 -m workbench bench ladder --out "$OUT/ladder.json" > /dev/null 2>&1
+{ head; echo "# python3 benchmarks/torch_arg_cost.py --device cuda"; python3 benchmarks/torch_arg_cost.py --device cuda 2>&1 | tail -14; } > "$OUT/torch-arg-cost.txt"
 tail -4 "$OUT/gpu-tests.txt"; grep -E "ERROR SUMMARY|ok" "$OUT/dsl-memcheck.txt" | tail -3; tail -12 "$OUT/dsl-bench.txt"
+tail -3 "$OUT/torch-arg-cost.txt"
