@@ -55,7 +55,7 @@ def test_layouts_are_judged_as_functions():
     EXERCISES["_t.1"] = Exercise("_t.1", "q", lambda: wb.make_layout((2, 4), stride=(4, 1)), "h")
     try:
         assert check("_t.1", "(2,4):(4,1)").right
-        v = check("_t.1", wb.make_layout(((2, 1), (2, 2)), stride=((4, 0), (2, 1))))
+        v = check("_t.1", wb.make_layout(((2, 1), (2, 2)), stride=((4, 0), (1, 2))))
         assert v.right and "CuTe writes it (2,4):(4,1)" in v
         assert "index 1 maps to offset 1" in check("_t.1", "(2,4):(1,2)")
     finally:
@@ -70,3 +70,12 @@ def test_every_checked_exercise_exists():
         for k in keys:
             assert k in EXERCISES, (nb.name, k)
             assert k.startswith(nb.name[:2]), (nb.name, k)
+
+
+def test_a_notebook_cell_ending_in_check_shows_the_verdict_once(capsys):
+    from IPython.core.formatters import DisplayFormatter
+
+    key = sorted(EXERCISES)[0]
+    v = check(key, None)
+    assert capsys.readouterr().out == f"{v}\n"          # printed once ...
+    assert DisplayFormatter().format(v) == ({}, {})     # ... and not displayed again as the cell's result

@@ -59,6 +59,9 @@ class Verdict(str):
     def __repr__(self) -> str:
         return str(self)
 
+    def _ipython_display_(self) -> None:
+        """``check`` has printed the verdict already: a notebook cell that ends with ``check(...)`` shows it once."""
+
 
 def _load_all() -> None:
     import importlib
