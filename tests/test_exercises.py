@@ -70,3 +70,12 @@ def test_every_checked_exercise_exists():
         for k in keys:
             assert k in EXERCISES, (nb.name, k)
             assert k.startswith(nb.name[:2]), (nb.name, k)
+
+
+def test_a_notebook_cell_ending_in_check_shows_the_verdict_once(capsys):
+    from IPython.core.formatters import DisplayFormatter
+
+    key = sorted(EXERCISES)[0]
+    v = check(key, None)
+    assert capsys.readouterr().out == f"{v}\n"          # printed once ...
+    assert DisplayFormatter().format(v) == ({}, {})     # ... and not displayed again as the cell's result

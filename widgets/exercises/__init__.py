@@ -60,8 +60,8 @@ class Verdict(str):
     def __repr__(self) -> str:
         return str(self)
 
-    def _ipython_display_(self):
-        """check() has printed the verdict already: a notebook cell ending in check(...) shows it once."""
+    def _ipython_display_(self) -> None:
+        """``check`` has printed the verdict already: a notebook cell that ends with ``check(...)`` shows it once."""
 
 
 def _load_all() -> None:
