@@ -296,10 +296,10 @@ class Tensor(_native.TensorBase):
     def mark_layout_dynamic(self, leading_dim=None) -> Tensor:
         """All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or
         negative strides, which stay static.  Marks in place and returns self (as CuTe DSL)."""
+        if self._marks is not None and self._marks[0] == "given":   # (its shape may be an int or nested)
+            raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         shape, stride = self._f[10], self._stride
         n = len(shape)
-        if self._marks is not None and self._marks[0] == "given":
-            raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         if leading_dim is None:
             count = stride.count(1)
             if count == 1:
@@ -337,10 +337,10 @@ class Tensor(_native.TensorBase):
         the strides that depend on it, innermost first along ``stride_order`` (outermost to
         innermost, as ``torch.Tensor.dim_order()``); modes of extent 1 get stride 0.
         Raises for a tensor that is not compact (CuTe DSL returns a wrong layout)."""
+        if self._marks is not None and self._marks[0] == "given":   # (its shape may be an int or nested)
+            raise ValueError(f"Expected a tensor from from_dlpack for mark_compact_shape_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         shape, stride = self._f[10], self._stride
         n = len(shape)
-        if self._marks is not None and self._marks[0] == "given":
-            raise ValueError(f"Expected a tensor from from_dlpack for mark_compact_shape_dynamic, but got one made by make_tensor with layout {self.layout}.")
         if type(mode) is not int:
             raise TypeError(f"Expected mode to be an int, but got {type(mode).__name__}.")
         if not 0 <= mode < n:
@@ -379,12 +379,21 @@ class Tensor(_native.TensorBase):
                         "which is compact in no stride order; use mark_layout_dynamic for strided, broadcast or "
                         "negative-stride tensors."
                     )
-                raise ValueError("The layout could not be deduced, please specify the stride_order explicitly.")
+                raise ValueError(
+                    f"The layout could not be deduced, please specify the stride_order explicitly: in "
+                    f"{self._static_str()} {_ambiguity(shape, stride)}, so more than one order describes it.")
         if shape[mode] % divisibility:
             raise ValueError(
                 f"The shape({shape[mode]}) of mode({mode}) is not divisible by the divisibility({divisibility})."
             )
         bad = _first_non_compact(shape, stride, stride_order)
+        if bad is not None and is_compact(Layout(tuple(shape), tuple(stride))):
+            i, want = bad
+            raise ValueError(
+                f"The stride_order is not consistent with the layout: {stride_order} contradicts the strides of "
+                f"{self._static_str()}, along it strides[{i}] "
+                f"would be {want}, but it is {stride[i]}. The tensor is compact in another order: pass that order, "
+                "or none to let it be deduced.")
         if bad is not None:
             i, want = bad
             raise ValueError(
@@ -393,9 +402,13 @@ class Tensor(_native.TensorBase):
                 "The stride_order is not consistent with the layout; use mark_layout_dynamic for strided, "
                 "broadcast or negative-stride tensors."
             )
-        # Start from the current marks so that calls chain.
+        # Start from the current marks so that calls chain, as CuTe DSL's do: after mark_layout_dynamic every
+        # extent stays dynamic (the strides derived from them become dynamic too, carrying what divisibility
+        # the extents prove); after another compact mark, its extents.
         if self._marks is not None and self._marks[0] == "compact":
             lshape = list(self._marks[1])
+        elif self._marks is not None and self._marks[0] == "layout":
+            lshape = list(flatten(self.layout.shape))
         else:
             lshape = list(shape)
         s = shape[mode]
@@ -535,6 +548,15 @@ def _deduce_stride_order(shape, stride):
     if stride.count(1) > 1 or shape.count(1) > 1 or len(set(zip(stride, shape))) != len(stride):
         return None
     return tuple(sorted(range(len(stride)), key=lambda i: (-stride[i], -shape[i])))
+
+
+def _ambiguity(shape, stride) -> str:
+    """Why _deduce_stride_order found no single order, in words."""
+    if stride.count(1) > 1:
+        return f"modes {[i for i, d in enumerate(stride) if d == 1]} all have stride 1"
+    if shape.count(1) > 1:
+        return f"modes {[i for i, e in enumerate(shape) if e == 1]} all have extent 1 (their strides are arbitrary)"
+    return "two modes have the same stride and extent"
 
 
 def _compact_strides(shape, order):

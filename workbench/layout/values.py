@@ -180,13 +180,29 @@ class Dyn(Symbolic):
 
 
 def is_static(x) -> bool:
-    """True for an int or a (nested) tuple holding only ints (a static basis stride counts)."""
+    """True when every value in x is known while tracing: an int, a (nested) tuple of ints (a static
+    basis stride counts), a layout whose shape and stride are, or a tensor whose layout is (CuTe DSL's
+    ``is_static``).  False as soon as one value is dynamic (``?``)."""
     t = type(x)
     if t is int:
         return True
     if t is tuple:
         return all(is_static(e) for e in x)
-    return getattr(x, "_is_basis", False) and is_static(x.scale)
+    if isinstance(x, Symbolic):
+        return False
+    if getattr(x, "_is_basis", False):
+        return is_static(x.scale)
+    if hasattr(x, "_with_layout"):                      # a tensor (host, identity, in a kernel): its layout
+        return is_static(x.layout)
+    shape, stride = getattr(x, "shape", None), getattr(x, "stride", None)
+    if shape is not None and stride is not None:       # a layout
+        return is_static(shape) and is_static(stride)
+    raise TypeError(f"Expected an int, an IntTuple, a layout or a tensor, but got {type(x).__name__}.")
+
+
+def is_dynamic(x) -> bool:
+    """True when x holds at least one dynamic value (``?``): ``not is_static(x)``."""
+    return not is_static(x)
 
 
 def is_symbolic(x) -> bool:
@@ -194,7 +210,6 @@ def is_symbolic(x) -> bool:
     return isinstance(x, Symbolic)
 
 
-is_dynamic = is_symbolic
 
 
 def known_value(x):
