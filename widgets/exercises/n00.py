@@ -15,11 +15,12 @@ def _():
     return wb.from_dlpack(x[:, ::2]).layout
 
 
-@exercise("00.2", "What does print(wb.from_dlpack(x).mark_layout_dynamic().layout) show for a row-major 6x8 "
-          "float32 array x? (the text)",
-          hint="every extent becomes ?, every stride but the unit one becomes a 64-bit ?{i64}")
+@exercise("00.2", "x is a column-major (Fortran-order) 6x8 float32 array, np.zeros((6, 8), np.float32, order='F'). "
+          "What does print(wb.from_dlpack(x).mark_layout_dynamic().layout) show? (the text)",
+          hint="every extent becomes ?, every stride but the unit one becomes a 64-bit ?{i64}; which mode has the unit "
+               "stride in column-major order?")
 def _():
-    x = np.zeros((6, 8), np.float32)
+    x = np.zeros((6, 8), np.float32, order="F")
     return str(wb.from_dlpack(x).mark_layout_dynamic().layout)
 
 
