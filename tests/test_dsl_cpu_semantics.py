@@ -283,3 +283,15 @@ def test_gpu_float32_results_are_bit_identical():
     host = np.zeros(256, np.float32)
     fmix[1, 256](a, b, c, host, 0.3)
     assert np.array_equal(cupy.asnumpy(out), host, equal_nan=True)
+
+
+def test_an_out_of_bounds_access_says_where_and_what_the_tensor_spans():
+    @wb.kernel
+    def label(out):
+        tx, ty, _ = wb.thread_idx()
+        bx, by, _ = wb.block_idx()
+        out[by * 4 + ty, bx * 4 + tx] = 1
+    a = np.zeros((10, 6), np.int32)
+    with pytest.raises(KernelRuntimeError, match=r"element offset \d+ \(the tensor spans element offsets 0\.\.59\) "
+                                                  r"in block \(\d, \d, 0\), thread \(\d, \d, 0\)"):
+        label[(2, 3, 1), (4, 4, 1)](a)

@@ -16,7 +16,7 @@ import inspect
 import ipywidgets as W
 import numpy as np
 
-from workbench.layout import Layout
+from workbench.layout import Layout, known_value
 from workbench.layout.explanation import Explanation, explain
 
 from .base import SvgFallback
@@ -61,9 +61,9 @@ class ExplainView(SvgFallback, W.VBox):
         """Why a step's value is shown as text ('' when it is drawn)."""
         if type(value) is not Layout:
             return f"a {type(value).__name__}, not a layout"
-        n = value.size
-        if type(n) is not int:
-            return "symbolic extents have no cells to draw"
+        n = known_value(value.size)   # a ? that carries its run-time value is drawn with it, as LayoutView does
+        if n is None:
+            return "symbolic extents (no run-time values) have no cells to draw"
         if n > MAX_DRAWN:
             return f"{n} cells, more than {MAX_DRAWN} (LayoutView draws any size)"
         return ""

@@ -49,8 +49,9 @@ class KernelRuntimeError(RuntimeError):
     """A kernel misbehaved on the CPU executor (out-of-bounds access, divergent barrier)."""
 
 
-def _oob(i, name):
-    raise KernelRuntimeError(f"out-of-bounds access to '{name}' at element offset {i}")
+def _oob(i, name, lo=None, hi=None):
+    reach = f" (the tensor spans element offsets {lo}..{hi - 1})" if lo is not None and hi > lo else ""
+    raise KernelRuntimeError(f"out-of-bounds access to '{name}' at element offset {i}{reach}")
 
 
 def _cdiv(a, b):
@@ -511,26 +512,38 @@ class CompiledCPU:
                         for tz in range(bz):
                             for ty in range(by):
                                 for tx in range(bx):
-                                    th(tx, ty, tz, gbx, gby, gbz)
+                                    try:
+                                        th(tx, ty, tz, gbx, gby, gbz)
+                                    except KernelRuntimeError as e:
+                                        raise _located(e, (gbx, gby, gbz), (tx, ty, tz)) from None
                     else:
                         self._run_block(th, (bx, by, bz), (gbx, gby, gbz))
 
     @staticmethod
     def _run_block(th, block, bidx):
-        gens = [th(tx, ty, tz, *bidx) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
-        live = gens
+        tids = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
+        live = [(th(*t, *bidx), t) for t in tids]
         while live:
             nxt, lines = [], set()
-            for g in live:
+            for g, t in live:
                 try:
                     lines.add(next(g))
-                    nxt.append(g)
+                    nxt.append((g, t))
                 except StopIteration:
                     pass
+                except KernelRuntimeError as e:
+                    raise _located(e, bidx, t) from None
             if len(lines) > 1:
                 raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines {sorted(lines)}): "
                                          "a barrier inside divergent control flow is undefined in CUDA.")
             live = nxt
+
+
+def _located(e: KernelRuntimeError, block, thread) -> KernelRuntimeError:
+    """The same error, saying which block and thread made the access (once: a nested call keeps the first)."""
+    if " in block (" in str(e):
+        return e
+    return KernelRuntimeError(f"{e} in block {tuple(block)}, thread {tuple(thread)}")
 
 
 # CUDA's launch limits (compute capability >= 3.0): the executor refuses what cuLaunchKernel would,
@@ -578,7 +591,7 @@ def _indexer(name, base, n):
     def ix(i):
         j = i + base
         if j < 0 or j >= n:
-            _oob(i, name)
+            _oob(i, name, -base, n - base)
         return j
     return ix
 

@@ -64,7 +64,8 @@ def _layout(x, op):
         return x
     if type(x) is int or isinstance(x, Symbolic):
         return _raw(x, 1)
-    raise TypeError(f"{op}: expected a Layout, but got {type(x).__name__}.")
+    hint = f"; parse layout text first: wb.parse_layout({x!r})" if isinstance(x, str) else ""
+    raise TypeError(f"{op}: expected a Layout, but got {type(x).__name__}{hint}.")
 
 
 def _cat(*layouts):

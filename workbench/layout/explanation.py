@@ -435,7 +435,7 @@ def _logical_divide(out, A, B, a, b) -> str:
     n = it.product(A.shape)
     # B* = complement(B, size(A)): where the tiles start
     Bs = out.add(f"{b}*", [f"complement({b}, size({a}))", f"complement({B}, {n})"], complement(B, n),
-                 f"The layout of the tiles: the offsets {b} leaves out, in order, up to size({a}) = {n}{given}.")
+                 f"The layout of the tiles: the indices of A that {b} leaves out (B picks indices of A, not offsets), in order, up to size({a}) = {n}{given}.")
     BB = make_layout(B, Bs)   # (B, B*): a tile, then tile after tile; size >= size(A) (ceil division)
     nBB = it.product(BB.shape)
     past = (f" size(({b}, {b}*)) = {nBB} > size({a}) = {n}: {b} does not divide {a}, so the last tile reaches past "

@@ -39,6 +39,14 @@ def _is_layoutish(x):
     return type(x) is Layout or getattr(x, "_is_composed", False)
 
 
+def _require_layout(A, op):
+    """A as the divides and tiles take it (a layout, a swizzled layout or a tensor), else a TypeError."""
+    if _is_layoutish(A) or _is_tensor(A):
+        return
+    hint = f"; parse layout text first: wb.parse_layout({A!r})" if isinstance(A, str) else ""
+    raise TypeError(f"{op}: expected a Layout or a tensor, but got {type(A).__name__}{hint}.")
+
+
 def _size(x):
     return x.size
 
@@ -74,14 +82,13 @@ def logical_divide(A, T):
     100 tiled by 32 is ``(32,4):(1,32)``) and the caller predicates the ragged edge
     (``make_identity_tensor`` + ``elem_less``).  A tuple tiler divides mode by mode (None keeps a
     mode).  A tensor (``.layout``) is divided as its layout and returned as a tensor."""
+    _require_layout(A, "logical_divide")
     if T is None:
         return A
     if _is_tensor(A):
         return A._with_layout(logical_divide(A.layout, T), 0)
     if type(T) is tuple:
         return _by_mode("logical_divide", logical_divide, A, T)
-    if not _is_layoutish(A):
-        raise TypeError(f"logical_divide: expected a Layout or a tensor, but got {type(A).__name__}.")
     T = _tiler_layout(T, "logical_divide")
     n = _size(A)
     try:
@@ -96,9 +103,9 @@ def logical_divide(A, T):
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
 
 
-
 def _unzip(op, splitter, A, T):
     """((tiles...), (rests..., remaining modes of A)) for a tuple tiler; splitter for a layout."""
+    _require_layout(A, op)
     if T is None:
         return _cat(_raw(1, 0), A)
     if type(T) is tuple:
@@ -220,6 +227,7 @@ def local_tile(A, tiler, coord):
     rest mode.  With a tiler that does not divide A the last tiles reach past A, as in CuTe:
     predicate them with an identity tensor tiled the same way.
     """
+    _require_layout(A, "local_tile")
     if _is_tensor(A):
         sub, off = local_tile(A.layout, tiler, coord)
         return A._with_layout(sub, off)
@@ -258,6 +266,7 @@ def local_partition(A, thr_layout, thr_idx):
     tensor, the thread's part as a tensor.  The thread's coordinate c satisfies
     ``thr_layout(c) == thr_idx``; it picks element c of every tile.  As local_tile, a thread
     layout that does not divide A gives the threads past the ragged edge elements beyond A."""
+    _require_layout(A, "local_partition")
     if _is_tensor(A):
         sub, off = local_partition(A.layout, thr_layout, thr_idx)
         return A._with_layout(sub, off)
