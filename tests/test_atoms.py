@@ -218,6 +218,26 @@ def test_suggest_swizzle_finds_cute_gmma_swizzles(k, atom):
     assert len(s.compared) > 10 and min(s.compared.values()) == s.after.total
 
 
+def test_suggest_swizzle_follows_the_access_width():
+    # 32-bit loads, one 32-float row per thread: all 32 rows start in bank 0.  16-byte swizzles (M = 2 for
+    # fp32) keep 4 floats together and stop at 4-way; M = 0 with 5 bits of row XORed into 5 bits of column
+    # (S<5,0,5>) puts each row's element in its own bank.
+    rows, one_row = wb.make_layout((32, 1)), wb.make_layout((1, 32))
+    tc = make_tiled_copy(copy_atom("UniversalCopy_U32", wb.Float32), rows, one_row)
+    tile = wb.make_layout((32, 32), stride=(32, 1))
+    s = suggest_swizzle(tc, tile, wb.Float32)
+    assert s.before.total == 1024 and s.after.total == s.after.ideal_total == 32
+    assert s.swizzle == wb.Swizzle(5, 0, 5)
+    assert bank_conflicts(tc, ComposedLayout(s.swizzle, 0, tile)).total == 32  # counted afresh
+    assert bank_conflicts(tc, ComposedLayout(wb.Swizzle(3, 2, 3), 0, tile)).total == 128
+    assert {sw.base for sw in s.compared} == {0} and max(sw.bits for sw in s.compared) == 5
+    # 128-bit loads of the same tile keep M = log2(16 / 4) = 2 and find S<3,2,3>
+    tc128 = make_tiled_copy(copy_atom("UniversalCopy_U128", wb.Float32), rows, one_row)
+    s128 = suggest_swizzle(tc128, tile, wb.Float32)
+    assert s128.swizzle == wb.Swizzle(3, 2, 3) and s128.after.conflict_free
+    assert {sw.base for sw in s128.compared} == {2} and max(sw.bits for sw in s128.compared) == 3
+
+
 def test_partitions_of_a_tensor():
     torch = pytest.importorskip("torch")
     m = make_tiled_mma(mma_atom(SM80), wb.make_layout((2, 2, 1)), (32, 32, 16))

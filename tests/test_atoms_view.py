@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 
 import numpy as np
 import pytest
 
 import workbench as wb
-from widgets.atoms_view import CopyView, MMAView, owners
+from widgets.atoms_view import MAX_SVG_PANEL, CopyView, MMAView, owners
 from workbench.atoms import copy_atom, make_tiled_copy_A, make_tiled_mma, mma_atom
 
 SM80 = "SM80_16x8x16_F32F16F16F32_TN"
@@ -62,6 +63,25 @@ def test_gmma_c_svg_stays_bounded():
     svg = view.to_svg()
     assert view.panels[2]["rows"] * view.panels[2]["cols"] == 64 * 256
     assert len(svg) < 400_000 and "T0V0" not in svg  # cells too small to label
+
+
+def test_mma_view_draws_all_panels_at_one_scale():
+    # SM90 64x32x16: A is 64 x 16, B 32 x 16, C 64 x 32.  One cell size for the three panels (B was drawn at
+    # twice A's and looked as tall), the largest that fits the longest side: 1100 // 64 = 17 px.
+    view = MMAView(make_tiled_mma(mma_atom("SM90_64x32x16_F32F16F16_SS")))
+    assert [(p["name"], p["rows"], p["cols"], p["cell"]) for p in view.panels] == [
+        ("A", 64, 16, 17), ("B", 32, 16, 17), ("C", 64, 32, 17)]
+    svg = view.to_svg()
+    outlines = re.findall(r'<rect x="0" y="0" width="(\d+)" height="(\d+)" fill="none"', svg)
+    assert [(int(w), int(h)) for w, h in outlines] == [(16 * 17, 64 * 17), (16 * 17, 32 * 17), (32 * 17, 64 * 17)]
+    # a 64 x 256 C bounds all three panels: 4 px each, the largest still within MAX_SVG_PANEL
+    big = MMAView(make_tiled_mma(mma_atom("SM90_64x256x16_F32F16F16_SS")))
+    assert [p["cell"] for p in big.panels] == [4, 4, 4] and 256 * 4 <= MAX_SVG_PANEL
+    widths = re.findall(r'<rect x="0" y="0" width="(\d+)" height="(\d+)" fill="none"', big.to_svg())
+    assert [(int(w), int(h)) for w, h in widths] == [(16 * 4, 64 * 4), (16 * 4, 256 * 4), (256 * 4, 64 * 4)]
+    # panels set later get the common size too (the browser draws with it)
+    view.panels = view.panels[1:2]
+    assert view.panels[0]["cell"] == 34
 
 
 def test_copy_view_conflicts():

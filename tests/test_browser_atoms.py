@@ -7,10 +7,10 @@ its own notebook into the served root and runs it cell by cell:
   thread's cells (their ``data-selected-cells`` and the pixels under one outline); hover an A cell.
 * CopyView of an LDSM copy over a row-major shared-memory tile: the read-out gives the 8-way conflict and
   the swizzle that removes it.
-* SM90 64x256x16 SS GMMA: the time from running the cell to the drawn 64x256 C canvas is bounded, a hover
-  on C goes to the kernel and back (the cell's observer answers in the read-out) within a bound, and the
-  A and B panels say they are read from shared memory by the whole warpgroup (selecting a thread outlines
-  none of their cells).
+* SM90 64x256x16 SS GMMA: the time from running the cell to the drawn 64x256 C canvas is bounded, all
+  three panels are drawn at C's cell size, a hover on C goes to the kernel and back (the cell's observer
+  answers in the read-out) within a bound, and the A and B panels say they are read from shared memory
+  by the whole warpgroup (selecting a thread outlines none of their cells).
 
 The kernel's view of the hovers and selections is printed by read-back cells and checked at the end.
 """
@@ -137,6 +137,10 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             expect(gc).to_have_attribute("data-drawn", "1", timeout=90_000)
             drawn_s = time.monotonic() - t0
             assert gc.evaluate("c => [c.width, c.height]") == [256 * 4, 64 * 4]
+            # one cell size for all panels: A (64 x 16) and B (256 x 16) at C's 4 px, so their lengths compare
+            for name, (rows, cols) in (("A", (64, 16)), ("B", (256, 16))):
+                size = gview.locator(f"canvas[data-panel='{name}']").evaluate("c => [c.width, c.height]")
+                assert size == [cols * 4, rows * 4], (name, size)
             assert drawn_s < DRAWN_BOUND_S, drawn_s
             notes = gview.locator(".wb-atoms-note")
             expect(notes).to_have_count(2)
@@ -152,9 +156,9 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             c_outlined = int(gc.get_attribute("data-selected-cells"))
             for name in "AB":   # shared operands: nothing to outline, the note says why
                 expect(gview.locator(f"canvas[data-panel='{name}']")).to_have_attribute("data-selected-cells", "0")
-            gview.locator("canvas[data-panel='A']").hover(position={"x": 10, "y": 10})
+            gview.locator("canvas[data-panel='A']").hover(position={"x": 1 * 4 + 2, "y": 2 * 4 + 2})
             expect(gview.locator(".wb-atoms-status")).to_have_text(
-                "A: shared memory, read by T0..T127 together -> (M=0, K=0)")
+                "A: shared memory, read by T0..T127 together -> (M=2, K=1)")
             state = _readback(page, 4)
             print(f"GMMA 64x256: drawn {drawn_s:.2f} s after the cell ran, hover round trip {hover_s:.3f} s")
         finally:

@@ -412,7 +412,7 @@ def test_round_trip_all_layouts():
 
 
 def test_improvement_empty_round_trip():
-    a = np.zeros((0, 3), np.float32)  # numpy gives an empty array strides (0, 0): pass compact ones
+    a = np.zeros((0, 3), np.float32)
     md = wb.to_host_mdspan(dl(a, strides=(3, 1)), wb.Float32, 2, "right")
     t = wb.to_dlpack_tensor(md).get()
     assert not t.data  # CCCL writes NULL for an empty view ...
@@ -420,6 +420,34 @@ def test_improvement_empty_round_trip():
     assert back.extents() == (0, 3) and back.size() == 0 and back.numpy().shape == (0, 3)
     assert _err(wb.to_host_mdspan, dl(a, data=None, shape=(1, 3)), wb.Float32, 2).startswith(
         "DLTensor data must be non-null")
+
+
+def test_improvement_empty_tensor_strides_are_not_checked():
+    # numpy 2 exports np.zeros((0, 3)) with strides (0, 0); CCCL refuses them for right, left and stride
+    md = wb.to_host_mdspan(np.zeros((0, 3), np.float32), wb.Float32, 2, layout="right")
+    assert md.extents() == (0, 3) and md.strides() == (3, 1) and md.numpy().shape == (0, 3)
+    a = np.zeros((3, 0, 4), np.float32)
+    assert a.strides == (0, 0, 0)
+    canonical = {"right": (0, 4, 1), "left": (1, 3, 0), "stride": (4, 4, 1), "stride_relaxed": (0, 0, 0)}
+    for layout, want in canonical.items():
+        md = wb.to_host_mdspan(a, wb.Float32, 3, layout)
+        assert (md.extents(), md.strides(), md.required_span_size()) == ((3, 0, 4), want, 0), layout
+        back = wb.to_host_mdspan(wb.to_dlpack_tensor(md).get(), wb.Float32, 3, layout)  # round trip
+        assert back.strides() == want and back.numpy().shape == (3, 0, 4), layout
+        assert wb.make_mdspan(0, wb.Float32, (3, 0, 4), (0, 0, 0), layout=layout).strides() == want, layout
+    # layout_stride keeps strides that it accepts; the others fit layout_stride's strictly positive rule
+    assert wb.to_host_mdspan(dl(a, strides=(5, 7, 1)), wb.Float32, 3, "stride").strides() == (5, 7, 1)
+    assert wb.to_host_mdspan(dl(a, strides=(5, -7, 1)), wb.Float32, 3, "stride").strides() == (4, 4, 1)
+    assert wb.to_device_mdspan(dl(np.zeros(0, np.int8), device=CUDA), wb.Int8, 1, "right").strides() == (1,)
+    # with elements the strides still matter, with CCCL's message
+    assert _err(wb.to_host_mdspan, dl(np.zeros((1, 3), np.float32), strides=(0, 0)), wb.Float32, 2, "right") \
+        .startswith("DLTensor strides are not compatible with layout_right: expected strides[0] == 3, but got 0")
+    assert _err(wb.to_host_mdspan, dl(np.zeros((1, 3), np.float32), strides=(0, 0)), wb.Float32, 2, "stride") \
+        .startswith("layout_stride requires strictly positive strides")
+    # canonical strides beyond int64 are still refused, as CCCL refuses them ("shape overflow")
+    huge = dl(a, shape=(0, 1 << 40, 1 << 40), strides=(0, 0, 0))
+    for layout in ("right", "stride"):
+        assert _err(wb.to_host_mdspan, huge, wb.Float32, 3, layout).startswith("shape overflow"), layout
 
 
 def test_improvement_relaxed_negative_strides_keep_offset():

@@ -1,12 +1,19 @@
 """The public API is explicit: ``workbench.__all__`` names every export, nothing internal leaks to
 the top level, and no public name shadows a Python builtin or a submodule.  The package's imports
-have no cycle and ``workbench.layout`` imports nothing else of the workbench (DESIGN.md's arrows)."""
+have no cycle and ``workbench.layout`` imports nothing else of the workbench (DESIGN.md's arrows).
+Docstrings and error messages name no internal design document or tracker item."""
 
 import ast
 import builtins
+import inspect
 import pkgutil
+import re
+import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 import workbench as wb
 
@@ -108,3 +115,58 @@ def test_the_layout_core_imports_nothing_else_of_the_workbench():
     assert len(core) > 10
     outside = sorted((m, n) for m in core for n in edges[m] if n not in core)
     assert not outside, outside
+
+
+# Internal design documents ("seed 003") and tracker items ("issue 2") mean nothing to a user.
+INTERNAL_REFERENCE = re.compile(r"\bseeds?\s*#?\s*\d|\bissue\s*#?\s*\d", re.IGNORECASE)
+
+
+def _public_docstrings():
+    """(where, docstring) of every name in wb.__all__, its public members and the module defining it."""
+    seen = set()
+    for name in wb.__all__:
+        obj = getattr(wb, name)
+        owners = [(f"wb.{name}", obj)]
+        cls = obj if inspect.isclass(obj) else type(obj) if not callable(obj) else None
+        if cls is not None:
+            owners += [(f"wb.{name}.{m}", getattr(cls, m)) for m in dir(cls) if not m.startswith("_")]
+        module = sys.modules.get(getattr(obj, "__module__", None) or "")
+        if module is not None and module.__name__.startswith("workbench"):
+            owners.append((module.__name__, module))
+        for where, o in owners:
+            doc = inspect.getdoc(o)
+            if doc and (where, doc) not in seen:
+                seen.add((where, doc))
+                yield where, doc
+
+
+def _raised_message_literals():
+    """(file:line, text) of every string literal inside a ``raise`` of workbench/ and widgets/."""
+    root = Path(wb.__file__).resolve().parent.parent
+    for path in sorted([*(root / "workbench").rglob("*.py"), *(root / "widgets").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                for part in ast.walk(node.exc):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        yield f"{path.relative_to(root)}:{node.lineno}", part.value
+
+
+def test_no_internal_references_in_docstrings_or_error_messages():
+    assert INTERNAL_REFERENCE.search("refused (seed 003)") and INTERNAL_REFERENCE.search("issue #12's targets")
+    assert not INTERNAL_REFERENCE.search("a seeded suite of 1,000 pairs; the instruction issues 4 phases")
+    docs = list(_public_docstrings())
+    assert len(docs) > 200 and any(w == "wb.to_dlpack_tensor" for w, _ in docs)  # the walk reaches them
+    bad = [(w, m.group(0)) for w, d in docs if (m := INTERNAL_REFERENCE.search(d))]
+    assert not bad, f"expected no internal references in public docstrings, but got {bad}"
+    literals = list(_raised_message_literals())
+    assert len(literals) > 300
+    bad = [(w, s) for w, s in literals if INTERNAL_REFERENCE.search(s)]
+    assert not bad, f"expected no internal references in raised messages, but got {bad}"
+    # Messages assembled at run time: the device-view refusals, as a user meets them.
+    dev = wb.make_mdspan(np.zeros(6, np.float32).ctypes.data, wb.Float32, (2, 3), accessor="device")
+    for access in (lambda: dev[0, 0], lambda: dev.__setitem__((0, 0), 1.0), dev.numpy):
+        with pytest.raises(TypeError) as info:
+            access()
+        msg = str(info.value)
+        assert "device_mdspan" in msg and "compile error in C++" in msg
+        assert not INTERNAL_REFERENCE.search(msg), msg

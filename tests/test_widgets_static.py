@@ -3,7 +3,9 @@ colour by tile or mode, the shared-memory note of SS GMMA operands, and the prog
 
 from __future__ import annotations
 
+import html
 import io
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -217,7 +219,10 @@ def test_ss_gmma_operands_say_they_come_from_shared_memory():
     assert a["note"].startswith("A from shared memory: read by all 128 threads of the warpgroup together")
     assert b["note"].startswith("B from shared memory")
     svg = v.to_svg()
-    assert a["note"][:40] in svg and "B from shared memory" in svg
+    # each panel's note, wrapped to the panel's width, reads back whole from its lines
+    for panel, nxt in ((a, "B (256 x 16)"), (b, "C (64 x 256)")):
+        part = svg.split(panel["title"])[1].split(nxt)[0]
+        assert " ".join(re.findall(r'fill="#b35806">([^<]*)</text>', part)) == html.escape(panel["note"])
     # the shared panels are grey, and the selected thread is outlined in C only
     head = svg.split("B (256 x 16)")[0]
     assert "#e4e4e4" in head and 'stroke="#000"' not in head and 'stroke="#000"' in svg.split("C (64 x 256)")[1]

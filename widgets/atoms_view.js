@@ -1,4 +1,5 @@
-// MMAView / CopyView: one canvas a panel (A, B, C or src, dst), cells coloured by thread.
+// MMAView / CopyView: one canvas a panel (A, B, C or src, dst), cells coloured by thread, all panels
+// at the model's one cell size (p.cell, the same in every panel) so that their lengths compare.
 // Click a cell: select its thread in every panel (model "thread"); hover: model "hover" gets
 // {panel, thread, value, row, col}, cleared when the pointer leaves.  A panel read from shared
 // memory by a whole group of threads (p.shared > 0, SM90 _SS operands) is grey, with its note under
@@ -25,16 +26,12 @@ function render({ model, el }) {
   el.appendChild(root);
   let canvases = [];
 
-  function cellSize(p) {
-    return Math.max(2, Math.min(34, Math.floor(1100 / Math.max(p.rows, p.cols))));
-  }
-
   function draw() {
     const panels = model.get("panels");
     const palette = model.get("palette");
     const sel = model.get("thread");
     canvases.forEach(({ canvas, p }) => {
-      const cs = cellSize(p);
+      const cs = p.cell;
       const ctx = canvas.getContext("2d");
       ctx.clearRect(0, 0, canvas.width, canvas.height);
       ctx.font = "8px sans-serif";
@@ -77,7 +74,7 @@ function render({ model, el }) {
       title.style.fontWeight = "bold";
       title.style.fontSize = "12px";
       const canvas = document.createElement("canvas");
-      const cs = cellSize(p);
+      const cs = p.cell;   // one size for every panel (the model sets it)
       canvas.width = p.cols * cs;
       canvas.height = p.rows * cs;
       canvas.dataset.panel = p.name;

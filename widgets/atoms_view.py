@@ -7,6 +7,8 @@ selects its thread in every panel; hovering reports (panel, thread, value) -> (r
 the kernel in ``hover``.  ``to_svg()`` is the deterministic static fallback: one ``<path>`` per
 thread, labels only where cells are big enough; a panel whose paths would not fit its share of the
 byte budget is drawn as an embedded image instead, so the document stays under 1 MB at any size.
+All panels share one cell size (``common_cell``, each panel's ``cell`` in the model), so that M, N and
+K lengths compare across A, B and C as in print_latex; it is bounded by the largest panel.
 
 An operand read from shared memory through a descriptor (SM90 GMMA ``_SS`` atoms: a stride-0 thread
 mode) belongs to no thread: all threads of the warpgroup read it together.  Its panel is drawn in grey
@@ -71,8 +73,12 @@ def _panel(name, title, row_name, col_name, thr, val, shared=0):
     return p
 
 
-def _cell(p) -> int:
-    return max(2, min(34, MAX_SVG_PANEL // max(p["rows"], p["cols"])))
+def common_cell(panels) -> int:
+    """The one cell size (px) of all panels, so that their M, N and K lengths compare at a glance (as in
+    CuTe's print_latex): the largest, up to 34 (room for a ``T#V#`` label), that keeps the longest side of
+    the largest panel within MAX_SVG_PANEL; at least 2."""
+    longest = max((max(p["rows"], p["cols"]) for p in panels), default=1)
+    return max(2, min(34, MAX_SVG_PANEL // max(1, longest)))
 
 
 def _fills(p, thr):
@@ -96,10 +102,10 @@ def _runs(mask_or_ids, cell):
     return out
 
 
-def _panel_svg(p, selected, x0, y0, budget=SVG_BUDGET):
-    """(svg, width, height) of one panel within ``budget`` bytes: paths, or an image when they do not fit."""
+def _panel_svg(p, cell, selected, x0, y0, budget=SVG_BUDGET):
+    """(svg, width, height) of one panel of ``cell`` px cells within ``budget`` bytes: paths, or an image
+    when they do not fit."""
     rows, cols = p["rows"], p["cols"]
-    cell = _cell(p)
     thr = np.asarray(p["thr"]).reshape(rows, cols)
     val = np.asarray(p["val"]).reshape(rows, cols)
     fills = PALETTE + SHARED_FILLS
@@ -165,10 +171,11 @@ def _image_body(p, thr, fid, fills, cell, selected, budget):
 def panels_svg(panels, selected=-1, footer=()):
     foot = sum(len(line) + 80 for line in footer)
     budget = panel_budget(len(panels), foot)   # the panels share one picture's bytes
+    cell = common_cell(panels)
     parts, x, height = [], 10, 0
     top = 24
     for p in panels:
-        s, w, h = _panel_svg(p, selected, x, top, budget)
+        s, w, h = _panel_svg(p, cell, selected, x, top, budget)
         parts.append(s)
         x += w + 24
         height = max(height, h)
@@ -188,6 +195,13 @@ class _AtomsWidget(anywidget.AnyWidget):
     thread = t.Int(-1).tag(sync=True)           # the selected thread, -1 none
     hover = t.Dict().tag(sync=True)             # {panel, thread, value, row, col} or {}
     readout = t.List(t.Unicode()).tag(sync=True)
+
+    @t.validate("panels")
+    def _one_cell_size(self, proposal):
+        # The browser draws each panel with its "cell"; one size for all, the same as to_svg's.
+        panels = proposal["value"]
+        cell = common_cell(panels)
+        return [dict(p, cell=cell) for p in panels]
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)

@@ -1,6 +1,6 @@
 """mdspan views that mirror CCCL 3.5: ``cuda::to_host_mdspan`` / ``to_device_mdspan`` /
-``to_managed_mdspan`` (seed 000), ``cuda::to_dlpack_tensor`` (seed 001) and the host, device
-and managed accessors (seed 003), in Python.
+``to_managed_mdspan`` (DLPack -> mdspan), ``cuda::to_dlpack_tensor`` (mdspan -> DLPack) and the
+``cuda::host_mdspan`` / ``device_mdspan`` / ``managed_mdspan`` accessors, in Python.
 
 ``to_host_mdspan(dl, wb.Float32, 2, layout='right')`` runs the checks of CCCL's
 ``cuda/__mdspan/dlpack_to_mdspan.h`` as one linear list, in CCCL's order, and each failing check
@@ -22,7 +22,8 @@ The checks, in order (``*`` marks a check CCCL does not make):
 10. strides NULL: rejected for DLPack >= 1.2; for older producers row-major, rejected for
     layout_left of rank > 1
 11. per mode: layout_right / layout_left compatible strides ("shape overflow" when the compact
-    stride overflows int64), layout_stride strictly positive strides
+    stride overflows int64), layout_stride strictly positive strides (*: not for an empty tensor,
+    whose strides address nothing; see the improvements)
 12. *the size and required_span_size() fit int64_t (index_type; CCCL asserts it only in debug
     builds, release builds wrap around and report e.g. required_span_size() == 0)
 13. *layout_stride_relaxed: where the negative strides reach below the data pointer (numpy's
@@ -35,6 +36,13 @@ Improvements over CCCL, each tested in tests/test_mdspan.py:
 
 - empty tensors round-trip: ``to_dlpack_tensor`` writes data NULL for an empty view (as CCCL),
   and the importers accept data NULL when the tensor has no elements (CCCL rejects it);
+- an empty tensor's strides are not checked against the layout: they address nothing (its required
+  span is 0), and producers write anything there (numpy 2 gives ``np.zeros((0, 3))`` strides (0, 0),
+  which CCCL refuses for layout_right, layout_left and layout_stride).  The mapping keeps the given
+  strides where the layout accepts them, else takes the layout's canonical ones: layout_right's /
+  layout_left's for those extents, and for layout_stride the row-major strides with each extent 0
+  counted as 1 (strictly positive, as layout_stride requires; torch's strides of an empty tensor);
+  only a canonical stride beyond int64 is refused ("shape overflow");
 - exporting a ``stride_relaxed`` view with an offset (negative strides) keeps the offset in
   ``byte_offset`` (CCCL writes byte_offset 0 and so points at the wrong elements);
 - const element types (``wb.const(wb.Float32)``) work; views of READ_ONLY DLPack tensors are
@@ -344,9 +352,9 @@ class Mdspan:
     """A non-owning view: ``host_mdspan`` / ``device_mdspan`` / ``managed_mdspan`` of CCCL.
 
     Element ``md[i, j]`` lives at byte address ``data_handle() + mapping()(i, j) * itemsize``.
-    Host and managed views read and write host memory; device views refuse (seed 003: host code
-    must not touch device memory).  Slicing (``md[1, :]``, :func:`submdspan`) keeps the accessor.
-    The view keeps the producer of its memory alive.
+    Host and managed views read and write host memory; device views refuse (CCCL's device accessor
+    cannot be read on the host: the access is a compile error in C++).  Slicing (``md[1, :]``,
+    :func:`submdspan`) keeps the accessor.  The view keeps the producer of its memory alive.
     """
 
     def __init__(self, accessor, element_type, mapping, data_handle, *, device=None, owner=None):
@@ -444,7 +452,8 @@ class Mdspan:
         if self.accessor == "device":
             raise TypeError(
                 f"Expected a host or managed view to {what} from host code, but got a device_mdspan: "
-                f"host code must not touch device memory (a compile error in CCCL, seed 003)."
+                f"host code must not touch device memory (CCCL's device accessor cannot be used on the host: the "
+                f"access is a compile error in C++)."
             )
 
     def numpy(self):
@@ -578,7 +587,7 @@ def _source(dl, dlpack_version, read_only):
                 )
             try:
                 from .dlpack.importer import consume
-            except ImportError as e:  # the importer is another issue's module
+            except ImportError as e:  # a partial install without workbench.dlpack.importer
                 raise TypeError(
                     f"Expected a DLTensor: reading {type(dl).__name__} through __dlpack__ needs "
                     f"workbench.dlpack.importer, which is not available ({e})."
@@ -786,9 +795,25 @@ def validate_shapes(c):
             raise ValueError(f"DLTensor shapes must be positive: expected shape[{i}] >= 0, but got {e}.")
 
 
+def _strides_of_empty(layout, shape, given):
+    """The mapping strides of an empty tensor (11*, and make_mdspan): it has no element for its strides to
+    address, so any are accepted; the given ones are kept where the layout accepts them, else the layout's
+    canonical ones are taken (layout_stride's: row-major with extents 0 counted as 1, so still positive)."""
+    rank = len(shape)
+    if layout == "left":
+        return tuple(_left_stride(shape, i) for i in range(rank))
+    if layout == "right":
+        return tuple(_right_stride(shape, i, rank) for i in range(rank))
+    if layout == "stride" and any(s <= 0 for s in given):
+        nonzero = tuple(max(e, 1) for e in shape)
+        return tuple(_right_stride(nonzero, i, rank) for i in range(rank))
+    return tuple(given)
+
+
 def validate_strides(c):
     """10./11. __validate_dlpack_strides: NULL strides by DLPack version and layout; per mode, the
-    layout_right / layout_left compact strides ("shape overflow" past int64), or positive strides."""
+    layout_right / layout_left compact strides ("shape overflow" past int64), or positive strides
+    (*: an empty tensor's strides are not checked, see _strides_of_empty)."""
     rank, layout, shape = c.rank, c.layout, c.shape
     if not rank:
         return
@@ -807,6 +832,9 @@ def validate_strides(c):
             c.strides = tuple(_right_stride(shape, i, rank) for i in range(rank))
         return
     given = tuple(int(strides_ptr[i]) for i in range(rank))
+    if 0 in shape:
+        c.strides = _strides_of_empty(layout, shape, given)
+        return
     for pos in range(rank):
         if layout == "right":
             want = _right_stride(shape, pos, rank)
@@ -888,7 +916,8 @@ _DOC = """Convert a DLTensor to a ``{view}`` as CCCL's ``cuda::{fn}<T, Rank, Lay
     The checks and their order are in this module's docstring; each failure is a ValueError
     whose message starts with CCCL's text.  Guarantees, for the returned ``md``:
     ``md.extent(i) == shape[i]``; ``md.stride(i) == strides[i]`` (computed for right/left, and
-    row-major where strides may be NULL); ``md.data_handle() == data + byte_offset``
+    row-major where strides may be NULL; an empty tensor may have any strides: its view has the
+    layout's canonical ones where the given ones do not fit the layout); ``md.data_handle() == data + byte_offset``
     (stride_relaxed: ``== data`` and ``md.offset() == byte_offset // sizeof(T)``, unless rebased
     for negative strides; the address of element 0, ``data + byte_offset``, is kept in every case).
     """
@@ -925,6 +954,8 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
     ``strides=None`` gives layout_right; ``layout`` defaults to 'right' without strides,
     'stride' with positive strides and no offset, else 'stride_relaxed'.  Nothing is checked
     against memory: as in C++, the caller vouches for the pointer.  ``owner`` is kept alive.
+    With no elements (an extent 0), the strides are not checked against the layout: the view has
+    the given ones where the layout accepts them, else the layout's canonical ones, as the importers.
     """
     extents = tuple(_int(e, "extents") for e in extents)
     if any(e < 0 for e in extents):
@@ -942,6 +973,8 @@ def make_mdspan(data_handle, element_type, extents, strides=None, *, layout=None
         layout = "stride" if offset == 0 and all(s > 0 for s in strides) else "stride_relaxed"
     if layout not in MDSPAN_LAYOUTS:
         raise ValueError(f"Expected layout 'right', 'left', 'stride' or 'stride_relaxed', but got {layout!r}.")
+    if 0 in extents and layout != "stride_relaxed":
+        strides = _strides_of_empty(layout, extents, strides)
     if layout in ("right", "left") and strides != _COMPACT[layout](extents):
         raise ValueError(f"Expected the layout_{layout} strides {_COMPACT[layout](extents)}, "
                          f"but got {strides}.")
@@ -1070,7 +1103,7 @@ class DLPackTensorWrapper:
 
 
 def to_dlpack_tensor(md):
-    """A DLPack view of ``md``, as CCCL's ``cuda::to_dlpack_tensor`` (seed 001).
+    """A DLPack view of ``md``, as CCCL's ``cuda::to_dlpack_tensor``.
 
     ``ndim = rank``, ``shape[i] = extent(i)``, ``strides[i] = stride(i)``, data =
     ``data_handle()`` (NULL for an empty view), ``byte_offset = 0``; device {kDLCPU, 0} /

@@ -61,12 +61,21 @@ def _smem_side(tiled_copy, side):
     return side
 
 
+def _access_bits(tiled_copy, side):
+    """Bits one thread moves in one shared-memory access: a 16-byte row for ldmatrix/stmatrix, else
+    the values of one call of the atom."""
+    atom = tiled_copy.atom
+    if atom.kind in ("ldsm", "stsm"):
+        return 128
+    vals = atom.num_val_src if side == "src" else atom.num_val_dst
+    return vals * atom.value_type.bits
+
+
 def _threads_per_phase(tiled_copy, side):
     atom = tiled_copy.atom
     if atom.kind in ("ldsm", "stsm"):
         return 8, f"{'ldmatrix' if atom.kind == 'ldsm' else 'stmatrix'}.x{atom.matrices}"
-    vals = atom.num_val_src if side == "src" else atom.num_val_dst
-    bits = vals * atom.value_type.bits
+    bits = _access_bits(tiled_copy, side)
     return (8 if bits >= 128 else 16 if bits == 64 else 32), f"{bits}-bit {'ld' if side == 'src' else 'st'}.shared"
 
 
@@ -165,25 +174,34 @@ class SwizzleSuggestion:
 def suggest_swizzle(tiled_copy, smem_layout, element_type=None, side=None) -> SwizzleSuggestion:
     """The ``Swizzle(B, M, S)`` that makes ``tiled_copy``'s accesses to ``smem_layout`` conflict-free (or least conflicted).
 
-    M keeps 16-byte vectors whole (M = log2(16 / element bytes)), as vectorized and ldmatrix
-    accesses need.  Candidates B in 0..3 and S in B..6 are all counted; the winner has the fewest
-    wavefronts, then the fewest bits B, then S closest to the 128-byte line (S = 3, as CuTe's
-    GMMA atoms).  Returns the swizzle, ``ComposedLayout(swizzle, 0, smem_layout)`` and the counts.
+    M keeps one access of the instruction whole: M = log2(access bytes / element bytes), e.g. 3 for
+    16-byte (vectorized or ldmatrix) accesses of fp16, 0 for 4-byte accesses of fp32.  B runs from 1
+    to the bits that pick one access in a 128-byte line of the 32 banks (3 for 16-byte accesses, 5 for
+    4-byte ones), S from B while the moved bits start among ``smem_layout``'s offset bits (M + S below
+    its highest; a swizzle whose moved bits lie above every offset does nothing); no swizzle (B = 0)
+    is a candidate too.  All are counted; the
+    winner has the fewest wavefronts, then the fewest bits B, then S closest to the 128-byte line
+    (M + S = log2 of the elements in 128 bytes: S = 3 for 16-byte accesses, as CuTe's GMMA atoms).
+    Returns the swizzle, ``ComposedLayout(swizzle, 0, smem_layout)`` and the counts.
     """
     element_type = element_type or tiled_copy.atom.value_type
     if not isinstance(smem_layout, Layout):
         raise TypeError(f"suggest_swizzle: expected a plain Layout to swizzle, but got {type(smem_layout).__name__}.")
-    ebytes = max(1, element_type.bits // 8)
-    base = max(0, (16 // ebytes).bit_length() - 1)
+    side = _smem_side(tiled_copy, side)
     before = bank_conflicts(tiled_copy, smem_layout, element_type, side)
+    ebytes = max(1, element_type.bits // 8)
+    access = max(1, _access_bits(tiled_copy, side) // 8)
+    base = max(0, (access // ebytes).bit_length() - 1)
+    line = max(0, (BANKS * BANK_BYTES // ebytes).bit_length() - 1 - base)  # log2(accesses in a 128-byte line)
+    top = max(1, smem_layout.cosize - 1).bit_length()                     # offset bits of the layout
+    candidates = [Swizzle(0, base, line)] + [Swizzle(b, base, s) for b in range(1, line + 1)
+                                             for s in range(b, top - base)]
     compared, best = {}, None
-    for b in range(0, 4):
-        for s in range(max(b, 1), 7):
-            sw = Swizzle(b, base, s)
-            res = bank_conflicts(tiled_copy, ComposedLayout(sw, 0, smem_layout), element_type, side)
-            compared[sw] = res.total
-            key = (res.total, b, abs(s - 3))
-            if best is None or key < best[0]:
-                best = (key, sw, res)
+    for sw in candidates:
+        res = bank_conflicts(tiled_copy, ComposedLayout(sw, 0, smem_layout), element_type, side)
+        compared[sw] = res.total
+        key = (res.total, sw.bits, abs(sw.shift - line))
+        if best is None or key < best[0]:
+            best = (key, sw, res)
     _, sw, after = best
     return SwizzleSuggestion(sw, ComposedLayout(sw, 0, smem_layout), before, after, compared)

@@ -11,7 +11,7 @@ import time
 
 from . import machine
 
-# issue 2's targets: how many times faster than CuTe DSL each of ours must be
+# The targets: how many times faster than CuTe DSL each of ours must be
 TARGETS = {"from_dlpack(torch)": 5.0, "from_dlpack(numpy)": 3.0, "make_ptr": 3.0}
 
 

@@ -35,7 +35,7 @@ SUITES = {
     "host": "any machine: host-side guard + pack per call (C stand-in for cuLaunchKernel, no driver call)",
     "convert": "any machine: one tensor conversion per call (wb / tvm_ffi / CuTe DSL from_dlpack, make_ptr)",
 }
-# The issue's targets, as ratios or per-tensor increments measured in the same run.
+# The targets the lab checks, as ratios or per-tensor increments measured in the same run.
 TARGETS = {
     "torch_straight_in_over_cute_tvm_ffi_max": 1.0,
     "torch_straight_in_minus_bypass_per_tensor_us_max": 0.3,
@@ -385,7 +385,7 @@ def _med(suite: dict, path: str, key: str):
 
 
 def ratios(result: dict) -> dict:
-    """The issue's target quantities, computed from one run's medians (None where a path is missing)."""
+    """The quantities TARGETS bounds, computed from one run's medians (None where a path is missing)."""
     out: dict = {}
     conv = result["suites"].get("convert")
     if conv:
