@@ -1,6 +1,6 @@
 """ctypes mirror of dlpack.h 1.3: the structs, enums and flag bits, field for field.
 
-Every name matches the C header (seed 002 and DLPack 1.3's ``dlpack.h``) so that code reading
+Every name matches the C header (DLPack 1.3's ``dlpack.h``) so that code reading
 it can be checked against the spec line by line.
 """
 
