@@ -88,3 +88,19 @@ def test_host_tensor_refused_for_explicit_gpu_launch():
     x = np.zeros(8, np.float32)
     with pytest.raises(ValueError, match="host"):
         E.vadd.launch(x, x, x, grid=1, block=8, backend="cuda")
+
+
+def test_dynamic_shared_memory_is_checked_before_the_driver():
+    @wb.kernel
+    def add1(a):
+        i = wb.thread_idx().x
+        if i < wb.size(a):
+            a[i] = a[i] + 1.0
+
+    x = cupy.zeros(8, dtype=cupy.float32)
+    for smem in (-1, 1 << 40, 227 * 1024 + 1):   # the slow path (first launch), then the hot path
+        with pytest.raises(ValueError, match="shared memory"):   # were a driver error and ctypes' ArgumentError
+            add1.launch(x, grid=1, block=8, smem=smem)
+    add1.launch(x, grid=1, block=8, smem=1024)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert bool((x == 1.0).all())

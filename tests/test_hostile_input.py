@@ -6,6 +6,7 @@ One section per class of defect; tests/test_fuzz_dlpack.py generates the malform
 import gc
 import os
 import weakref
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from producers import Producer
 import workbench as wb
 from workbench import host_buffers
 from workbench.dlpack import _native
-from workbench.dsl.cpu_executor import KernelRuntimeError, check_launch_limits
+from workbench.dsl.cpu_executor import MAX_CPU_THREADS, KernelRuntimeError, check_launch_limits
 
 READ_ONLY = 1
 
@@ -361,8 +362,8 @@ def test_composed_layout_offsets_agree_with_evaluation_or_refuse():
 
 
 # -- deep nesting ------------------------------------------------------------------------------------
-def _nested(levels, make=tuple):
-    x = 4
+def _nested(levels, make=tuple, leaf=4):
+    x = leaf
     for _ in range(levels):
         x = make((x,))
     return x
@@ -380,6 +381,92 @@ def test_deeply_nested_tuples_are_refused_like_deeply_nested_text():
     assert wb.make_layout(_nested(32)) == wb.parse_layout(text) == wb.Layout(_nested(32, list))
     with pytest.raises(ValueError, match="nested at most 32 levels deep"):
         wb.parse_layout("(" + text + ")")
+
+
+A8 = wb.make_layout((8, 8))
+ENTRY_POINTS = {   # each takes the nested tuple d where the user passes an IntTuple, a coordinate or a tiler
+    "L(d)": lambda d: A8(d), "L(1, d)": lambda d: A8(1, d), "rank-1 L(d)": lambda d: wb.make_layout(16)(d),
+    "L[d]": lambda d: A8[d], "identity tensor[d]": lambda d: wb.make_identity_tensor((4, 4))[d],
+    "size": wb.size, "depth": wb.depth, "product": wb.product, "flatten": wb.flatten, "product_each": wb.product_each,
+    "cosize": wb.cosize, "prefix_product": lambda d: wb.layout.prefix_product(d),
+    "crd2idx crd": lambda d: wb.crd2idx(d, 4), "crd2idx shape": lambda d: wb.crd2idx(0, d),
+    "crd2idx stride": lambda d: wb.crd2idx(0, 4, d), "idx2crd idx": lambda d: wb.idx2crd(d, 4),
+    "idx2crd shape": lambda d: wb.idx2crd(0, d), "ceil_div a": lambda d: wb.ceil_div(d, 2),
+    "ceil_div b": lambda d: wb.ceil_div(4, d),
+    "logical_divide": lambda d: wb.logical_divide(A8, d), "zipped_divide": lambda d: wb.zipped_divide(A8, d),
+    "tiled_divide": lambda d: wb.tiled_divide(A8, d), "flat_divide": lambda d: wb.flat_divide(A8, d),
+    "logical_product": lambda d: wb.logical_product(A8, d), "zipped_product": lambda d: wb.zipped_product(A8, d),
+    "tiled_product": lambda d: wb.tiled_product(A8, d), "flat_product": lambda d: wb.flat_product(A8, d),
+    "composition": lambda d: wb.composition(A8, d), "complement": lambda d: wb.complement(A8, d),
+    "coalesce profile": lambda d: wb.coalesce(A8, d),
+    "local_tile tiler": lambda d: wb.local_tile(A8, d, 0), "local_tile coord": lambda d: wb.local_tile(A8, (2, 2), d),
+    "slice_": lambda d: wb.slice_(A8, d), "dice": lambda d: wb.dice(A8, d),
+    "slice_and_offset": lambda d: wb.slice_and_offset(d, A8),
+    "elem_less both": lambda d: wb.elem_less(d, d), "elem_less crd": lambda d: wb.elem_less(d, 4),
+    "elem_less shape": lambda d: wb.elem_less(0, d),
+    "make_ordered_layout shape": lambda d: wb.make_ordered_layout(d, 0),
+    "make_ordered_layout order": lambda d: wb.make_ordered_layout(4, d),
+    "explain": lambda d: wb.explain("logical_divide", A8, d),
+}
+
+
+@pytest.mark.parametrize("name", ENTRY_POINTS)
+@pytest.mark.parametrize("levels", [33, 5000])
+def test_deep_tuples_are_refused_at_every_core_entry_point(name, levels):
+    with pytest.raises(ValueError, match="nested at most 32 levels deep"):
+        ENTRY_POINTS[name](_nested(levels))                 # 5000 levels: was a RecursionError
+
+
+def test_tuples_nested_32_levels_deep_still_work_at_the_entry_points():
+    deep, crd = _nested(32), _nested(32, leaf=3)            # a 32-level shape, and a coordinate congruent with it
+    L = wb.make_layout(deep)
+    assert L(crd) == 3 and wb.crd2idx(crd, deep) == 3 and wb.idx2crd(3, deep) == crd
+    assert wb.size(deep) == wb.product(deep) == 4 and wb.depth(deep) == 32 and wb.flatten(deep) == (4,)
+    assert wb.elem_less(crd, deep) and not wb.elem_less(crd, _nested(32, leaf=3))
+    assert wb.ceil_div(_nested(32, leaf=7), 2) == _nested(32, leaf=4)
+    assert wb.logical_divide(wb.make_layout(8), _nested(32, leaf=2)).size == 8
+    assert wb.composition(wb.make_layout(8), _nested(32, leaf=2)).size == 2
+    assert wb.make_ordered_layout(deep, _nested(32, leaf=0)) == L
+    assert wb.slice_and_offset(_nested(32, leaf=None), L)[1] == 0
+    print(wb.zipped_divide(wb.make_layout(8), _nested(32, leaf=2)))   # the algebra nests its result deeper: it prints
+
+
+def test_the_thread_index_of_local_partition_is_an_int():
+    with pytest.raises(TypeError, match="thread index as an int"):
+        wb.local_partition(A8, wb.make_layout((2, 2)), (1, 0))   # formatting it exhausted the stack when deep
+    assert wb.local_partition(A8, wb.make_layout((2, 2)), np.int64(3))[1] == A8((1, 1))
+
+
+def test_queries_that_need_a_layout_refuse_an_inttuple_by_type():
+    for f in (wb.cosize, wb.stride, wb.offset_span):
+        with pytest.raises(TypeError, match=r"Expected a Layout or a tensor for \w+\(\), but got the IntTuple \(4,4\)"):
+            f((4, 4))                                        # was an AttributeError on None
+    with pytest.raises(TypeError, match="int mode indices"):
+        wb.select(A8, 0, (0,))
+
+
+def test_crd2idx_takes_a_stride_congruent_with_the_shape():
+    with pytest.raises(ValueError, match=r"Expected a stride congruent with shape 4, but got \(1,2\)"):
+        wb.crd2idx(3, 4, (1, 2))                             # was (1,2,1,2,1,2): the stride tuple repeated
+    assert wb.crd2idx(3, (4, 4), (4, 1)) == 12 and wb.crd2idx((1, 2), (4, 4), (4, 1)) == 6
+
+
+# -- negative indices: outside a layout's domain, and C++ CuTe answers differently --------------------
+@pytest.mark.parametrize("call", [
+    lambda L: L(-1), lambda L: L(np.int64(-1)), lambda L: L((-1, 0)), lambda L: wb.make_layout(((2, 2), 4))((-1, 0)),
+    lambda L: wb.crd2idx(-1, L.shape, L.stride), lambda L: wb.idx2crd(-1, L.shape),
+    lambda L: wb.make_layout(4)(-1), lambda L: wb.make_identity_tensor((4, 4))[-1],
+])
+def test_negative_indices_are_refused(call):
+    L = wb.make_layout((4, 4), stride=(4, 1))
+    with pytest.raises(ValueError, match="Expected an index >= 0"):
+        call(L)                                              # L(-1) was 11 (Python floors); CuTe C++ gives -4
+
+
+def test_indices_past_the_size_still_extend_the_last_mode():
+    L = wb.make_layout((4, 4), stride=(4, 1))
+    assert [L(i) for i in (0, 5, 15, 16, 21)] == [0, 5, 15, 4, 9]   # as CuTe: 16 is (0,4) and 21 is (1,5)
+    assert wb.idx2crd(21, (4, 4)) == (1, 1)                          # CuTe's idx2crd wraps every mode
 
 
 # -- bounded work ----------------------------------------------------------------------------------
@@ -400,7 +487,8 @@ def test_cpu_executor_enforces_cuda_launch_limits(grid, block, msg):
 
 
 def test_cpu_executor_accepts_the_limits_themselves():
-    check_launch_limits((2**31 - 1, 65535, 65535), (1024, 1, 1))
+    for grid, block in (((1, 65535, 1), (256, 1, 1)), ((1, 1, 65535), (256, 1, 1)), ((16384, 1, 1), (1024, 1, 1))):
+        check_launch_limits(grid, block)                     # 2**24 threads or just under
     check_launch_limits((1, 1, 1), (16, 1, 64))
     check_launch_limits((1, 1, 1), (1, 1, 1), 48 * 1024, 179 * 1024)   # 48 KiB static + the rest of 227 KiB
 
@@ -441,6 +529,42 @@ def test_shared_memory_beyond_cuda_limits_is_refused_before_a_block_runs():
     assert not a.any()
     ok.launch(a, grid=1, block=4, smem=179 * 1024, backend="cpu")
     assert a.tolist() == [1.0] * 4
+
+
+def _fake_gpu_specialization(kern, static_smem, calls):
+    """A GPU specialization of kern that accepts any arguments and records what would reach cuLaunchKernel: the launch
+    path up to the driver, without a GPU."""
+    gpu = SimpleNamespace(buf=None, handle=None, params_ptr=None, launch_fn=lambda *a: calls.append(a) or 0)
+    sp = SimpleNamespace(gpu=gpu, ir=SimpleNamespace(shared_bytes=static_smem), pack=lambda args, buf: True)
+    kern._hot.insert(0, sp)
+
+
+def test_gpu_launches_check_shared_memory_before_the_driver():
+    k = _smem_kernel(12288)                                  # 48 KiB of static shared memory
+    calls = []
+    _fake_gpu_specialization(k, 48 * 1024, calls)
+    for smem in (-1, 1 << 40, 179 * 1024 + 1):             # -1 reached the driver, 2**40 raised ctypes' ArgumentError
+        with pytest.raises(ValueError, match="shared memory"):
+            k.launch(np.zeros(4, np.float32), grid=1, block=4, smem=smem)
+    with pytest.raises(TypeError, match="smem"):
+        k.launch(np.zeros(4, np.float32), grid=1, block=4, smem=1.5)
+    assert calls == []
+    k.launch(np.zeros(4, np.float32), grid=1, block=4, smem=np.int64(179 * 1024))
+    assert calls[0][7] == 179 * 1024 and type(calls[0][7]) is int     # cuLaunchKernel's sharedMemBytes
+
+
+def test_cpu_executor_caps_the_threads_of_a_launch():
+    with pytest.raises(ValueError, match=r"at most 16777216 threads .* is 16777472 threads; launch on a GPU"):
+        check_launch_limits((65537, 1, 1), (256, 1, 1))
+    with pytest.raises(ValueError, match="threads") as e:
+        check_launch_limits((2**31 - 1, 65535, 65535), (1024, 1, 1))   # CUDA's own limits: 2**73 threads
+    assert "grid" not in str(e.value).split("but")[0]
+    check_launch_limits((65536, 1, 1), (256, 1, 1))
+    assert MAX_CPU_THREADS == 1 << 24
+    a = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="threads"):        # refused before a single block runs
+        fill.launch(a, 1.0, grid=(8193, 1, 1), block=(32, 8, 8), backend="cpu")
+    assert not a.any()
 
 
 # -- garbage collection ----------------------------------------------------------------------------

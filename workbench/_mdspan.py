@@ -82,8 +82,8 @@ from ._tensor import _ADDRESS_END, _as_address
 from .dlpack import _native
 from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack.dtypes import dldtype_of
-from .layout import Layout, crd2idx, offset_span, size, slice_and_offset
-from .layout.inttuple import compact_col_major, compact_row_major
+from .layout import Layout, offset_span, size, slice_and_offset
+from .layout.inttuple import compact_col_major, compact_row_major, crd2idx  # the core's: __call__ checks its indices
 
 __all__ = [
     "Mdspan", "MdspanMapping", "DLPackTensorWrapper", "const", "full_extent",

@@ -371,7 +371,7 @@ class Lowering:
             raise TypeError(f"Expected a tensor to assign an element of, but got {_describe(t)}.")
         crd = self.visit(target.slice)
         _check_coord(crd)
-        if V.has_none(crd):
+        if it.has_none(crd):
             raise ValueError("Expected a full coordinate when writing a tensor element, but got a slice (None).")
         v = self.scalar(v, "a number to store")
         et = t.etype
@@ -646,7 +646,7 @@ class Lowering:
     def subscript_load(self, t, node):
         crd = self.visit(node.slice)
         _check_coord(crd)
-        if V.has_none(crd):
+        if it.has_none(crd):
             return self.freeze(t.slice(crd))
         return ir.Load(t.buf, ir.as_expr(t.offset_of(crd)))
 

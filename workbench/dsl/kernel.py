@@ -23,7 +23,7 @@ from ..layout import offset_span
 from . import _launch, backend_cupy, cache, ir
 from . import args as A
 from .codegen_cuda import generate
-from .cpu_executor import CompiledCPU, pointer_extent
+from .cpu_executor import CompiledCPU, check_shared_memory, pointer_extent
 from .frontend import FunctionSource, Lowering
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -275,14 +275,20 @@ class Kernel:
     # -- dispatch --------------------------------------------------------------------------------
     def _launch(self, grid, block, smem, stream, args):
         for sp in self._hot:
-            g = sp.gpu
-            if sp.pack(args, g.buf):
-                rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                                 backend_cupy.stream_handle(stream) if stream is not None else None, g.params_ptr, None)
-                if rc:
-                    raise RuntimeError(f"cuLaunchKernel failed for {self.__name__}: {backend_cupy.error_string(rc)} ({rc})")
-                return None
+            if sp.pack(args, sp.gpu.buf):
+                return self._go(sp, grid, block, smem, stream)
         return self._slow(grid, block, smem, stream, args, None)
+
+    def _go(self, sp, grid, block, smem, stream):
+        """Launch the GPU specialization sp, its parameters packed.  The shared memory is checked first, by the CPU
+        executor's check (the driver would take a negative smem as a huge unsigned one, ctypes refuse 2**40)."""
+        smem = check_shared_memory(sp.ir.shared_bytes, smem)
+        g = sp.gpu
+        rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                         backend_cupy.stream_handle(stream), g.params_ptr, None)
+        if rc:
+            raise RuntimeError(f"cuLaunchKernel failed for {self.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+        return None
 
     def specialize(self, args, target=None) -> Specialization:
         """The specialization these arguments select (lowered now if new); no launch."""
@@ -348,11 +354,7 @@ class Kernel:
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
         if not sp.pack(nargs, g.buf):
             raise ValueError(f"The arguments of {self.__name__} were refused by the guard of {sp.describe()}.")
-        rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                         backend_cupy.stream_handle(stream), g.params_ptr, None)
-        if rc:
-            raise RuntimeError(f"cuLaunchKernel failed for {self.__name__}: {backend_cupy.error_string(rc)} ({rc})")
-        return None
+        return self._go(sp, grid, block, smem, stream)
 
 
 def kernel(fn) -> Kernel:

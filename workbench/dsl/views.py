@@ -59,9 +59,3 @@ class KTensor:
         """CuTe slicing: None (``_``) keeps a mode, a value fixes it."""
         sub, off = slice_and_offset(crd, self.layout)
         return self._with_layout(sub, off)
-
-
-def has_none(c) -> bool:
-    if c is None:
-        return True
-    return type(c) is tuple and any(has_none(e) for e in c)

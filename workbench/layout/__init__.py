@@ -23,14 +23,19 @@ from .algebra import (
 from .basis import ArithTuple, E
 from .explanation import Explanation, Step, explain
 from .identity import IdentityTensor, elem_less, make_identity_tensor
-from .inttuple import ceil_div, crd2idx, format_inttuple, idx2crd, prefix_product, product
+from .inttuple import format_inttuple
 from .layout import (
     Layout,
+    ceil_div,
     cosize,
+    crd2idx,
     depth,
+    idx2crd,
     make_layout,
     offset_span,
     parse_layout,
+    prefix_product,
+    product,
     rank,
     shape,
     size,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import inttuple as it
 from .basis import E
-from .layout import Layout, _raw
+from .layout import Layout, _raw, _to_tuple
 from .values import Symbolic, _provably_divides, ceil_div, has_values, imin, known_value, shape_div
 
 __all__ = [
@@ -110,6 +110,7 @@ def coalesce(layout, profile=None):
     """
     layout = _layout(layout, "coalesce")
     if type(profile) is tuple:
+        it.check_nesting(profile, "profile")
         if type(layout.shape) is not tuple or len(profile) > len(layout.shape):
             _fail("coalesce", f"{layout}, {it.format_inttuple(profile)}",
                   f"the target profile has rank {len(profile)} but the layout has rank {layout.rank}.")
@@ -298,13 +299,22 @@ def composition(A, B):
     if B is None:
         return A
     if tb is tuple:
-        modes = _modes(A)
-        if len(B) > len(modes):
-            _fail("composition", f"{A}, {_fmt_tiler(B)}", f"the tiler has rank {len(B)} but the layout has rank {len(modes)}.")
-        return _cat(*[composition(m, b) for m, b in zip(modes, B)], *modes[len(B):])
+        return _compose_by_mode(A, B, 0)
     if hasattr(B, "_compose_right"):
         return B._compose_right(A)
     raise TypeError(f"composition: expected a Layout, an int, a tuple tiler or None on the right, but got {tb.__name__}.")
+
+
+def _compose_by_mode(A, B, depth):
+    """A o B for a tuple tiler B, mode by mode; a tuple mode of B recurses here, which bounds B's nesting."""
+    if depth >= it.MAX_NESTING:
+        raise it.too_deep("tiler")
+    modes = _modes(A)
+    if len(B) > len(modes):
+        _fail("composition", f"{A}, {_fmt_tiler(it.check_nesting(B, 'tiler'))}",
+              f"the tiler has rank {len(B)} but the layout has rank {len(modes)}.")
+    return _cat(*[_compose_by_mode(m, b, depth + 1) if type(b) is tuple else composition(m, b)
+                  for m, b in zip(modes, B)], *modes[len(B):])
 
 
 def _compose(A, B, verify):
@@ -354,6 +364,8 @@ def complement(layout, cotarget=None):
     layout = _layout(layout, "complement")
     if cotarget is None:
         cotarget = layout.cosize
+    if type(cotarget) is tuple:
+        it.check_nesting(cotarget, "cotarget")
     M = it.product(cotarget)
     what = (layout, cotarget)
     flat = [(s, d) for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride))
@@ -483,7 +495,9 @@ def select(layout, *modes):
         modes = tuple(modes[0])
     ms = _modes(layout)
     for m in modes:
-        if type(m) is not int or not -len(ms) <= m < len(ms):
+        if type(m) is not int:
+            raise TypeError(f"select: expected int mode indices, but got {type(m).__name__}.")
+        if not -len(ms) <= m < len(ms):
             _fail("select", layout, f"mode {m!r} is out of range for rank {len(ms)}.")
     return _cat(*[ms[m] for m in modes])
 
@@ -509,7 +523,7 @@ def flatten(x):
         if type(x.shape) is not tuple:
             return x
         return _raw(it.flatten(x.shape), it.flatten(x.stride))
-    return it.flatten(x)
+    return it.flatten(it.check_nesting(x, "shape"))
 
 
 def append(layout, elem=None, up_to_rank=None):
@@ -541,10 +555,7 @@ def make_ordered_layout(shape, order):
     """A compact layout of ``shape`` whose strides grow in the order given by ``order`` (a
     permutation congruent with shape, or flat): the leaf with the smallest order gets
     stride 1.  Guarantee: a bijection onto [0, size(shape))."""
-    if isinstance(shape, list):
-        shape = tuple(shape)
-    if isinstance(order, list):
-        order = tuple(order)
+    shape, order = _to_tuple(shape, "shape"), _to_tuple(order, "stride order")   # bounds the nesting too
     fs, fo = it.flatten(shape), it.flatten(order)
     if len(fs) != len(fo):
         _fail("make_ordered_layout", f"{it.format_inttuple(shape)}, {it.format_inttuple(order)}",
@@ -576,5 +587,5 @@ def product_each(shape):
     if type(shape) is Layout:
         shape = shape.shape
     if type(shape) is tuple:
-        return tuple(it.product(s) for s in shape)
+        return tuple(it.product(s) for s in it.check_nesting(shape, "shape"))
     return shape

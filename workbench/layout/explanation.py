@@ -127,7 +127,8 @@ def explain(op, *args) -> Explanation:
         raise TypeError(f"explain({name}, ...): expected the arguments {name}({', '.join(_params(name, 9))}), "
                         f"but got {len(args)} argument{'s' if len(args) != 1 else ''}.")
     # layout strings in layout positions (complement's M is a count or a shape)
-    args = tuple(_parse(x) if k == 0 or name != "complement" else x for k, x in enumerate(args))
+    args = tuple(_parse(it.check_nesting(x, "tuple")) if k == 0 or name != "complement" else x
+                 for k, x in enumerate(args))
     result = fn(*args)   # the core decides first: a refusal is its own error, unchanged
     A = _operand(args[0], name)
     out = _Steps(name)

@@ -41,7 +41,7 @@ class IdentityTensor:
 
     def __getitem__(self, crd):
         """The coordinate at ``crd`` (an index or a coordinate); with None modes, a sub-tensor."""
-        if crd is None or (type(crd) is tuple and any(c is None or type(c) is tuple and None in it.flatten(c) for c in crd)):
+        if it.has_none(crd):
             from .slicing import slice_and_offset
 
             sub, off = slice_and_offset(crd, self.layout)
@@ -87,17 +87,24 @@ def _basis_like(shape, path):
     return E(path)
 
 
-def elem_pairs(a, b, out=None) -> list:
+def elem_pairs(a, b, out=None, depth=0) -> list:
     """The (coordinate entry, extent) pairs elem_less compares: a and b must be congruent (CuTe
-    compares nested coordinates leaf by leaf against nested shapes; CuTe DSL refuses other pairs)."""
+    compares nested coordinates leaf by leaf against nested shapes; CuTe DSL refuses other pairs).
+    The walk bounds the nesting (inttuple.MAX_NESTING)."""
     out = [] if out is None else out
     ta, tb = isinstance(a, tuple), isinstance(b, tuple)
     if ta and tb and len(a) == len(b):
+        if depth >= it.MAX_NESTING:
+            raise it.too_deep("coordinate")
         for x, y in zip(a, b):
-            elem_pairs(x, y, out)
-    elif ta or tb:
-        raise ValueError(f"elem_less: expected a coordinate congruent with the shape {it.format_inttuple(b)}, "
-                         f"but got {a if ta else it.format_inttuple(a)}.")
+            if isinstance(x, tuple) or isinstance(y, tuple):
+                elem_pairs(x, y, out, depth + 1)
+            else:
+                out.append((x, y))
+    elif ta or tb:   # the side that is still a tuple has not been bounded by this walk
+        shape, crd = it.check_nesting(b, "shape"), it.check_nesting(a, "coordinate")
+        raise ValueError(f"elem_less: expected a coordinate congruent with the shape {it.format_inttuple(shape)}, "
+                         f"but got {it.format_inttuple(crd)}.")
     else:
         out.append((a, b))
     return out

@@ -15,7 +15,44 @@ __all__ = [
     "is_int", "is_tuple", "flatten", "product", "rank", "depth", "prefix_product",
     "crd2idx", "idx2crd", "congruent", "inner_product", "shape_div", "ceil_div",
     "format_inttuple", "unflatten", "slice_modes", "fill_none", "compact_col_major", "compact_row_major",
+    "MAX_NESTING", "too_deep", "check_nesting", "has_none",
 ]
+
+
+# The functions here recurse on the nesting: an IntTuple nested deeper than this is refused with a ValueError where it
+# enters from the user (check_nesting, or a walk over it that happens anyway), rather than exhausting Python's stack.
+MAX_NESTING = 32
+
+
+def too_deep(what) -> ValueError:
+    """The one error for an IntTuple, a coordinate or a tiler nested deeper than MAX_NESTING."""
+    return ValueError(f"Expected a {what} nested at most {MAX_NESTING} levels deep, but got one nested at least "
+                      f"{MAX_NESTING + 1} levels deep.")
+
+
+def check_nesting(t, what, depth=0):
+    """Return t; raise :func:`too_deep` when t (an IntTuple, a coordinate or a tiler from the user) nests deeper
+    than MAX_NESTING.  Called where such a tuple enters a public function that has no walk over it of its own."""
+    if isinstance(t, tuple):
+        if depth >= MAX_NESTING:
+            raise too_deep(what)
+        for e in t:
+            if isinstance(e, tuple):
+                check_nesting(e, what, depth + 1)
+    return t
+
+
+def has_none(t, depth=0) -> bool:
+    """True when the coordinate t is None (CuTe's underscore) or holds one.  Every evaluation of a user's tuple
+    coordinate walks it here first, so this walk also bounds its nesting (:func:`too_deep`)."""
+    if type(t) is not tuple:
+        return t is None
+    if depth >= MAX_NESTING:
+        raise too_deep("coordinate")
+    for e in t:
+        if e is None or (type(e) is tuple and has_none(e, depth + 1)):
+            return True
+    return False
 
 
 def is_int(x) -> bool:
@@ -114,6 +151,8 @@ def idx2crd(idx, shape):
         if type(shape) is not tuple or len(idx) != len(shape):
             raise ValueError(f"Expected a coordinate congruent with shape {format_inttuple(shape)}, but got {format_inttuple(idx)}.")
         return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+    if (idx < 0) if type(idx) is int else (not isinstance(idx, Symbolic) and idx < 0):  # ints first: the ABC check is slow
+        raise _negative(idx, shape)
     if type(shape) is tuple:
         out = []
         for s in shape:
@@ -122,6 +161,14 @@ def idx2crd(idx, shape):
             idx = idx // n
         return tuple(out)
     return idx
+
+
+def _negative(i, shape) -> ValueError:
+    # A layout's domain is [0, size) (indices past it extend the last mode; the algebra uses that).  Below 0 C++
+    # CuTe truncates the division where Python floors: (4,4):(4,1) at -1 is -4 there and would be 11 here.  An index
+    # inside a kernel is an IR expression, unknown until it runs, and is not checked.
+    return ValueError(f"Expected an index >= 0 (a layout's domain starts at 0) into shape {format_inttuple(shape)}, "
+                      f"but got {i}.")
 
 
 def crd2idx(crd, shape, stride=None):
@@ -138,17 +185,23 @@ def crd2idx(crd, shape, stride=None):
         if type(shape) is not tuple or len(crd) != len(shape):
             raise ValueError(f"Expected a coordinate of rank {rank(shape)} for shape {format_inttuple(shape)}, but got {format_inttuple(crd)}.")
         return sum((crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
-    if type(shape) is tuple:
-        total = 0
-        last = len(shape) - 1
-        for i, (s, d) in enumerate(zip(shape, stride)):
-            if i == last:  # CuTe: the last mode takes what is left, so L(i) extends past size(L)
-                return total + crd2idx(crd, s, d)
-            n = product(s)
-            total = total + crd2idx(crd % n, s, d)
-            crd = crd // n
-        return total
-    return crd * stride
+    if (crd < 0) if type(crd) is int else (not isinstance(crd, Symbolic) and crd < 0):  # ints first: the ABC check is slow
+        raise _negative(crd, shape)
+    return _index_offset(crd, shape, stride) if type(shape) is tuple else crd * stride
+
+
+def _index_offset(i, shape, stride):
+    """crd2idx of an index i >= 0 into a tuple shape, split colexicographically over its modes (the parts stay >= 0,
+    so they are not checked again)."""
+    total = 0
+    last = len(shape) - 1
+    for k, (s, d) in enumerate(zip(shape, stride)):
+        if k == last:  # CuTe: the last mode takes what is left, so L(i) extends past size(L)
+            return total + (_index_offset(i, s, d) if type(s) is tuple else i * d)
+        n = product(s) if type(s) is tuple else s
+        total = total + (_index_offset(i % n, s, d) if type(s) is tuple else (i % n) * d)
+        i = i // n
+    return total
 
 
 def shape_div(a, b):
@@ -176,31 +229,37 @@ def ceil_div(a, b):
 
 
 def format_inttuple(t) -> str:
-    """CuTe notation without spaces: (4,(2,?{div=2})); an integer prints bare."""
+    """CuTe notation without spaces: (4,(2,?{div=2})); an integer prints bare.  Not bounded: the algebra may nest
+    its results deeper than MAX_NESTING (a divide adds a level), and those print."""
     if type(t) is tuple:
         return "(" + ",".join(format_inttuple(e) for e in t) + ")"
     return "_" if t is None else str(t)
 
 
 # -- slicing with CuTe's underscore (None) --------------------------------------------------
-def slice_modes(crd, t, keep_none, where):
+def slice_modes(crd, t, keep_none, where, depth=0):
     """The parts of IntTuple ``t`` selected by ``crd`` as a flat-at-this-level tuple.
 
     keep_none=True is CuTe's slice (keep the underscore modes), False its dice (keep the
-    integer modes).  A tuple coordinate recurses and its parts are concatenated.
+    integer modes).  A tuple coordinate recurses and its parts are concatenated.  The walk
+    bounds crd's nesting (:func:`too_deep`).
     """
     if crd is None:
         return (t,) if keep_none else ()
     if type(crd) is tuple:
+        if depth >= MAX_NESTING:
+            raise too_deep("coordinate")
         if type(t) is not tuple:
             if len(crd) != 1:
-                raise ValueError(f"{where}: expected a coordinate of rank 1 for mode {format_inttuple(t)}, but got {crd!r}.")
+                raise ValueError(f"{where}: expected a coordinate of rank 1 for mode {format_inttuple(t)}, but got "
+                                 f"{check_nesting(crd, 'coordinate')!r}.")
             t = (t,)
         if len(crd) != len(t):
-            raise ValueError(f"{where}: expected a coordinate of rank {len(t)} for {format_inttuple(t)}, but got {crd!r}.")
+            raise ValueError(f"{where}: expected a coordinate of rank {len(t)} for {format_inttuple(t)}, but got "
+                             f"{check_nesting(crd, 'coordinate')!r}.")
         out = ()
         for c, s in zip(crd, t):
-            out += slice_modes(c, s, keep_none, where)
+            out += slice_modes(c, s, keep_none, where, depth + 1)
         return out
     if type(crd) is not int and not isinstance(crd, Symbolic):
         raise TypeError(f"{where}: expected None, an int or a tuple in the coordinate, but got {type(crd).__name__}.")

@@ -21,24 +21,16 @@ from .values import Dyn, Symbolic, has_values, is_static, value_of
 __all__ = [
     "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
     "shape", "stride", "offset_span", "index_span", "offsets_at", "check_int64_span",
+    "product", "prefix_product", "crd2idx", "idx2crd", "ceil_div",
 ]
 
 
-# Shapes, strides and layout text nested deeper are refused with a ValueError rather than exhausting Python's stack.
-_MAX_NESTING = 32
-
-
-def _too_deep(what):
-    return ValueError(f"Expected a {what} nested at most {_MAX_NESTING} levels deep, but got one nested at least "
-                      f"{_MAX_NESTING + 1} levels deep.")
-
-
 def _check_leaves(t, what, allow_negative, depth=0):
-    """Type and sign of every leaf; the nesting is bounded as parse_layout bounds text (the core's IntTuple
-    functions recurse and would exhaust Python's stack)."""
+    """Type and sign of every leaf; the walk also bounds the nesting (inttuple.MAX_NESTING), as parse_layout
+    bounds text."""
     if type(t) is tuple:
-        if depth >= _MAX_NESTING:
-            raise _too_deep(what)
+        if depth >= it.MAX_NESTING:
+            raise it.too_deep(what)
         for e in t:
             _check_leaves(e, what, allow_negative, depth + 1)
         return
@@ -70,11 +62,7 @@ class Layout:
             stride = it.compact_col_major(shape)
         else:
             _check_leaves(stride, "stride", allow_negative=True)
-            if not it.congruent(shape, stride):
-                raise ValueError(
-                    f"Expected a stride congruent with shape {it.format_inttuple(shape)}, "
-                    f"but got {it.format_inttuple(stride)}."
-                )
+            _check_congruent(shape, stride)
         self.shape = shape
         self.stride = stride
         self._offsets = None
@@ -139,7 +127,7 @@ class Layout:
         c = crd[0] if len(crd) == 1 else tuple(crd)
         if c is None:  # None is CuTe's underscore: L(None) is L, L(None, 2) a sub-layout
             return self
-        if type(c) is tuple and _has_none(c):
+        if type(c) is tuple and it.has_none(c):  # also bounds the coordinate's nesting
             where = f"{self}({it.format_inttuple(c) if c is not None else '_'})"
             return _raw(it.slice_modes(c, self.shape, True, where), it.slice_modes(c, self.stride, True, where))
         shp, std = self.shape, self.stride
@@ -171,7 +159,7 @@ class Layout:
 
 def _describe_index(i) -> str:
     if type(i) is tuple:
-        return f"the coordinate {it.format_inttuple(i)}"
+        return f"the coordinate {it.format_inttuple(it.check_nesting(i, 'coordinate'))}"
     return f"the dynamic value {i}" if isinstance(i, Symbolic) else f"{type(i).__name__} {i!r}"
 
 
@@ -187,15 +175,17 @@ def _raw(shape, stride) -> Layout:
 _new = object.__new__
 
 
-def _has_none(t) -> bool:
-    return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
+def _check_congruent(shape, stride):
+    if not it.congruent(shape, stride):
+        raise ValueError(f"Expected a stride congruent with shape {it.format_inttuple(shape)}, "
+                         f"but got {it.format_inttuple(it.check_nesting(stride, 'stride'))}.")
 
 
 def _to_tuple(x, what="shape", depth=0):
     if not isinstance(x, (list, tuple)):
         return x
-    if depth >= _MAX_NESTING:
-        raise _too_deep(what)
+    if depth >= it.MAX_NESTING:
+        raise it.too_deep(what)
     return tuple(_to_tuple(e, what, depth + 1) for e in x)
 
 
@@ -224,13 +214,22 @@ def _dispatch(x, attr):
     raise TypeError(f"Expected a Layout, a tensor or an IntTuple for {attr}(), but got {type(x).__name__}.")
 
 
+def _layout_of(x, attr):
+    """x's layout, for the queries that an IntTuple does not answer (a stride, a codomain)."""
+    lay = _dispatch(x, attr)
+    if lay is None:
+        raise TypeError(f"Expected a Layout or a tensor for {attr}(), but got the IntTuple "
+                        f"{it.format_inttuple(it.check_nesting(x, 'shape')) if type(x) is tuple else x}.")
+    return lay
+
+
 def size(x, mode=None):
     """Number of elements (product of the shape); size(x, mode) for one top-level mode.  An object
     that is no layout but knows its own integer size (a TiledMMA: its thread count) answers that."""
     if mode is None and type(getattr(x, "size", None)) is int and not hasattr(x, "layout"):
         return x.size
     lay = _dispatch(x, "size")
-    shp = lay.shape if lay is not None else x
+    shp = lay.shape if lay is not None else it.check_nesting(x, "shape")
     if mode is not None:
         shp = shp[mode] if type(shp) is tuple else shp
     return it.product(shp)
@@ -238,7 +237,7 @@ def size(x, mode=None):
 
 def cosize(x):
     """Codomain size: max offset + 1 = sum((s-1)*|d|) + 1 over the leaves (0 if empty)."""
-    lay = _dispatch(x, "cosize")
+    lay = _layout_of(x, "cosize")
     if type(lay) is not Layout:  # a composed (swizzled) layout knows its own codomain
         return lay.cosize
     shp, std = it.flatten(lay.shape), it.flatten(lay.stride)
@@ -256,7 +255,7 @@ def offset_span(x):
     """(lowest, highest) offset the layout reaches, ``sum(min(0, (s-1)*d))`` and ``sum(max(0, (s-1)*d))``
     over the leaves, with runtime values for ``?`` modes; None for an empty layout.  The memory a view
     touches: negative strides included, unlike cosize."""
-    lay = _dispatch(x, "offset_span")
+    lay = _layout_of(x, "offset_span")
     shp, std = it.flatten(value_of(lay.shape)), it.flatten(value_of(lay.stride))
     if any(s == 0 for s in shp):
         return None
@@ -328,7 +327,7 @@ def rank(x, mode=None) -> int:
 
 def depth(x) -> int:
     lay = _dispatch(x, "depth")
-    return it.depth(lay.shape if lay is not None else x)
+    return it.depth(lay.shape if lay is not None else it.check_nesting(x, "shape"))
 
 
 def shape(x):
@@ -337,7 +336,39 @@ def shape(x):
 
 
 def stride(x):
-    return _dispatch(x, "stride").stride
+    return _layout_of(x, "stride").stride
+
+
+# -- the IntTuple functions a user calls: the core's (inttuple), which recurse, after bounding what the user passes
+def product(t):
+    """Product of all leaves of an IntTuple: product((2,(3,4))) == 24, product(()) == 1."""
+    return it.product(it.check_nesting(t, "shape"))
+
+
+def prefix_product(t, init=1):
+    """Exclusive prefix product, hierarchical: prefix_product((2,(3,4))) == (1,(2,6))."""
+    return it.prefix_product(it.check_nesting(t, "shape"), init)
+
+
+def crd2idx(crd, shape, stride=None):
+    """CuTe's ``crd2idx(crd, shape, stride)``: the offset of a coordinate or 1-D index, as ``Layout(shape, stride)(crd)``
+    (compact column-major when stride is omitted).  The stride must be congruent with the shape, as CuTe requires."""
+    it.check_nesting(crd, "coordinate")   # crd2idx's walk follows the shape, but its error message prints crd
+    it.check_nesting(shape, "shape")
+    if stride is not None:
+        _check_congruent(shape, stride)   # walks the stride no deeper than the shape
+    return it.crd2idx(crd, shape, stride)
+
+
+def idx2crd(idx, shape):
+    """Colexicographic coordinate of a 1-D index in shape: idx2crd(5, (2,3)) == (1,2); a tuple idx congruent
+    with shape is converted mode by mode."""
+    return it.idx2crd(it.check_nesting(idx, "coordinate"), it.check_nesting(shape, "shape"))
+
+
+def ceil_div(a, b):
+    """ceil(a / b) for integers (static or symbolic); elementwise for tuples."""
+    return it.ceil_div(it.check_nesting(a, "tuple"), it.check_nesting(b, "tuple"))
 
 
 # -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------
@@ -345,8 +376,8 @@ _TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+)|(\?(?:\{[^}]*\})?))")
 
 
 def _parse_inttuple(text: str, pos: int, depth: int = 0):
-    if depth > _MAX_NESTING:
-        raise ValueError(f"Expected a layout nested at most {_MAX_NESTING} levels deep, but {text[:40]!r}... nests deeper.")
+    if depth > it.MAX_NESTING:
+        raise ValueError(f"Expected a layout nested at most {it.MAX_NESTING} levels deep, but {text[:40]!r}... nests deeper.")
     m = _TOKEN.match(text, pos)
     if not m:
         raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}, but got {text[pos:pos+8]!r}.")

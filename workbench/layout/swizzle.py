@@ -127,7 +127,7 @@ class ComposedLayout:
     # -- evaluation ------------------------------------------------------------------------
     def __call__(self, *crd):
         c = crd[0] if len(crd) == 1 else tuple(crd)
-        if c is None or (type(c) is tuple and _has_none(c)):
+        if it.has_none(c):
             return self._slice(c)
         base = self.offset + self.outer(c)
         if type(self.inner) is Layout and type(base) is int and base < 0:
@@ -186,10 +186,6 @@ class ComposedLayout:
         sub = slice_(self.outer, crd)
         off = offset_of(self.outer, _fill(crd))
         return ComposedLayout(self.inner, self.offset + off, sub), 0
-
-
-def _has_none(t) -> bool:
-    return any(e is None or (type(e) is tuple and _has_none(e)) for e in t)
 
 
 def make_composed_layout(inner, offset, outer) -> ComposedLayout:

@@ -9,6 +9,8 @@ rearrange modes; blocked/raked products reassociate like modes.
 
 from __future__ import annotations
 
+import operator
+
 from . import inttuple as it
 from .algebra import (
     LayoutAlgebraError,
@@ -59,12 +61,17 @@ def _tiler_layout(t, op):
     raise TypeError(f"{op}: expected a tiler (Layout, int, None or a tuple of them), but got {type(t).__name__}.")
 
 
-def _by_mode(op, fn, A, T):
-    """Apply fn mode by mode for a tuple tiler; remaining modes of A are kept."""
+def _by_mode(op, fn, A, T, depth=0):
+    """Apply fn mode by mode for a tuple tiler; remaining modes of A are kept.  A tuple mode of T recurses here
+    (as fn would), which bounds T's nesting (inttuple.MAX_NESTING)."""
+    if depth >= it.MAX_NESTING:
+        raise it.too_deep("tiler")
     modes = _modes(A) if type(A) is Layout else [A[i] for i in range(A.rank)]
     if len(T) > len(modes):
-        raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(T)}): the tiler has rank {len(T)} but the layout has rank {len(modes)}.")
-    parts = [m if t is None else fn(m, t) for m, t in zip(modes, T)]
+        raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(it.check_nesting(T, 'tiler'))}): the tiler has rank {len(T)} "
+                                 f"but the layout has rank {len(modes)}.")
+    parts = [m if t is None else _by_mode(op, fn, m, t, depth + 1) if type(t) is tuple else fn(m, t)
+             for m, t in zip(modes, T)]
     return _cat_any(*parts, *modes[len(T):])
 
 
@@ -103,16 +110,20 @@ def logical_divide(A, T):
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
 
 
-def _unzip(op, splitter, A, T):
-    """((tiles...), (rests..., remaining modes of A)) for a tuple tiler; splitter for a layout."""
+def _unzip(op, splitter, A, T, depth=0):
+    """((tiles...), (rests..., remaining modes of A)) for a tuple tiler; splitter for a layout.  The recursion bounds
+    T's nesting (inttuple.MAX_NESTING)."""
     _require_layout(A, op)
     if T is None:
         return _cat(_raw(1, 0), A)
     if type(T) is tuple:
+        if depth >= it.MAX_NESTING:
+            raise it.too_deep("tiler")
         modes = _modes(A)
         if len(T) > len(modes):
-            raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(T)}): the tiler has rank {len(T)} but the layout has rank {len(modes)}.")
-        split = [_unzip(op, splitter, m, t) for m, t in zip(modes, T)]
+            raise LayoutAlgebraError(f"{op}({A}, {_fmt_tiler(it.check_nesting(T, 'tiler'))}): the tiler has rank "
+                                     f"{len(T)} but the layout has rank {len(modes)}.")
+        split = [_unzip(op, splitter, m, t, depth + 1) for m, t in zip(modes, T)]
         tiles = [_modes(s)[0] for s in split]
         rests = [_modes(s)[1] for s in split]
         return _cat(_cat(*tiles), _cat(*rests, *modes[len(T):]))
@@ -271,6 +282,12 @@ def local_partition(A, thr_layout, thr_idx):
         sub, off = local_partition(A.layout, thr_layout, thr_idx)
         return A._with_layout(sub, off)
     thr_layout = _layout(thr_layout, "local_partition")
+    if type(thr_idx) is not int and not isinstance(thr_idx, Symbolic):
+        try:
+            thr_idx = operator.index(thr_idx)   # numpy ints
+        except TypeError:
+            raise TypeError(f"local_partition: expected the thread index as an int (or a kernel's thread index), but "
+                            f"got {type(thr_idx).__name__}.") from None
     what = f"local_partition({A}, {thr_layout}, {thr_idx})"
     crd = _thread_coord(thr_layout, thr_idx, what)
     shp = thr_layout.shape
