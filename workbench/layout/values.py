@@ -179,10 +179,20 @@ class Dyn(Symbolic):
         return Dyn(v, max(self.width, b.width) if type(b) is Dyn else self.width, d if v is None or v % d == 0 else 1)
 
 
+def _parts(x):
+    """What a layout or tensor's static-ness is made of: (shape, stride), or its layout; None otherwise."""
+    if hasattr(x, "_with_layout"):                      # a tensor (host, identity, in a kernel): its layout
+        return (x.layout,)
+    shape, stride = getattr(x, "shape", None), getattr(x, "stride", None)
+    if shape is not None and stride is not None and type(x) is not tuple:   # a layout
+        return (shape, stride)
+    return None
+
+
 def is_static(x) -> bool:
-    """True when every value in x is known while tracing: an int, a (nested) tuple of ints (a static
-    basis stride counts), a layout whose shape and stride are, or a tensor whose layout is (CuTe DSL's
-    ``is_static``).  False as soon as one value is dynamic (``?``)."""
+    """True when x is an int, or an IntTuple, layout or tensor whose every value is known while tracing (a
+    static basis stride counts): CuTe DSL's ``is_static``.  False for anything dynamic (``?``), and for
+    anything that is not an integer of the layout algebra (a float, a bool, a string: pycute's ``is_int``)."""
     t = type(x)
     if t is int:
         return True
@@ -192,17 +202,21 @@ def is_static(x) -> bool:
         return False
     if getattr(x, "_is_basis", False):
         return is_static(x.scale)
-    if hasattr(x, "_with_layout"):                      # a tensor (host, identity, in a kernel): its layout
-        return is_static(x.layout)
-    shape, stride = getattr(x, "shape", None), getattr(x, "stride", None)
-    if shape is not None and stride is not None:       # a layout
-        return is_static(shape) and is_static(stride)
-    raise TypeError(f"Expected an int, an IntTuple, a layout or a tensor, but got {type(x).__name__}.")
+    parts = _parts(x)
+    return parts is not None and all(is_static(p) for p in parts)
 
 
 def is_dynamic(x) -> bool:
-    """True when x holds at least one dynamic value (``?``): ``not is_static(x)``."""
-    return not is_static(x)
+    """True when x holds at least one dynamic value (``?``): a symbolic integer, or an IntTuple, layout or
+    tensor with one."""
+    if isinstance(x, Symbolic):
+        return True
+    if type(x) is tuple:
+        return any(is_dynamic(e) for e in x)
+    if getattr(x, "_is_basis", False):
+        return is_dynamic(x.scale)
+    parts = _parts(x)
+    return parts is not None and any(is_dynamic(p) for p in parts)
 
 
 def is_symbolic(x) -> bool:
