@@ -173,9 +173,28 @@ if cute is not None:
         k8(a, b, c, d, e, f, g, h).launch(grid=(GRID, 1, 1), block=(THREADS, 1, 1))
 
 
+    # the same launches with unannotated parameters: CuTe DSL 4.8.1 converts framework tensors implicitly
+    # only there (a cute.Tensor annotation refuses a torch.Tensor: ARG_ANNOTATION_MISMATCH)
+    @cute.jit
+    def u1(a):
+        k1(a).launch(grid=(GRID, 1, 1), block=(THREADS, 1, 1))
+
+    @cute.jit
+    def u2(a, b):
+        k2(a, b).launch(grid=(GRID, 1, 1), block=(THREADS, 1, 1))
+
+    @cute.jit
+    def u4(a, b, c, d):
+        k4(a, b, c, d).launch(grid=(GRID, 1, 1), block=(THREADS, 1, 1))
+
+    @cute.jit
+    def u8(a, b, c, d, e, f, g, h):
+        k8(a, b, c, d, e, f, g, h).launch(grid=(GRID, 1, 1), block=(THREADS, 1, 1))
+
 
 def cute_kernels():
-    """{n: (jit over tensors, jit over pointers + n)} in CuTe DSL; raises ImportError without it."""
+    """{n: (jit over cute tensors, jit over pointers + n, jit over framework tensors)} in CuTe DSL;
+    raises ImportError without it."""
     if cute is None:
         raise ImportError("nvidia-cutlass-dsl is not installed")
-    return {1: (t1, p1), 2: (t2, p2), 4: (t4, p4), 8: (t8, p8)}
+    return {1: (t1, p1, u1), 2: (t2, p2, u2), 4: (t4, p4, u4), 8: (t8, p8, u8)}

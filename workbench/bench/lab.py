@@ -312,7 +312,7 @@ def _cute_cases(cases, keep, n, xs, torch, has_tvm, cute_k):
 
     from . import _lab_kernels as K
 
-    tfn, pfn = cute_k[n]
+    tfn, pfn, ufn = cute_k[n]
     if torch is not None:
         tt = tuple(torch.from_dlpack(a) for a in xs)
         ct = [cute_from_dlpack(t).mark_layout_dynamic() for t in tt]
@@ -321,7 +321,7 @@ def _cute_cases(cases, keep, n, xs, torch, has_tvm, cute_k):
         cases[("CuTe DSL cute tensors (cached)", n)] = lambda f=compiled, a=tuple(ct): f(*a)
         cases[("CuTe DSL from_dlpack each call", n)] = \
             lambda f=compiled, a=tt: f(*[cute_from_dlpack(t).mark_layout_dynamic() for t in a])
-        cases[("CuTe DSL torch tensors (JIT call)", n)] = lambda f=tfn, a=tt: f(*a)
+        cases[("CuTe DSL torch tensors (JIT call)", n)] = lambda f=ufn, a=tt: f(*a)
         if has_tvm:
             ctv = [cute_from_dlpack(t, enable_tvm_ffi=True).mark_layout_dynamic() for t in tt]
             ctvm = cute.compile(tfn, *ctv, options="--enable-tvm-ffi")
