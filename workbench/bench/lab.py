@@ -96,15 +96,24 @@ def _stats(samples) -> dict:
             "iqr_us": round(q3 - q1, 4), "samples_us": [round(x, 4) for x in s]}
 
 
+SAMPLE_SECONDS = 0.05   # a sample of a slow path (a JIT that converts every call) is this long, not `calls` calls
+
+
 def _measure(cases: dict, rounds: int, calls: int, warmup: int, progress: _Progress, sync=None) -> dict:
-    """cases: {(path, count): fn}.  A case that raises during warm-up is recorded as an error."""
-    out, live = {}, {}
+    """cases: {(path, count): fn}.  A case that raises during warm-up is recorded as an error.  Each case
+    gets as many calls per sample as fit SAMPLE_SECONDS, at most ``calls`` and at least 10."""
+    out, live, per_case = {}, {}, {}
     for key, fn in cases.items():
         try:
-            for _ in range(warmup):
+            t0 = time.perf_counter()
+            for k in range(warmup):
                 fn()
+                if k >= 2 and time.perf_counter() - t0 > SAMPLE_SECONDS:   # a slow path: enough warm-up
+                    break
             if sync is not None:
                 sync()
+            once = _loop(fn, 3, sync) * 1e-6
+            per_case[key] = max(10, min(calls, int(SAMPLE_SECONDS / max(once, 1e-9))))
             live[key] = fn
         except Exception as e:  # a path this machine cannot run: reported, not fatal
             out[key] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
@@ -112,10 +121,10 @@ def _measure(cases: dict, rounds: int, calls: int, warmup: int, progress: _Progr
     samples = {k: [] for k in live}
     for _ in range(rounds):
         for key, fn in live.items():
-            samples[key].append(_loop(fn, calls, sync))
+            samples[key].append(_loop(fn, per_case[key], sync))
             progress.step()
     for key, v in samples.items():
-        out[key] = _stats(v)
+        out[key] = {**_stats(v), "calls_per_sample": per_case[key]}
     return out
 
 
