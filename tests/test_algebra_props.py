@@ -305,7 +305,7 @@ def test_slice_plus_offset_is_the_layout(A, data):
     free = [i for i, c in enumerate(crd if type(crd) is tuple else (crd,)) if c is None]
     for j in range(wb.size(sub)):
         sizes = [wb.size(modes[i]) for i in free]
-        cs, full = it.idx2crd(j, tuple(sizes)), list(crd if type(crd) is tuple else (crd,))
+        cs, full = wb.idx2crd(j, tuple(sizes)), list(crd if type(crd) is tuple else (crd,))
         for k, i in enumerate(free):
             full[i] = cs[k]
         full = tuple(full) if type(A.shape) is tuple else full[0]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.dsl import backend_cupy
 from workbench import host_buffers
+from workbench.dsl import backend_cupy
 from workbench.dsl.cpu_executor import KernelRuntimeError
 
 GPU = backend_cupy.gpu_available()

@@ -6,11 +6,10 @@ import struct
 
 import numpy as np
 import pytest
+from test_dsl_native_launcher import Recorder
 
 import workbench as wb
 from workbench.dsl import examples as E
-
-from test_dsl_native_launcher import Recorder
 
 torch = pytest.importorskip("torch")
 

@@ -261,7 +261,7 @@ def _divides(T):
 def test_divides_agree_with_pycute_on_tilers_that_do_not_divide():
     rng = random.Random(5)
     counts, ragged = {}, 0
-    for k in range(CASES):
+    for _ in range(CASES):
         A = random_compact(rng, row_major=rng.random() < 0.4)
         T = random_tiler(rng)
         pA, pT = pylayout(A), pylayout(T)

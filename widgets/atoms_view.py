@@ -29,6 +29,7 @@ import traitlets as t
 from workbench.atoms import TiledCopy, TiledMMA, bank_conflicts, suggest_swizzle
 from workbench.layout import inttuple as it
 
+from .base import SvgFallback
 from .svg import SVG_BUDGET, _png, _rgb, panel_budget
 
 # CuTe's print_latex TV colours (thread % 8)
@@ -187,7 +188,7 @@ def panels_svg(panels, selected=-1, footer=()):
             + "\n".join(parts) + "\n</svg>\n")
 
 
-class _AtomsWidget(anywidget.AnyWidget):
+class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
     _esm = Path(__file__).with_name("atoms_view.js")
 
     panels = t.List().tag(sync=True)
@@ -203,15 +204,6 @@ class _AtomsWidget(anywidget.AnyWidget):
         cell = common_cell(panels)
         return [dict(p, cell=cell) for p in panels]
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        meta = None
-        if isinstance(data, tuple):
-            data, meta = data
-        data = dict(data or {})
-        data["image/svg+xml"] = self.to_svg()
-        data["text/plain"] = repr(self)
-        return (data, meta) if meta is not None else data
 
     def to_svg(self) -> str:
         return panels_svg(self.panels, self.thread, self.readout)

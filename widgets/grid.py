@@ -49,7 +49,7 @@ class Axis:
     def label(self, i: int) -> str:
         if self.shape is None:
             return str(int(i))
-        return it.format_inttuple(it.idx2crd(int(i), self.shape))
+        return it.format_inttuple(it._idx2crd(int(i), self.shape))
 
     @property
     def labels(self) -> list:

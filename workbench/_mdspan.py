@@ -83,7 +83,8 @@ from .dlpack import _native
 from .dlpack.abi import DLPACK_FLAG_BITMASK_READ_ONLY, DLDataTypeCode, DLDeviceType, DLTensor
 from .dlpack.dtypes import dldtype_of
 from .layout import Layout, offset_span, size, slice_and_offset
-from .layout.inttuple import compact_col_major, compact_row_major, crd2idx  # the core's: __call__ checks its indices
+from .layout.inttuple import _crd2idx as crd2idx  # the core's walk: __call__ checks its indices
+from .layout.inttuple import compact_col_major, compact_row_major
 
 __all__ = [
     "Mdspan", "MdspanMapping", "DLPackTensorWrapper", "const", "full_extent",

@@ -12,30 +12,15 @@ from __future__ import annotations
 
 import ctypes
 
-import numpy as np
-
 import workbench as wb
 from workbench.dsl import backend_cupy
 from workbench.dsl import examples as E
 
+from .bandwidth import _time  # CUDA events, median after a warm-up: one way to time a kernel
+
 # bytes of a and b a thread has requested before it can add: what it keeps in flight
 BYTES_IN_FLIGHT_PER_THREAD = {"naive": 2 * 4}
 THREADS_PER_BLOCK = {"naive": 256, "vectorized": 256, "vectorized_by_rows": 256, "tv": 128, "remapped": 128}
-
-
-def _time(fn, reps):
-    import cupy
-    for _ in range(3):
-        fn()
-    ts = []
-    for _ in range(reps):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
-    return float(np.median(ts))
 
 
 def _blocks_per_sm(func_handle, threads: int) -> int:

@@ -13,7 +13,7 @@ from .values import Symbolic
 
 __all__ = [
     "is_int", "is_tuple", "flatten", "product", "rank", "depth", "prefix_product",
-    "crd2idx", "idx2crd", "congruent", "inner_product", "shape_div", "ceil_div",
+    "congruent", "inner_product", "shape_div", "ceil_div",
     "format_inttuple", "unflatten", "slice_modes", "fill_none", "compact_col_major", "compact_row_major",
     "MAX_NESTING", "too_deep", "check_nesting", "has_none",
 ]
@@ -142,22 +142,23 @@ def inner_product(a, b):
     return a * b
 
 
-def idx2crd(idx, shape):
-    """Colexicographic coordinate of a 1-D index in shape: idx2crd(5,(2,3)) == (1,2).
+def _idx2crd(idx, shape):
+    """Colexicographic coordinate of a 1-D index in shape: idx2crd(5,(2,3)) == (1,2) (``wb.idx2crd`` checks
+    its arguments' nesting first).
 
     When idx is already a tuple it must be congruent with shape (each mode converted).
     """
     if type(idx) is tuple:
         if type(shape) is not tuple or len(idx) != len(shape):
             raise ValueError(f"Expected a coordinate congruent with shape {format_inttuple(shape)}, but got {format_inttuple(idx)}.")
-        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+        return tuple(_idx2crd(i, s) for i, s in zip(idx, shape))
     if (idx < 0) if type(idx) is int else (not isinstance(idx, Symbolic) and idx < 0):  # ints first: the ABC check is slow
         raise _negative(idx, shape)
     if type(shape) is tuple:
         out = []
         for s in shape:
             n = product(s)
-            out.append(idx2crd(idx % n, s))
+            out.append(_idx2crd(idx % n, s))
             idx = idx // n
         return tuple(out)
     return idx
@@ -171,10 +172,11 @@ def _negative(i, shape) -> ValueError:
                       f"but got {i}.")
 
 
-def crd2idx(crd, shape, stride=None):
+def _crd2idx(crd, shape, stride=None):
     """Offset of a coordinate: inner product of the (natural) coordinate with stride (CuTe's
     ``crd2idx(crd, shape, stride)``; compact column-major when stride is omitted).  The one
-    definition: ``Layout.__call__``, slicing, the views and kernels all come here.
+    definition: ``Layout.__call__``, slicing, the views and kernels all come here; ``wb.crd2idx``
+    (layout.py) is this walk behind the checks a user's IntTuples get (nesting, congruence).
 
     crd may be an integer index into any mode (it is split colexicographically over the mode's
     shape) or a tuple congruent with shape down to that level.
@@ -184,7 +186,7 @@ def crd2idx(crd, shape, stride=None):
     if isinstance(crd, tuple):  # a tuple, or an identity tensor's coordinate (ArithTuple)
         if type(shape) is not tuple or len(crd) != len(shape):
             raise ValueError(f"Expected a coordinate of rank {rank(shape)} for shape {format_inttuple(shape)}, but got {format_inttuple(crd)}.")
-        return sum((crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
+        return sum((_crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
     if (crd < 0) if type(crd) is int else (not isinstance(crd, Symbolic) and crd < 0):  # ints first: the ABC check is slow
         raise _negative(crd, shape)
     return _index_offset(crd, shape, stride) if type(shape) is tuple else crd * stride

@@ -134,7 +134,7 @@ class Layout:
         if not self.is_static and has_values(shp) and has_values(std):
             # a layout read off a live tensor knows its runtime values: answer with ints
             shp, std = value_of(shp), value_of(std)
-        return it.crd2idx(c, shp, std)
+        return it._crd2idx(c, shp, std)
 
     def offsets(self) -> np.ndarray:
         """Offsets of all indices 0..size-1 as one int64 array (vectorized, cached).
@@ -357,13 +357,13 @@ def crd2idx(crd, shape, stride=None):
     it.check_nesting(shape, "shape")
     if stride is not None:
         _check_congruent(shape, stride)   # walks the stride no deeper than the shape
-    return it.crd2idx(crd, shape, stride)
+    return it._crd2idx(crd, shape, stride)
 
 
 def idx2crd(idx, shape):
     """Colexicographic coordinate of a 1-D index in shape: idx2crd(5, (2,3)) == (1,2); a tuple idx congruent
     with shape is converted mode by mode."""
-    return it.idx2crd(it.check_nesting(idx, "coordinate"), it.check_nesting(shape, "shape"))
+    return it._idx2crd(it.check_nesting(idx, "coordinate"), it.check_nesting(shape, "shape"))
 
 
 def ceil_div(a, b):

@@ -68,4 +68,4 @@ def offset_of(layout, crd):
     shp, std = layout.shape, layout.stride
     if has_values(shp) and has_values(std):
         shp, std = value_of(shp), value_of(std)
-    return it.crd2idx(crd, shp, std)
+    return it._crd2idx(crd, shp, std)

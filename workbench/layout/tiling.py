@@ -259,7 +259,7 @@ def _thread_coord(thr_layout, thr_idx, what):
         if type(s) is tuple:
             fs, fd = it.flatten(s), it.flatten(d)
             c = tuple((thr_idx // x) % y if x else 0 for y, x in zip(fs, fd))
-            return it.crd2idx(c, fs, it.prefix_product(fs))
+            return it._crd2idx(c, fs, it.prefix_product(fs))
         return (thr_idx // d) % s if d else 0
 
     crd = tuple(coord(s, d) for s, d in zip(shp, std)) if type(shp) is tuple else coord(shp, std)
