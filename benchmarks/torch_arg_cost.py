@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import statistics
 import sys
-import time
 
 
 def per_call(fn, calls=20000, rounds=15) -> float:
+    """Median host µs per call over interleaving-free rounds: the bench package's timer."""
+    from workbench.bench import time_calls
+
     fn()
-    samples = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(samples)
+    return time_calls(fn, calls, repeats=rounds)["median_us"]
 
 
 def main() -> int:
