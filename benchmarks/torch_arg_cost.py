@@ -16,7 +16,7 @@ import sys
 
 
 def per_call(fn, calls=20000, rounds=15) -> float:
-    """Median host µs per call over interleaving-free rounds: the bench package's timer."""
+    """Median host µs per call over `rounds` loops of `calls` calls (the bench package's timer)."""
     from workbench.bench import time_calls
 
     fn()
