@@ -537,7 +537,7 @@ def _fake_gpu_specialization(kern, static_smem, calls):
     """A GPU specialization of kern that accepts any arguments and records what would reach cuLaunchKernel: the launch
     path up to the driver, without a GPU."""
     gpu = SimpleNamespace(buf=None, handle=None, params_ptr=None, launch_fn=lambda *a: calls.append(a) or 0)
-    sp = SimpleNamespace(gpu=gpu, ir=SimpleNamespace(shared_bytes=static_smem), pack=lambda args, buf: True)
+    sp = SimpleNamespace(gpu=gpu, ir=SimpleNamespace(shared_bytes=static_smem, dynamic_smem=0), pack=lambda args, buf: True)
     kern._hot.insert(0, sp)
 
 

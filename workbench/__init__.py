@@ -31,6 +31,7 @@ from ._element_types import (
     Int16,
     Int32,
     Int64,
+    TFloat32,
     Uint8,
     Uint16,
     Uint32,
@@ -75,6 +76,9 @@ from .dsl import (
     block_idx,
     cache_info,
     copy,
+    cp_async_commit_group,
+    cp_async_wait_group,
+    gemm,
     gpu_available,
     grid_dim,
     kernel,
@@ -156,7 +160,7 @@ __all__ = [
     # element types (CuTe DSL's spellings)
     "ElementType", "vector_type",
     "Boolean", "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64",
-    "Float16", "Float32", "Float64", "BFloat16", "Float8E3M4", "Float8E4M3", "Float8E4M3B11FNUZ", "Float8E4M3FN",
+    "Float16", "Float32", "Float64", "BFloat16", "TFloat32", "Float8E3M4", "Float8E4M3", "Float8E4M3B11FNUZ", "Float8E4M3FN",
     "Float8E4M3FNUZ", "Float8E5M2", "Float8E5M2FNUZ", "Float8E8M0FNU", "Float6E2M3FN", "Float6E3M2FN", "Float4E2M1FN",
     "Complex32", "Complex64", "Complex128",
     # layouts: values, construction, queries
@@ -184,5 +188,6 @@ __all__ = [
     "suggest_swizzle",
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
-    "grid_dim", "sync_threads", "shared_tensor", "make_fragment", "copy", "show_code", "cache_info", "gpu_available", "host_buffers",
+    "grid_dim", "sync_threads", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
+    "cp_async_wait_group", "show_code", "cache_info", "gpu_available", "host_buffers",
 ]

@@ -72,6 +72,8 @@ Float16 = _t("Float16", 16, "float", "__half", "float16", "f16")
 Float32 = _t("Float32", 32, "float", "float", "float32", "f32")
 Float64 = _t("Float64", 64, "float", "double", "float64", "f64")
 BFloat16 = _t("BFloat16", 16, "bfloat", "__nv_bfloat16", None, "bf16")
+# tf32 (CuTe DSL's TFloat32): a Float32 whose low 13 mantissa bits the tensor cores ignore; held as a float
+TFloat32 = _t("TFloat32", 32, "tfloat32", "float", None, "tf32")
 Float8E3M4 = _t("Float8E3M4", 8, "e3m4", "uint8_t", None, "f8E3M4")
 Float8E4M3 = _t("Float8E4M3", 8, "e4m3", "uint8_t", None, "f8E4M3")
 Float8E4M3B11FNUZ = _t("Float8E4M3B11FNUZ", 8, "e4m3b11fnuz", "uint8_t", None, "f8E4M3B11FNUZ")

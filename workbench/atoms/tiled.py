@@ -8,6 +8,7 @@ so ``tv_layout_C_tiled`` etc. are CuTe's layouts as functions.
 from __future__ import annotations
 
 from ..layout import (
+    ComposedLayout,
     Layout,
     coalesce,
     complement,
@@ -22,6 +23,7 @@ from ..layout import (
     tiled_product,
     zipped_divide,
 )
+from ..layout.values import Symbolic
 from .copy import CopyAtom, upcast
 from .mma import MMAAtom
 
@@ -179,8 +181,7 @@ class TiledMMA:
         return self._ab(self.thrfrg_B, 1, False)
 
     def get_slice(self, thr_idx: int) -> ThrMMA:
-        if type(thr_idx) is not int or not 0 <= thr_idx < self.size:
-            raise ValueError(f"get_slice: expected a thread index in [0, {self.size}), but got {thr_idx!r}.")
+        _check_thread_index(thr_idx, self.size)
         return ThrMMA(self, thr_idx)
 
     get_thread_slice = get_slice
@@ -203,11 +204,10 @@ class ThrMMA:
             idx //= n
 
     def _part(self, x, thrfrg, a, b):
-        lay = getattr(x, "layout", x)
-        thr = thrfrg(lay)
+        thr = _thrfrg_of(x, thrfrg)
         rest_rank = thr[1][1].rank if type(thr[1][1].shape) is tuple else 1
         crd = ((self.thr_vmnk[0], (self.thr_vmnk[a], self.thr_vmnk[b])), (None, (None,) * rest_rank))
-        if isinstance(x, Layout):
+        if isinstance(x, (Layout, ComposedLayout)):
             return slice_(thr, crd)
         return _tensor_slice(x, thr, crd)
 
@@ -220,6 +220,29 @@ class ThrMMA:
 
     def partition_C(self, x):
         return self._part(x, self.tiled.thrfrg_C, 1, 2)
+
+
+def _check_thread_index(thr_idx, n):
+    """A thread index: an int in [0, n), or a symbolic one (a kernel's thread index, CuTe DSL's dynamic slice)."""
+    if isinstance(thr_idx, Symbolic):
+        return
+    if type(thr_idx) is not int or not 0 <= thr_idx < n:
+        raise ValueError(f"get_slice: expected a thread index in [0, {n}), but got {thr_idx!r}.")
+
+
+def _thrfrg_of(x, thrfrg):
+    """thrfrg applied to the layout of x (a Layout, a swizzled ComposedLayout, or a tensor's layout).  A swizzle
+    ``sw o off o L`` is partitioned as CuTe does: the thread/value split is a composition with L, so it is
+    ``sw o off o thrfrg(L)`` (the swizzle stays outermost, applied to the partition's offsets)."""
+    if isinstance(x, (Layout, ComposedLayout)):
+        lay = x
+    elif hasattr(x, "_with_layout"):
+        lay = x.layout
+    else:
+        raise TypeError(f"partition: expected a Layout or a tensor, but got {type(x).__name__}.")
+    if type(lay) is ComposedLayout:
+        return ComposedLayout(lay.inner, lay.offset, thrfrg(lay.outer))
+    return thrfrg(lay)
 
 
 def _tensor_slice(x, thr_layout, crd):
@@ -317,9 +340,12 @@ class TiledCopy:
     def _tiler_tuple(self):
         return tuple(make_layout(t) if type(t) is int else t for t in self.tiler_mn)
 
-    def retile(self, layout):
-        """CuTe's ``TiledCopy::retile``: a thread's (V, Rest...) fragment re-expressed per copy atom."""
-        lay = getattr(layout, "layout", layout)
+    def retile(self, x):
+        """CuTe's ``TiledCopy::retile``: a thread's (V, Rest...) fragment re-expressed per copy atom (a layout
+        for a layout, the same memory re-laid out for a tensor)."""
+        if hasattr(x, "_with_layout"):
+            return x._with_layout(self.retile(x.layout), 0)
+        lay = x
         r = lay.rank if type(lay.shape) is tuple else 1
         v = lay[0].size if r > 1 else lay.size
         nt = self.size
@@ -331,8 +357,7 @@ class TiledCopy:
         return slice_(v_tensor, (None, (0,) + (None,) * (r - 1))) if r > 1 else slice_(v_tensor, (None, 0))
 
     def get_slice(self, thr_idx: int) -> ThrCopy:
-        if type(thr_idx) is not int or not 0 <= thr_idx < self.size:
-            raise ValueError(f"get_slice: expected a thread index in [0, {self.size}), but got {thr_idx!r}.")
+        _check_thread_index(thr_idx, self.size)
         return ThrCopy(self, thr_idx)
 
     get_thread_slice = get_slice
@@ -348,10 +373,9 @@ class ThrCopy:
         self.tiled, self.thr_idx = tiled, thr_idx
 
     def _part(self, x, fn):
-        lay = getattr(x, "layout", x)
-        thr = fn(lay)
+        thr = _thrfrg_of(x, fn)
         crd = (self.thr_idx, None, (None,) * (thr[2].rank if type(thr[2].shape) is tuple else 1))
-        if isinstance(x, Layout):
+        if isinstance(x, (Layout, ComposedLayout)):
             return slice_(thr, crd)
         return _tensor_slice(x, thr, crd)
 

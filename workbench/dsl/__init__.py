@@ -2,6 +2,7 @@
 CPU reference executor.  See ``workbench/dsl/kernel.py`` for dispatch and ``frontend.py`` for the
 supported Python subset."""
 
+from .atoms_in_kernels import cp_async_commit_group, cp_async_wait_group, gemm
 from .backend_cupy import compile_ptx, gpu_available
 from .builtins import (
     Constexpr,
@@ -21,6 +22,6 @@ from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
     "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
-    "shared_tensor", "make_fragment", "copy", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
+    "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",
 ]

@@ -99,12 +99,14 @@ def error_string(code: int) -> str:
 class GPUKernel:
     """A loaded kernel with its prebuilt parameter buffer."""
 
-    def __init__(self, source: str, name: str, fmt_size: int, nparams: int):
+    def __init__(self, source: str, name: str, fmt_size: int, nparams: int, dynamic_smem: int = 0):
         import cupy
         t0 = time.perf_counter()
         self.module = cupy.RawModule(code=source, options=_NVRTC_OPTIONS)
         self.raw = self.module.get_function(name)
         self.handle = ctypes.c_void_p(self.raw.kernel.ptr)   # loads the module now
+        if dynamic_smem > 48 * 1024:   # above 48 KiB the driver wants the kernel's opt-in first
+            self.raw.max_dynamic_shared_size_bytes = dynamic_smem
         self.compile_seconds = time.perf_counter() - t0
         self.buf = ctypes.create_string_buffer(max(8, fmt_size))
         base = ctypes.addressof(self.buf)

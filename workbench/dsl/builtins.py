@@ -22,7 +22,7 @@ import inspect
 from .. import layout as _layout
 from .._element_types import ElementType
 from .._tensor import make_tensor as _make_tensor
-from ..layout import IdentityTensor, Layout, cosize, elem_less, make_layout
+from ..layout import ComposedLayout, IdentityTensor, Layout, Swizzle, cosize, elem_less, make_layout
 from ..layout.identity import elem_pairs
 from . import ir
 from .views import KPointer, KTensor
@@ -55,6 +55,37 @@ def lowers(fn):
         _LOWERINGS[id(fn)] = (fn, lower)
         return lower
     return register
+
+
+_METHODS: dict = {}     # (class, method name) -> lowering(cx, obj, *args, **kw)
+ATOM_COPIES: dict = {}  # class of wb.copy's first of three arguments (a copy atom, a tiled copy) -> its lowering
+
+
+def method(cls, name):
+    """Register the decorated ``lower(cx, obj, *args, **kw)`` as what ``obj.name(...)`` means in a kernel for
+    objects of exactly ``cls`` (the atoms' partitions, a fragment's fill): the frontend finds it by the pair."""
+    def register(lower):
+        _METHODS[(cls, name)] = lower
+        return lower
+    return register
+
+
+class BoundMethod:
+    """``obj.name`` read inside a kernel, for a registered method: called, it lowers."""
+
+    __slots__ = ("obj", "name", "lower")
+
+    def __init__(self, obj, name, lower):
+        self.obj, self.name, self.lower = obj, name, lower
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__}.{self.name}>"
+
+
+def bound_method(obj, name):
+    """The registered method ``name`` of obj as a BoundMethod, or None."""
+    lower = _METHODS.get((type(obj), name))
+    return None if lower is None else BoundMethod(obj, name, lower)
 
 
 def lowering(f):
@@ -121,13 +152,17 @@ def sync_threads(cx):
 
 @builtin
 def shared_tensor(cx, element_type, layout):
-    """A __shared__ tensor of element_type laid out by a static layout (cosize elements)."""
-    if type(element_type) is not ElementType or element_type not in ir.SCALAR_TYPES:
+    """A __shared__ tensor of element_type laid out by a static layout (cosize elements), or by a swizzled one
+    (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer 128-byte aligned so that the
+    swizzle's bank pattern is the one drawn).  Beyond 48 KiB in all, the kernel's shared tensors move to dynamic
+    shared memory, which every launch then reserves."""
+    if type(element_type) is not ElementType or element_type not in ir.STORAGE_TYPES:
         raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")
-    lay = layout if type(layout) is Layout else make_layout(layout)
-    if not lay.is_static:
-        raise ValueError(f"Expected a static layout for shared memory, but got {lay}.")
-    return KTensor(cx.declare_shared(element_type, cosize(lay)), 0, lay)
+    lay = layout if type(layout) in (Layout, ComposedLayout) else make_layout(layout)
+    if not lay.is_static or (type(lay) is ComposedLayout and (type(lay.offset) is not int or type(lay.inner) is not Swizzle)):
+        raise ValueError(f"Expected a static layout for shared memory (or a swizzle composed with one), but got {lay}.")
+    swizzled = type(lay) is ComposedLayout
+    return KTensor(cx.declare_shared(element_type, cosize(lay), align=128 if swizzled else 16), 0, lay)
 
 
 @builtin
@@ -135,7 +170,7 @@ def make_fragment(cx, layout, element_type):
     """A per-thread tensor of element_type in registers, laid out by a static layout (CuTe DSL's
     ``cute.make_fragment(layout, dtype)``): what a thread loads into (``wb.copy`` from global or
     shared memory, vectorized where proven), computes on, and stores from."""
-    if type(element_type) is not ElementType or element_type not in ir.SCALAR_TYPES:
+    if type(element_type) is not ElementType or element_type not in ir.STORAGE_TYPES:
         raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")
     lay = layout if type(layout) is Layout else make_layout(layout)
     if not lay.is_static:
@@ -150,9 +185,24 @@ MAX_FRAGMENT_ELEMENTS = 256
 
 
 @builtin
-def copy(cx, src, dst):
-    """dst[i] = src[i] for every element; 128-bit accesses where layouts and alignment prove it safe."""
+def copy(cx, *args, pred=None):
+    """``wb.copy(src, dst)``: dst[i] = src[i] for every element, 128-bit accesses where layouts and alignment
+    prove it safe.  ``wb.copy(tiled_copy, src, dst, pred=None)`` (CuTe DSL's ``cute.copy``): through a copy atom
+    (a TiledCopy, a thread's slice of one, or a copy atom): ldmatrix, cp.async, universal copies; pred: one
+    Boolean per atom call (cp.async zero-fills where it is false, the others skip)."""
     from .vectorize import lower_copy
+    if len(args) == 3:
+        through = ATOM_COPIES.get(type(args[0]))
+        if through is None:
+            raise TypeError(f"Expected a TiledCopy, a thread's slice of one or a copy atom as wb.copy's first of three "
+                            f"arguments, but got {type(args[0]).__name__}.")
+        return through(cx, *args, pred=pred)
+    if len(args) != 2:
+        raise TypeError(f"Expected wb.copy(src, dst) or wb.copy(tiled_copy, src, dst, pred=None), but got "
+                        f"{len(args)} positional arguments.")
+    if pred is not None:
+        raise TypeError("Expected pred only with a copy atom: wb.copy(tiled_copy, src, dst, pred=pred).")
+    src, dst = args
     for t, w in ((src, "src"), (dst, "dst")):
         if type(t) is not KTensor:
             raise TypeError(f"Expected tensors for copy's {w}, but got {type(t).__name__}.")

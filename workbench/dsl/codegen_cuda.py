@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .._element_types import (
+    BFloat16,
     Boolean,
     Float16,
     Float32,
@@ -18,6 +19,7 @@ from .._element_types import (
     Int16,
     Int32,
     Int64,
+    TFloat32,
     Uint8,
     Uint16,
     Uint32,
@@ -27,7 +29,7 @@ from . import ir
 
 CTYPE = {Boolean: "bool", Int8: "signed char", Int16: "short", Int32: "int", Int64: "long long",
          Uint8: "unsigned char", Uint16: "unsigned short", Uint32: "unsigned int", Uint64: "unsigned long long",
-         Float16: "__half", Float32: "float", Float64: "double"}
+         Float16: "__half", Float32: "float", Float64: "double", BFloat16: "__nv_bfloat16", TFloat32: "float"}
 VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 _F32 = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "cos": "cosf", "tan": "tanf", "tanh": "tanhf",
         "floor": "floorf", "ceil": "ceilf", "exp2": "exp2f", "log2": "log2f", "rsqrt": "rsqrtf", "erf": "erff",
@@ -81,6 +83,10 @@ def expr(e) -> str:
     if k is ir.Cast:
         if e.type is Float16:
             return f"__float2half({expr(e.a)})"
+        if e.type is BFloat16:
+            return f"__float2bfloat16({expr(e.a)})"
+        if e.type is TFloat32:
+            return f"_wb_to_tf32({expr(e.a)})"
         return f"(({ctype(e.type)}){expr(e.a)})"
     if k is ir.Select:
         return f"({expr(e.c)} ? {expr(e.a)} : {expr(e.b)})"
@@ -94,6 +100,8 @@ def expr(e) -> str:
     if k is ir.Load:
         if e.buf.etype is Float16:
             return f"__half2float({e.buf.name}[{expr(e.offset)}])"
+        if e.buf.etype is BFloat16:
+            return f"__bfloat162float({e.buf.name}[{expr(e.offset)}])"
         return f"{e.buf.name}[{expr(e.offset)}]"
     raise TypeError(f"codegen: unexpected expression {k.__name__}")
 
@@ -102,6 +110,7 @@ class _Emitter:
     def __init__(self):
         self.lines: list[str] = []
         self.tmp = 0
+        self.dynamic_smem = 0
 
     def w(self, depth, text):
         self.lines.append("    " * depth + text)
@@ -122,6 +131,10 @@ class _Emitter:
             val = expr(v)
             if s.buf.etype is Float16:
                 val = f"__float2half({val})"
+            elif s.buf.etype is BFloat16:
+                val = f"__float2bfloat16({val})"
+            elif s.buf.etype is TFloat32:
+                val = f"_wb_to_tf32({val})"
             elif v.type is not s.buf.etype:
                 val = f"({ctype(s.buf.etype)}){val}"
             self.w(d, f"{s.buf.name}[{expr(s.offset)}] = {val};")
@@ -153,7 +166,27 @@ class _Emitter:
             self.w(d, "__syncthreads();")
         elif k is ir.SharedDecl:
             b = s.buf
-            self.w(d, f"__shared__ __align__(16) {ctype(b.etype)} {b.name}[{b.count}];")
+            if self.dynamic_smem:   # one extern array for the block; each tensor at its byte offset
+                self.w(d, f"{ctype(b.etype)}* const {b.name} = reinterpret_cast<{ctype(b.etype)}*>(_wb_smem + {b.smem_offset});")
+            else:
+                self.w(d, f"__shared__ __align__({b.align}) {ctype(b.etype)} {b.name}[{b.count}];")
+        elif k is ir.MmaSync:
+            self.mma(s, d)
+        elif k is ir.Ldmatrix:
+            self.ldmatrix(s, d)
+        elif k is ir.CpAsync:
+            space = "cg" if s.cache_global else "ca"
+            dst = f"(unsigned)__cvta_generic_to_shared({s.dst_buf.name} + {expr(s.dst_off)})"
+            src = f"{s.src_buf.name} + {expr(s.src_off)}"
+            if s.pred is None:
+                self.w(d, f'asm volatile("cp.async.{space}.shared.global [%0], [%1], {s.nbytes};\\n" :: "r"({dst}), "l"({src}));')
+            else:   # src-size 0: nothing is read, the destination is zero-filled
+                self.w(d, f'asm volatile("cp.async.{space}.shared.global [%0], [%1], {s.nbytes}, %2;\\n" :: "r"({dst}), '
+                          f'"l"({src}), "r"(({expr(s.pred)}) ? {s.nbytes} : 0));')
+        elif k is ir.CpAsyncCommit:
+            self.w(d, 'asm volatile("cp.async.commit_group;\\n" ::: "memory");')
+        elif k is ir.CpAsyncWait:
+            self.w(d, f'asm volatile("cp.async.wait_group {s.n};\\n" ::: "memory");')
         elif k is ir.LocalDecl:   # static indices keep it in registers; aligned for 128-bit copies
             b = s.buf
             self.w(d, f"__align__(16) {ctype(b.etype)} {b.name}[{b.count}];")
@@ -163,6 +196,36 @@ class _Emitter:
             self.veccopy(s, d)
         else:
             raise TypeError(f"codegen: unexpected statement {k.__name__}")
+
+    def mma(self, s, d):
+        """mma.sync as inline PTX: 32-bit registers made of the fragments' elements (16-bit values in pairs,
+        8-bit in fours, as the atom's value order puts them), f32/s32 accumulators one register each."""
+        from .atoms_in_kernels import mma_ptx
+        atom = s.atom
+        outs, ins = [], []
+        for (buf, offs), code, out in ((s.d, atom.type_codes[0], True), (s.a, atom.type_codes[1], False),
+                                       (s.b, atom.type_codes[2], False), (s.c, atom.type_codes[3], False)):
+            regs = _registers(buf, offs, code)
+            (outs if out else ins).append([(("=" if out else "") + c, r) for c, r in regs])
+        n = 0
+        groups = []
+        for ops in outs + ins:
+            groups.append("{" + ", ".join(f"%{n + i}" for i in range(len(ops))) + "}")
+            n += len(ops)
+        text = f"{mma_ptx(atom)} {', '.join(groups)};"
+        o = ", ".join(f'"{c}"({r})' for c, r in outs[0])
+        i = ", ".join(f'"{c}"({r})' for ops in ins for c, r in ops)
+        self.w(d, f'asm volatile("{text}\\n" : {o} : {i});')
+
+    def ldmatrix(self, s, d):
+        atom = s.atom
+        trans = ".trans" if atom.name.endswith("_T") else ""
+        regs = _registers(s.dst_buf, s.dst_offs, "B16")
+        outs = ", ".join(f'"=r"({r})' for _, r in regs)
+        ops = ", ".join(f"%{i}" for i in range(len(regs)))
+        addr = f"(unsigned)__cvta_generic_to_shared({s.src_buf.name} + {expr(s.src_off)})"
+        self.w(d, f'asm volatile("ldmatrix.sync.aligned.m8n8.x{atom.matrices}{trans}.shared.b16 {{{ops}}}, [%{len(regs)}];\\n" '
+                  f': {outs} : "r"({addr}));')
 
     def veccopy(self, s, d):
         es = s.pairs[0][0].etype.bits // 8
@@ -188,6 +251,22 @@ class _Emitter:
             self.w(d, f"*reinterpret_cast<{vt}*>({db.name} + {expr(do)}) = {n};")
 
 
+def _registers(buf, offs, code):
+    """[(constraint, lvalue)] of the 32/64-bit registers holding buf's elements at offs: f32 and s32 values
+    are one register each ("f", "r"), f64 one "d"; narrower values share a 32-bit register ("r")."""
+    bits = buf.etype.bits
+    if bits == 64:
+        return [("d", f"{buf.name}[{o}]") for o in offs]
+    if bits == 32 and code in ("F32", "S32"):
+        return [("f" if code == "F32" else "r", f"{buf.name}[{o}]") for o in offs]
+    per = 32 // bits
+    return [("r", f"*reinterpret_cast<unsigned*>(&{buf.name}[{offs[g]}])") for g in range(0, len(offs), per)]
+
+
+_TF32_HELPER = ("__device__ __forceinline__ float _wb_to_tf32(float x) {  // cvt.rna: tf32 keeps 10 mantissa bits\n"
+                "    unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return __uint_as_float(r);\n}")
+
+
 def generate(k: ir.KernelIR, header: str = "") -> str:
     """The whole translation unit: one ``extern "C" __global__`` function."""
     params = []
@@ -198,14 +277,23 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
         else:
             params.append(f"{ctype(p.etype)} {p.name}")
     em = _Emitter()
+    em.dynamic_smem = k.dynamic_smem
     em.block(k.body, 1)
-    uses_half = any(p.etype is Float16 for p in k.params) or "__half" in "\n".join(em.lines)
+    body = "\n".join(em.lines)
+    uses_half = any(p.etype is Float16 for p in k.params) or "__half" in body
+    uses_bf16 = any(p.etype is BFloat16 for p in k.params) or "bfloat16" in body
     out = []
     if header:
         out += [f"// {h}" for h in header.splitlines()]
     if uses_half:
         out.append("#include <cuda_fp16.h>")
+    if uses_bf16:
+        out.append("#include <cuda_bf16.h>")
+    if "_wb_to_tf32" in body:
+        out.append(_TF32_HELPER)
     out.append(f'extern "C" __global__ void {k.name}({", ".join(params)}) {{')
+    if k.dynamic_smem:
+        out.append("    extern __shared__ __align__(128) unsigned char _wb_smem[];")
     out += em.lines
     out.append("}")
     return "\n".join(out) + "\n"

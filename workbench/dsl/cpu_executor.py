@@ -40,7 +40,7 @@ import struct
 
 import numpy as np
 
-from .._element_types import Boolean, Float16, Float32, Float64, Int32
+from .._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int32, TFloat32
 from .._memory import declared_host_buffer
 from . import ir
 
@@ -109,6 +109,34 @@ def _fmod(a, b, r):
     return r(a - r(_ffloordiv(a, b, r) * b))
 
 
+_U32 = struct.Struct("<I")
+
+
+def _bf2f(u):
+    """A bfloat16 bit pattern (held as uint16) as the float it is."""
+    return _up(_U32.pack(int(u) << 16))[0]
+
+
+def _f2bf(x):
+    """float -> bfloat16 bits, rounded to nearest even (__float2bfloat16)."""
+    if x != x:
+        return 0x7FC0
+    b = _U32.unpack(_pk(x))[0]
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _rbf(x):
+    return _bf2f(_f2bf(x))
+
+
+def _tf32(x):
+    """float -> tf32 (cvt.rna.tf32.f32: 10 mantissa bits, ties away from zero), held as a float."""
+    if x != x or x in (math.inf, -math.inf):
+        return x
+    b = (_U32.unpack(_pk(x))[0] + 0x1000) & 0xFFFFE000
+    return _up(_U32.pack(b))[0]
+
+
 def _f2i(x, lo, hi):
     """float -> integer as cvt.rzi: truncate toward zero, saturate, NaN -> 0."""
     if x != x:
@@ -130,6 +158,7 @@ _HELPERS = {
     "_exp2": lambda x: 2.0 ** x, "_rsqrt": lambda x: 1.0 / math.sqrt(x), "_KernelRuntimeError": KernelRuntimeError,
     "_pk": _pk, "_up": _up, "_r32": _r32, "_r16": _r16, "_rid": float, "_ffloordiv": _ffloordiv, "_fmod": _fmod,
     "_f2i": _f2i, "_i64_to_f32": _i64_to_f32, "_zeros": np.zeros, "_np_dtype": np.dtype,
+    "_bf2f": _bf2f, "_f2bf": _f2bf, "_rbf": _rbf, "_tf32": _tf32, "_cp_done": None, "_smem_chk": None,
 }
 _PYMATH = {"sqrt": "_math.sqrt", "exp": "_math.exp", "log": "_math.log", "sin": "_math.sin", "cos": "_math.cos",
            "tan": "_math.tan", "tanh": "_math.tanh", "floor": "_math.floor", "ceil": "_math.ceil", "erf": "_math.erf",
@@ -171,6 +200,10 @@ def _round(s, t):
         return f"_up(_pk({s}))[0]"
     if t is Float16:
         return f"_r16({s})"
+    if t is BFloat16:
+        return f"_rbf({s})"
+    if t is TFloat32:
+        return f"_tf32({s})"
     return s
 
 
@@ -210,7 +243,7 @@ def _cast(s, f, t):
         if t is Float64 or (t is Float32 and f.width <= 16):
             return f"float({s})"       # exact
         return _round(s, t)
-    if f is Float16 or t is Float64 or (f is Float32 and t is Float32):
+    if f in (Float16, BFloat16, TFloat32) or t is Float64 or (f is Float32 and t is Float32):
         return s                       # widening float conversions are exact
     return _round(s, t)
 
@@ -267,6 +300,8 @@ def pyexpr(e, exact=True) -> str:
             return _wrap(r, _vt(e))    # abs(INT_MIN) == INT_MIN, as in C
         return r
     if k is ir.Load:
+        if e.buf.etype is BFloat16:
+            return f"_bf2f({e.buf.name}.item({_index(e.buf, e.offset)}))"
         return f"{e.buf.name}.item({_index(e.buf, e.offset)})"
     raise TypeError(f"cpu executor: unexpected expression {k.__name__}")
 
@@ -349,6 +384,15 @@ class _PyEmitter:
     def __init__(self):
         self.lines = []
         self.tmp = 0
+        self.collectives = []     # the atoms of the warp-collective statements, by the index the thread yields
+        self.uses_cp_async = False
+
+    def collective(self, atom) -> int:
+        for i, a in enumerate(self.collectives):
+            if a is atom:
+                return i
+        self.collectives.append(atom)
+        return len(self.collectives) - 1
 
     def w(self, d, text):
         self.lines.append("    " * d + text)
@@ -365,9 +409,47 @@ class _PyEmitter:
         if k is ir.Let or k is ir.Assign:
             self.w(d, f"{s.var.name} = {conv(s.expr, s.var.type)}")
         elif k is ir.Store:
-            # codegen stores (T)value, or __float2half(value) for Float16
-            t = ir.Float32 if s.buf.etype is Float16 else s.buf.etype
-            self.w(d, f"{s.buf.name}[{_index(s.buf, s.offset)}] = {conv(s.value, t)}")
+            # codegen stores (T)value, or __float2half(value) for Float16 (bfloat16: its bits, tf32: rounded)
+            et = s.buf.etype
+            t = ir.Float32 if et in (Float16, BFloat16, TFloat32) else et
+            v = conv(s.value, t)
+            v = f"_f2bf({v})" if et is BFloat16 else f"_tf32({v})" if et is TFloat32 else v
+            self.w(d, f"{s.buf.name}[{_index(s.buf, s.offset)}] = {v}")
+        elif k is ir.MmaSync:
+            regs = []
+            for buf, offs in (s.a, s.b, s.c):
+                regs.append("(" + "".join(f"{buf.name}.item({o}), " for o in offs) + ")")
+            self.w(d, f"_r = yield ('mma', {self.collective(s.atom)}, ({', '.join(regs)}))")
+            db, do = s.d
+            for i, o in enumerate(do):
+                self.w(d, f"{db.name}[{o}] = _r[{i}]")
+        elif k is ir.Ldmatrix:
+            self.w(d, f"_r = yield ('ldsm', {self.collective(s.atom)}, ({s.src_buf.name}, {pyexpr(s.src_off)}))")
+            for i, o in enumerate(s.dst_offs):
+                self.w(d, f"{s.dst_buf.name}[{o}] = _r[{i}]")
+        elif k is ir.CpAsync:
+            self.uses_cp_async = True
+            n = s.nbytes // (s.src_buf.etype.bits // 8)
+            so, do = f"_o{self.tmp}", f"_p{self.tmp}"
+            self.tmp += 1
+            self.w(d, f"{do} = {pyexpr(s.dst_off)}; _smem_chk({s.dst_buf.name}, {do}, {n}, {s.nbytes})")
+            src = f"{s.src_buf.name}[{so}:{so} + {n}].copy()"
+            read = [f"{so} = {_index(s.src_buf, s.src_off)}", f"_ix_{s.src_buf.name}({so} + {n - 1}); _al_{s.src_buf.name}({so}, {n})"]
+            if s.pred is None:
+                for line in read:
+                    self.w(d, line)
+                self.w(d, f"_cpq_cur.append(({s.dst_buf.name}, {do}, {src}))")
+            else:   # a false predicate reads nothing (the address may lie outside the tensor) and zero-fills
+                self.w(d, f"if {pyexpr(s.pred)}:")
+                for line in read:
+                    self.w(d + 1, line)
+                self.w(d + 1, f"_cpq_cur.append(({s.dst_buf.name}, {do}, {src}))")
+                self.w(d, "else:")
+                self.w(d + 1, f"_cpq_cur.append(({s.dst_buf.name}, {do}, _zeros({n}, {s.dst_buf.name}.dtype)))")
+        elif k is ir.CpAsyncCommit:
+            self.w(d, "_cpq.append(_cpq_cur); _cpq_cur = []")
+        elif k is ir.CpAsyncWait:
+            self.w(d, f"while len(_cpq) > {s.n}: _cp_done(_cpq.pop(0))")
         elif k is ir.If:
             self.w(d, f"if {pyexpr(s.cond)}:")
             self.block(s.then, d + 1)
@@ -421,8 +503,9 @@ class _PyEmitter:
             raise TypeError(f"cpu executor: unexpected statement {k.__name__}")
 
 
-def generate_python(k: ir.KernelIR) -> str:
-    """Python source of a factory: make(params, shared) -> thread(tx, ty, tz, bx, by, bz)."""
+def generate_python(k: ir.KernelIR):
+    """(Python source of a factory make(params, shared) -> thread(tx, ty, tz, bx, by, bz), the atoms its
+    warp-collective statements name)."""
     em = _PyEmitter()
     em.block(k.body, 2)
     names = [p.name for p in k.params]
@@ -438,11 +521,13 @@ def generate_python(k: ir.KernelIR) -> str:
     for b in _decls(k.body, ir.LocalDecl):
         lines.append(f"    _dtype_{b.name} = _np_dtype('{np.dtype(_NP.get(b.etype) or b.etype.numpy).str}')")
     lines.append("    def _thread(_tx, _ty, _tz, _bx, _by, _bz):")
+    if em.uses_cp_async:
+        lines.append("        _cpq = []; _cpq_cur = []   # this thread's cp.async: committed groups, the open group")
     lines += em.lines
     if k.uses_sync:
         lines.append("        if False:\n            yield 0")
     lines.append("    return _thread")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", em.collectives
 
 
 def _decls(stmts, kind, out=None):
@@ -461,7 +546,25 @@ def _shared(stmts):
     return _decls(stmts, ir.SharedDecl)
 
 
-_NP = {Float16: np.float16}
+_NP = {Float16: np.float16, BFloat16: np.uint16, TFloat32: np.float32}   # bfloat16: its bits
+
+
+def _cp_done(group):
+    """A committed cp.async group completes: its (already read) bytes land in shared memory."""
+    for arr, off, vals in group:
+        arr[off:off + len(vals)] = vals
+
+
+def _smem_chk(arr, off, n, nbytes):
+    """A cp.async destination: n elements inside the shared buffer, aligned to the copy's width."""
+    if off < 0 or off + n > arr.shape[0]:
+        raise KernelRuntimeError(f"cp.async writes shared memory elements {off}..{off + n - 1}, outside the buffer "
+                                 f"of {arr.shape[0]}")
+    if (off * arr.itemsize) % nbytes:
+        raise KernelRuntimeError(f"misaligned {nbytes}-byte cp.async to shared memory element {off}")
+
+
+_HELPERS["_cp_done"], _HELPERS["_smem_chk"] = _cp_done, _smem_chk
 
 
 def host_view(address: int, etype, lo: int, hi: int):
@@ -479,7 +582,7 @@ class CompiledCPU:
 
     def __init__(self, k: ir.KernelIR):
         self.ir = k
-        self.source = generate_python(k)
+        self.source, self.collectives = generate_python(k)
         ns = dict(_HELPERS)
         exec(compile(self.source, f"<wb.kernel {k.name} (cpu)>", "exec"), ns)  # noqa: S102
         self.make = ns["_make"]
@@ -519,24 +622,56 @@ class CompiledCPU:
                     else:
                         self._run_block(th, (bx, by, bz), (gbx, gby, gbz))
 
-    @staticmethod
-    def _run_block(th, block, bidx):
+    def _run_block(self, th, block, bidx):
+        """The block's threads in step: each runs to its next barrier or warp-collective instruction; a barrier
+        releases when every live thread waits at it, a collective (mma.sync, ldmatrix) is carried out for each
+        warp from its 32 lanes' operands (the atom's TV layouts) and each lane resumes with its result."""
         tids = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
-        live = [(th(*t, *bidx), t) for t in tids]
+        live = [(th(*t, *bidx), t, i) for i, t in enumerate(tids)]
+        results: dict = {}
         while live:
-            nxt, lines = [], set()
-            for g, t in live:
+            nxt, marks = [], {}
+            for g, t, lin in live:
                 try:
-                    lines.add(next(g))
-                    nxt.append((g, t))
+                    marks[lin] = g.send(results.pop(lin, None))
+                    nxt.append((g, t, lin))
                 except StopIteration:
                     pass
-                except KernelRuntimeError as e:
-                    raise _located(e, bidx, t) from None
-            if len(lines) > 1:
-                raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines {sorted(lines)}): "
+                except (KernelRuntimeError, IndexError) as e:
+                    raise _located(KernelRuntimeError(str(e)), bidx, t) from None
+            kinds = {m if type(m) is int else m[:2] for m in marks.values()}
+            if len(kinds) > 1 and all(type(k) is int for k in kinds):
+                raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines {sorted(kinds)}): "
                                          "a barrier inside divergent control flow is undefined in CUDA.")
+            if len(kinds) > 1:
+                what = sorted(f"line {k}" if type(k) is int else f"{k[0]} ({self.collectives[k[1]].name})" for k in kinds)
+                raise KernelRuntimeError(f"threads of block {bidx} wait at different barriers or warp-collective "
+                                         f"instructions ({', '.join(what)}): divergent control flow around them is "
+                                         "undefined in CUDA.")
+            if kinds and type(next(iter(kinds))) is tuple:
+                results = self._collective(marks, tids, bidx)
             live = nxt
+
+    def _collective(self, marks, tids, bidx):
+        """Carry out one warp-collective instruction for every warp of the block (all 32 lanes must be there)."""
+        from .atoms_in_kernels import emulate_ldmatrix, emulate_mma
+        kind, k = next(iter(marks.values()))[:2]
+        atom = self.collectives[k]
+        warps: dict = {}
+        for lin, m in marks.items():
+            warps.setdefault(lin // 32, {})[lin % 32] = m[2]
+        out = {}
+        for w, lanes in warps.items():
+            if len(lanes) != 32:
+                missing = sorted(set(range(32)) - set(lanes))
+                raise KernelRuntimeError(f"{atom.name} is warp-wide: all 32 lanes of warp {w} must execute it together, "
+                                         f"but lanes {missing[:8]}{'...' if len(missing) > 8 else ''} did not (exited, "
+                                         f"diverged, or the block has {len(tids)} threads) in block {bidx}")
+            ops = [lanes[i] for i in range(32)]
+            res = emulate_mma(atom, ops) if kind == "mma" else emulate_ldmatrix(atom, ops)
+            for lane in range(32):
+                out[w * 32 + lane] = res[lane]
+        return out
 
 
 def _located(e: KernelRuntimeError, block, thread) -> KernelRuntimeError:
@@ -586,9 +721,11 @@ def check_launch_limits(grid, block, static_smem=0, smem=0):
     check_shared_memory(static_smem, smem)
 
 
-def check_shared_memory(static_smem, smem):
+def check_shared_memory(static_smem, smem, reserved=0):
     """Raise unless the dynamic shared memory ``smem`` is an int of bytes >= 0 (TypeError, ValueError) and the
-    kernel's static shared memory plus it fit CUDA's limits (ValueError): the one check, for GPU and CPU launches."""
+    kernel's static shared memory plus it fit CUDA's limits (ValueError): the one check, for GPU and CPU launches.
+    ``reserved``: dynamic shared memory the kernel's own shared tensors take (beyond 48 KiB); returns the launch's
+    dynamic shared memory, smem + reserved."""
     if type(smem) is not int:
         try:
             smem = operator.index(smem)
@@ -600,11 +737,11 @@ def check_shared_memory(static_smem, smem):
     if static_smem > MAX_STATIC_SMEM:
         raise ValueError(f"Expected at most {MAX_STATIC_SMEM} bytes (48 KiB) of static shared memory per block "
                          f"(CUDA's limit), but the kernel's shared tensors take {static_smem} bytes.")
-    if static_smem + smem > MAX_SMEM_OPTIN:
+    if static_smem + smem + reserved > MAX_SMEM_OPTIN:
         raise ValueError(f"Expected static plus dynamic shared memory of at most {MAX_SMEM_OPTIN} bytes (227 KiB, "
-                         f"an H100's opt-in maximum per block), but got {static_smem} + {smem} = "
-                         f"{static_smem + smem} bytes.")
-    return smem
+                         f"an H100's opt-in maximum per block), but got {static_smem + reserved} + {smem} = "
+                         f"{static_smem + reserved + smem} bytes.")
+    return smem + reserved
 
 
 def _indexer(name, base, n):

@@ -39,6 +39,7 @@ from .views import KPointer
 
 __all__ = ["KernelError", "FunctionSource", "Lowering", "KPointer"]
 
+MAX_STATIC_SMEM = 48 * 1024    # beyond this, a kernel's shared tensors live in dynamic shared memory
 UNROLL_MAX = 64          # static range() loops up to this trip count are unrolled
 _MATH1 = {"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "fabs", "exp2", "log2", "erf"}
 _MATH_FUNCS = {id(getattr(math, n)): (getattr(math, n), n) for n in sorted(_MATH1 | {"pow"})}
@@ -178,6 +179,8 @@ class Lowering:
         self.uses_sync = False
         self.written_args: set = set()
         self.loop_kind: list = []      # 'if' | 'unrolled' | 'dynamic'
+        self.min_arch = 0              # the compute capability the kernel's instructions need (mma.sync: 80)
+        self.min_arch_reason = ""
         self.depth = 0
         self.node = src.fdef
 
@@ -217,9 +220,11 @@ class Lowering:
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1
         self.out.append(stmt)
 
-    def declare_shared(self, etype, count):
-        buf = ir.Buffer(self.fresh("smem"), etype, "smem", 16, count=count)
-        self.shared_bytes = -(-self.shared_bytes // 16) * 16 + count * (etype.bits // 8)
+    def declare_shared(self, etype, count, align=16):
+        buf = ir.Buffer(self.fresh("smem"), etype, "smem", align, count=count)
+        start = -(-self.shared_bytes // align) * align
+        buf.smem_offset = start      # its byte offset in the block's shared memory (dynamic shared memory)
+        self.shared_bytes = start + count * (etype.bits // 8)
         self.shared.append(buf)
         self.emit(ir.SharedDecl(buf))
         return buf
@@ -229,6 +234,16 @@ class Lowering:
         buf.count = count
         self.emit(ir.LocalDecl(buf))
         return buf
+
+    def require_arch(self, cc: int, what: str):
+        """The kernel uses an instruction of compute capability cc (what: the atom): launches check the device."""
+        if cc > self.min_arch:
+            self.min_arch, self.min_arch_reason = cc, what
+
+    def uses_collectives(self):
+        """A warp-collective instruction (mma.sync, ldmatrix): the CPU executor runs the block's threads in step
+        (as for barriers) so that a warp's lanes meet at it."""
+        self.uses_sync = True
 
     def mark_written(self, buf):
         buf.written = True
@@ -291,7 +306,11 @@ class Lowering:
     def run(self):
         for s in self.src.fdef.body:
             self.visit(s)
-        return ir.KernelIR(self.name, self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args)
+        dynamic = self.shared_bytes if self.shared_bytes > MAX_STATIC_SMEM else 0
+        k = ir.KernelIR(self.name, self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
+                        dynamic, self.min_arch)
+        k.min_arch_reason = self.min_arch_reason
+        return k
 
     # -- statements --------------------------------------------------------------------------
     def visit_Expr(self, node):
@@ -525,6 +544,9 @@ class Lowering:
             return v.etype if a == "element_type" else getattr(v, a)
         if (inspect.ismodule(v) or type(v) is ElementType) and not a.startswith("_") and hasattr(v, a):
             return getattr(v, a)
+        m = B.bound_method(v, a)
+        if m is not None:
+            return m
         raise AttributeError(f"{_describe(v)} has no attribute '{a}' usable in a kernel.")
 
     def arith(self, op, a, b):
@@ -684,6 +706,8 @@ class Lowering:
             raise TypeError(f"Expected a tuple for len(), but got {_describe(args[0] if args else None)}.")
         if f is _py.range:
             raise ValueError("range() is only allowed as the iterable of a for loop.")
+        if type(f) is B.BoundMethod:
+            return self.freeze(f.lower(self, f.obj, *args, **kw))
         if getattr(type(f), "_wb_device_function", False):
             return self.inline(f, args, kw, node)
         if _is_layout(f):        # L(i), L((i, j)), L(i, j), L(None, j): the core evaluates (or slices) it

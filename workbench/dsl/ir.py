@@ -14,6 +14,7 @@ from __future__ import annotations
 from math import gcd
 
 from .._element_types import (
+    BFloat16,
     Boolean,
     ElementType,
     Float16,
@@ -23,6 +24,7 @@ from .._element_types import (
     Int16,
     Int32,
     Int64,
+    TFloat32,
     Uint8,
     Uint16,
     Uint32,
@@ -204,11 +206,12 @@ class Buffer:
     """Memory a kernel reads or writes: a pointer parameter (global), a __shared__ array, or a
     per-thread array (registers)."""
 
-    __slots__ = ("name", "etype", "space", "align", "param", "count", "written")
+    __slots__ = ("name", "etype", "space", "align", "param", "count", "written", "smem_offset")
 
     def __init__(self, name, etype, space, align, param=None, count=None):
         self.name, self.etype, self.space, self.align = name, etype, space, align
         self.param, self.count, self.written = param, count, False
+        self.smem_offset = 0
 
 
 class Load(Expr):
@@ -219,7 +222,12 @@ class Load(Expr):
 
 
 def _value_type(etype):
-    return Float32 if etype is Float16 else etype
+    """The type a loaded element computes in: 16-bit floats widen to Float32 (as CUDA's __half2float)."""
+    return Float32 if etype in HALF_TYPES or etype is TFloat32 else etype
+
+
+HALF_TYPES = (Float16, BFloat16)      # stored as 16 bits, computed in Float32
+STORAGE_TYPES = SCALAR_TYPES + (BFloat16, TFloat32)   # what memory (buffers, fragments) may hold
 
 
 # -- statements ------------------------------------------------------------------------------
@@ -315,6 +323,54 @@ class LocalDecl(Stmt):
         self.buf = buf
 
 
+class MmaSync(Stmt):
+    """One warp-wide ``mma.sync`` of ``atom`` (an SM80/SM89 :class:`~workbench.atoms.mma.MMAAtom`): each
+    operand is (register buffer, [static element offsets in the atom's value order]).  Every lane of the
+    warp executes it together (the CPU executor gathers the warp's registers through the atom's TV layouts)."""
+
+    __slots__ = ("atom", "d", "a", "b", "c")
+
+    def __init__(self, atom, d, a, b, c):
+        self.atom, self.d, self.a, self.b, self.c = atom, d, a, b, c
+
+
+class Ldmatrix(Stmt):
+    """``ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16``: this lane's source row starts at
+    src_buf[src_off] (8 contiguous 16-bit elements); its destination registers are the 16-bit elements
+    dst_buf[dst_offs] (static offsets, in the atom's value order)."""
+
+    __slots__ = ("atom", "src_buf", "src_off", "dst_buf", "dst_offs")
+
+    def __init__(self, atom, src_buf, src_off, dst_buf, dst_offs):
+        self.atom, self.src_buf, self.src_off, self.dst_buf, self.dst_offs = atom, src_buf, src_off, dst_buf, dst_offs
+
+
+class CpAsync(Stmt):
+    """``cp.async.{ca,cg}.shared.global [dst], [src], nbytes, src_size``: nbytes from global to shared
+    memory, asynchronously; where ``pred`` is false nothing is read and the destination is zero-filled."""
+
+    __slots__ = ("src_buf", "src_off", "dst_buf", "dst_off", "nbytes", "pred", "cache_global")
+
+    def __init__(self, src_buf, src_off, dst_buf, dst_off, nbytes, pred, cache_global):
+        self.src_buf, self.src_off, self.dst_buf, self.dst_off = src_buf, src_off, dst_buf, dst_off
+        self.nbytes, self.pred, self.cache_global = nbytes, pred, cache_global
+
+
+class CpAsyncCommit(Stmt):
+    """``cp.async.commit_group``: the thread's cp.async issued since the last commit form one group."""
+
+    __slots__ = ()
+
+
+class CpAsyncWait(Stmt):
+    """``cp.async.wait_group n``: wait until at most n of the thread's committed groups are pending."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        self.n = n
+
+
 class Comment(Stmt):
     __slots__ = ("text",)
 
@@ -335,11 +391,16 @@ class Param:
 class KernelIR:
     """A lowered kernel: its name, its parameters in order and its body."""
 
-    __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args")
+    __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args", "dynamic_smem", "min_arch",
+                 "min_arch_reason")
 
-    def __init__(self, name, params, body, uses_sync, shared_bytes, written_args):
+    def __init__(self, name, params, body, uses_sync, shared_bytes, written_args, dynamic_smem=0, min_arch=0):
         self.name, self.params, self.body = name, params, body
         self.uses_sync, self.shared_bytes, self.written_args = uses_sync, shared_bytes, written_args
+        # shared tensors beyond the 48 KiB of static __shared__ live in dynamic shared memory: the launch adds it
+        self.dynamic_smem = dynamic_smem
+        self.min_arch = min_arch    # the compute capability (e.g. 80) the kernel's instructions need
+        self.min_arch_reason = ""
 
 
 # -- expression building with folding -------------------------------------------------------

@@ -83,7 +83,12 @@ class Specialization:
     def load_gpu(self):
         if self.gpu is None:
             _DEVICE[0] = backend_cupy.current_device()
-            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params))
+            arch = backend_cupy.current_arch()
+            if self.ir.min_arch and int(arch.removeprefix("sm_")) < self.ir.min_arch:
+                raise ValueError(f"Expected a GPU of compute capability {self.ir.min_arch} or newer for "
+                                 f"{self.kernel.__name__} (it uses {self.ir.min_arch_reason}), but the device is {arch}.")
+            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params),
+                                              self.ir.dynamic_smem)
             self.arg_specs = self._arg_specs()   # device tensors are checked against the device loaded on
             self._gos.clear()
             st = self.kernel.stats
@@ -147,7 +152,7 @@ class Specialization:
         if f is None and self.gpu is not None:
             g = self.gpu
             f = self._gos[grid6] = _launch.Launcher(
-                ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), 0,
+                ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), self.ir.dynamic_smem,
                 ctypes.addressof(g.params), ctypes.addressof(g.buf), ctypes.sizeof(g.buf), self.arg_specs, g)
         return f
 
@@ -282,7 +287,8 @@ class Kernel:
     def _go(self, sp, grid, block, smem, stream):
         """Launch the GPU specialization sp, its parameters packed.  The shared memory is checked first, by the CPU
         executor's check (the driver would take a negative smem as a huge unsigned one, ctypes refuse 2**40)."""
-        smem = check_shared_memory(sp.ir.shared_bytes, smem)
+        dyn = sp.ir.dynamic_smem
+        smem = check_shared_memory(sp.ir.shared_bytes - dyn, smem, dyn)
         g = sp.gpu
         rc = g.launch_fn(g.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                          backend_cupy.stream_handle(stream), g.params_ptr, None)

@@ -1,0 +1,522 @@
+"""MMA and copy atoms inside kernels: the very objects the views draw, lowered.
+
+``thr_mma = tiled_mma.get_slice(t)``, ``thr_mma.partition_A(x)``, ``thr_copy.partition_S(x)``, ``retile``
+run the atoms' own partitions (``workbench.atoms.tiled``) while tracing, on kernel tensors; this module
+gives kernels what only they do with the results (CuTe DSL's names):
+
+* register fragments shaped as CuTe shapes them: ``tiled_mma.make_fragment_A(partition)`` (a compact
+  layout of the partition's shape, the atom's value type), ``frag.fill(x)``, ``frag.load()`` /
+  ``.to(dtype)`` / ``frag.store(values)``;
+* ``wb.gemm(tiled_mma, d, a, b, c)``: one atom call per (m, n, k) of the fragments' M/N/K modes; a
+  tensor-core atom is one ``mma.sync`` (PTX inline asm on the GPU; on the CPU executor the warp's registers
+  are gathered through the atom's TV layouts, multiplied, and scattered back the same way);
+* ``wb.copy(tiled_copy, src, dst, pred=None)``: one atom call per chunk of the atom's values:
+  ``UniversalCopy`` (a vector access), ``SM75_*_LDSM_N/_T`` (``ldmatrix``, emulated through the atom's
+  source and destination TV layouts), ``SM80_CP_ASYNC_*`` (``cp.async``, zero-filling where the predicate
+  is false, completing at ``wb.cp_async_wait_group``).
+
+Everything an instruction needs is proven while tracing (element types, fragment shapes, contiguous
+and aligned chunks, register pairs), or the kernel is refused with the atom's name and what it needs.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .. import _element_types as et
+from ..atoms.copy import CopyAtom
+from ..atoms.mma import MMAAtom
+from ..atoms.tiled import ThrCopy, ThrMMA, TiledCopy, TiledMMA
+from ..layout import ComposedLayout, Layout, Swizzle, divisibility_of, make_layout
+from . import ir
+from .builtins import ATOM_COPIES, MAX_FRAGMENT_ELEMENTS, builtin, method
+from .vectorize import _leading_run
+from .views import KTensor
+
+__all__ = ["gemm", "cp_async_commit_group", "cp_async_wait_group", "copy_with_atom", "KValues", "mma_ptx",
+           "emulate_mma", "emulate_ldmatrix"]
+
+
+# -- trace-time methods of the atoms (their own partitions, run on kernel tensors) -----------------------
+def _pure(cls, *names):
+    for name in names:
+        method(cls, name)(lambda cx, obj, *a, _n=name, **k: getattr(obj, _n)(*a, **k))
+
+
+_pure(TiledMMA, "get_slice", "get_thread_slice", "get_tile_size")
+_pure(ThrMMA, "partition_A", "partition_B", "partition_C")
+_pure(TiledCopy, "get_slice", "get_thread_slice", "retile")
+_pure(ThrCopy, "partition_S", "partition_D", "retile_S", "retile_D")
+
+
+def _fragment(cx, etype, x, what):
+    """A register tensor of etype with the shape of x (a tensor or a layout), laid out compactly
+    (column-major, CuTe's make_fragment_like for these partitions: the atom's values first)."""
+    lay = x.layout if type(x) is KTensor else x
+    if type(lay) is ComposedLayout:
+        lay = lay.outer
+    if type(lay) is not Layout:
+        raise TypeError(f"{what}: expected a partitioned tensor or a layout, but got {type(x).__name__}.")
+    shape = lay.shape
+    frag = make_layout(shape)
+    if not frag.is_static:
+        raise ValueError(f"{what}: expected a partition of static shape (a register fragment), but got {lay}.")
+    if frag.size > MAX_FRAGMENT_ELEMENTS:
+        raise ValueError(f"{what}: expected a fragment of at most {MAX_FRAGMENT_ELEMENTS} elements a thread (a "
+                         f"thread has 255 32-bit registers), but {frag} has {frag.size}; use a smaller tile per thread.")
+    return KTensor(cx.declare_local(etype, frag.size), 0, frag)
+
+
+def _mma_fragment(which):
+    def lower(cx, mma, x):
+        atom = mma.atom if type(mma) is TiledMMA else mma.tiled.atom
+        etype = {"A": atom.a_type, "B": atom.b_type, "C": atom.c_type}[which]
+        return _fragment(cx, etype, x, f"make_fragment_{which}({atom.name})")
+    return lower
+
+
+for _w in "ABC":
+    method(TiledMMA, f"make_fragment_{_w}")(_mma_fragment(_w))
+    method(ThrMMA, f"partition_fragment_{_w}")(
+        lambda cx, thr, x, _w=_w: _mma_fragment(_w)(cx, thr, getattr(thr, f"partition_{_w}")(x)))
+
+
+# -- a fragment's values -----------------------------------------------------------------------------
+class KValues:
+    """The values of a register fragment, loaded (CuTe DSL's TensorSSA, without arithmetic): ``.to(dtype)``
+    converts them, ``frag.store(values)`` writes them into a fragment of the same size."""
+
+    __slots__ = ("vals", "etype", "shape")
+
+    def __init__(self, vals, etype, shape):
+        self.vals, self.etype, self.shape = tuple(vals), etype, shape
+
+    def __repr__(self):
+        return f"KValues<{self.etype} x {len(self.vals)}>"
+
+
+def _static_elements(t: KTensor, what):
+    n = t.layout.size
+    if type(n) is not int:
+        raise ValueError(f"{what}: expected a tensor of static size, but got {t}.")
+    return n
+
+
+@method(KTensor, "fill")
+def _fill(cx, t, value):
+    """Every element of t set to value (a static loop)."""
+    cx.scalar(value, "a number to fill with")
+    for i in range(_static_elements(t, "fill")):
+        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(value, ir._value_type(t.etype))))
+    cx.mark_written(t.buf)
+
+
+@method(KTensor, "load")
+def _load(cx, t):
+    n = _static_elements(t, "load")
+    return KValues([cx.bind(ir.Load(t.buf, ir.as_expr(t.offset_of(i))), "v") for i in range(n)], t.etype, t.shape)
+
+
+@method(KValues, "to")
+def _to(cx, v, etype):
+    if type(etype) is not et.ElementType or etype not in ir.STORAGE_TYPES:
+        raise TypeError(f"Expected an element type such as wb.Float16 for .to(), but got {etype!r}.")
+    vt = ir._value_type(etype)
+    out = []
+    for x in v.vals:
+        if etype in ir.HALF_TYPES:   # round through the 16-bit type, as a store and reload would
+            out.append(ir.Cast(ir.Cast(x, etype), vt) if isinstance(x, ir.Expr) else x)
+        else:
+            out.append(ir.cast(x, etype))
+    return KValues(out, etype, v.shape)
+
+
+@method(KTensor, "store")
+def _store(cx, t, values):
+    if type(values) is not KValues:
+        raise TypeError(f"Expected the values of a fragment (frag.load()) to store, but got {type(values).__name__}.")
+    n = _static_elements(t, "store")
+    if n != len(values.vals):
+        raise ValueError(f"store: expected {n} values for {t}, but got {len(values.vals)}.")
+    for i, x in enumerate(values.vals):
+        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(x, ir._value_type(t.etype))))
+    cx.mark_written(t.buf)
+
+
+# -- wb.gemm -----------------------------------------------------------------------------------------
+def _modes3(t: KTensor, what, names):
+    """(V, X, Y) views of a fragment of rank 1 (V), 2 (V, X) or 3 (V, X, Y)."""
+    lay = t.layout
+    r = lay.rank if type(lay.shape) is tuple else 1
+    if r > 3:
+        raise ValueError(f"gemm: expected {what} of rank <= 3 ({names}), but got {lay}.")
+    modes = [lay[i] for i in range(r)] if r > 1 else [lay]
+    modes += [Layout(1, 0)] * (3 - r)
+    return modes
+
+
+def _register_offsets(t: KTensor, idx_layout_v, base, what):
+    """Static element offsets of one atom call's values in a register fragment."""
+    if t.buf.space != "rmem":
+        raise ValueError(f"gemm: expected {what} in registers (a fragment: make_fragment_A/B/C), but got {t}.")
+    offs = [ir.binop("+", t.offset, ir.binop("+", base, idx_layout_v(v))) for v in range(idx_layout_v.size)]
+    if any(type(o) is not int for o in offs):
+        raise ValueError(f"gemm: expected {what} at static register positions, but got {t}.")
+    return offs
+
+
+def _same_type(frag, want, atom, which):
+    ok = frag.etype is want or (frag.etype.bits == want.bits and "TF32" in (atom.type_codes or ())
+                                and which in "AB" and frag.etype in (et.Float32, et.TFloat32))
+    if not ok:
+        raise TypeError(f"gemm({atom.name}): the atom's {which} operand is {want}"
+                        f"{' (tf32 bits in Float32)' if 'TF32' in (atom.type_codes or ()) and which in 'AB' else ''}, "
+                        f"but the fragment holds {frag.etype}; make it with tiled_mma.make_fragment_{which.lower() if which == 'D' else which}"
+                        f" or convert with .load().to({want}).")
+
+
+@builtin
+def gemm(cx, tiled_mma, d, a, b, c):
+    """CuTe DSL's ``cute.gemm(tiled_mma, d, a, b, c)``: d = a x b + c over register fragments a (V, M, K),
+    b (V, N, K), c and d (V, M, N) (or lower ranks), one atom call per (m, n, k), k outermost and n in
+    serpentine order (CuTe's, reusing a's registers)."""
+    atom = (tiled_mma.atom if type(tiled_mma) is TiledMMA else
+            tiled_mma.tiled.atom if type(tiled_mma) is ThrMMA else tiled_mma)
+    if type(atom) is not MMAAtom:
+        raise TypeError(f"gemm: expected a TiledMMA or an MMA atom, but got {type(tiled_mma).__name__}.")
+    for t, w in ((d, "d"), (a, "a"), (b, "b"), (c, "c")):
+        if type(t) is not KTensor:
+            raise TypeError(f"gemm({atom.name}): expected register fragments for {w}, but got {type(t).__name__}.")
+    if atom.name.startswith("SM90"):
+        raise ValueError(f"gemm({atom.name}): warpgroup (GMMA) atoms do not run in kernels yet; use an SM80 atom "
+                         "(mma.sync), e.g. SM80_16x8x16_F32F16F16F32_TN.")
+    if atom.name.startswith("SM70"):
+        raise ValueError(f"gemm({atom.name}): SM70 quad-pair atoms do not run in kernels (mma.m8n8k4 is emulated and "
+                         "slow on SM80 and later); use an SM80 atom.")
+    for frag, want, w in ((a, atom.a_type, "A"), (b, atom.b_type, "B"), (c, atom.c_type, "C"), (d, atom.d_type, "D")):
+        _same_type(frag, want, atom, w)
+    va, vb, vc = atom.tv_layout_A[1].size, atom.tv_layout_B[1].size, atom.tv_layout_C[1].size
+    am, bm, cm, dm = (_modes3(a, "a", "V, M, K"), _modes3(b, "b", "V, N, K"), _modes3(c, "c", "V, M, N"),
+                      _modes3(d, "d", "V, M, N"))
+    M, N, K = am[1].size, bm[1].size, am[2].size
+    for modes, want, w in ((am, (va, M, K), "a"), (bm, (vb, N, K), "b"), (cm, (vc, M, N), "c"), (dm, (vc, M, N), "d")):
+        got = tuple(x.size for x in modes)
+        if got != want:
+            raise ValueError(f"gemm({atom.name}): expected {w} of shape (V, ...) = {want} (the atom has {va}/{vb}/{vc} "
+                             f"values a thread for A/B/C), but got {got}; partition with thr_mma.partition_{w.upper() if w in 'ab' else 'C'} "
+                             f"and make the fragment with make_fragment_{w.upper() if w in 'ab' else 'C'}.")
+    if atom.name == "UniversalFMA":
+        _fma(cx, atom, d, a, b, c, am, bm, cm, dm, M, N, K)
+        return
+    cx.require_arch(int(atom.name[2:4]), atom.name)
+    for k in range(K):
+        for m in range(M):
+            for nn in range(N):
+                n = nn if m % 2 == 0 else N - 1 - nn      # serpentine
+                ao = _register_offsets(a, am[0], am[1](m) + am[2](k), "a")
+                bo = _register_offsets(b, bm[0], bm[1](n) + bm[2](k), "b")
+                co = _register_offsets(c, cm[0], cm[1](m) + cm[2](n), "c")
+                do = _register_offsets(d, dm[0], dm[1](m) + dm[2](n), "d")
+                for buf, offs, w in ((a.buf, ao, "a"), (b.buf, bo, "b"), (c.buf, co, "c"), (d.buf, do, "d")):
+                    _check_register_pairs(atom, buf, offs, w)
+                cx.emit(ir.MmaSync(atom, (d.buf, do), (a.buf, ao), (b.buf, bo), (c.buf, co)))
+    cx.mark_written(d.buf)
+    cx.uses_collectives()
+
+
+def _check_register_pairs(atom, buf, offs, w):
+    """mma.sync takes 32-bit registers: 16-bit values go in pairs, 8-bit in fours, each group contiguous and
+    aligned in the fragment (as make_fragment_A/B/C lays them out)."""
+    per = max(1, 32 // buf.etype.bits)
+    for g in range(0, len(offs), per):
+        grp = offs[g:g + per]
+        if grp[0] % per or any(grp[i] != grp[0] + i for i in range(len(grp))):
+            raise ValueError(f"gemm({atom.name}): {w}'s values {g}..{g + per - 1} must be {per} consecutive "
+                             f"{buf.etype} in its fragment (one 32-bit register), but lie at {grp}; make the fragment "
+                             f"with tiled_mma.make_fragment_* (a compact layout of the partition).")
+
+
+def _fma(cx, atom, d, a, b, c, am, bm, cm, dm, M, N, K):
+    """UniversalFMA: d[m, n] = a[m, k] * b[n, k] + c[m, n], scalar arithmetic on every thread."""
+    for m in range(M):
+        for n in range(N):
+            acc = ir.Load(c.buf, ir.as_expr(c.offset_of((0, m, n) if c.layout.rank == 3 else m + n * M)))
+            for k in range(K):
+                av = ir.Load(a.buf, ir.as_expr(ir.binop("+", a.offset, am[1](m) + am[2](k))))
+                bv = ir.Load(b.buf, ir.as_expr(ir.binop("+", b.offset, bm[1](n) + bm[2](k))))
+                acc = cx.bind(ir.binop("+", ir.binop("*", av, bv), acc), "fma")
+            cx.emit(ir.Store(d.buf, ir.as_expr(ir.binop("+", d.offset, dm[1](m) + dm[2](n))), acc))
+    cx.mark_written(d.buf)
+
+
+# -- the PTX of an mma.sync atom ------------------------------------------------------------------------
+_PTX_TYPE = {"F16": "f16", "BF16": "bf16", "TF32": "tf32", "F32": "f32", "F64": "f64", "S8": "s8", "U8": "u8",
+             "S32": "s32", "E4M3": "e4m3", "E5M2": "e5m2"}
+
+
+def mma_ptx(atom: MMAAtom) -> str:
+    """The PTX instruction (without operands) of an SM75/SM80/SM89 atom, e.g.
+    ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``."""
+    m, n, k = atom.shape_mnk
+    d, a, b, c = (_PTX_TYPE[x] for x in atom.type_codes)
+    sat = ".satfinite" if atom.name.endswith("_SATURATE") else ""
+    return f"mma.sync.aligned.m{m}n{n}k{k}.row.col{sat}.{d}.{a}.{b}.{c}"
+
+
+# -- wb.copy through a copy atom ---------------------------------------------------------------------------
+def _atom_of(x):
+    if type(x) is CopyAtom:
+        return x
+    if type(x) is TiledCopy:
+        return x.atom
+    if type(x) is ThrCopy:
+        return x.tiled.atom
+    return None
+
+
+def _divisibility(x) -> int:
+    return divisibility_of(x) if x != 0 else 1 << 30
+
+
+def contiguous_start(t: KTensor, j: int, n: int):
+    """The element offset (in t's buffer) of t's elements j..j+n-1 when they are provably n consecutive
+    elements starting at a multiple of n from the offset's divisibility, else None.  Over a swizzle
+    ``sw o off o L`` the run must be consecutive in L and n must not exceed 2**sw.base (the bits a swizzle
+    never moves), so that the swizzle keeps it whole."""
+    lay = t.layout
+    if type(lay) is ComposedLayout:
+        outer, inner = lay.outer, lay.inner
+        offs = [outer(j + v) for v in range(n)]
+        if any(type(o) is not int for o in offs) or any(offs[v] != offs[0] + v for v in range(n)):
+            return None
+        x = ir.binop("+", lay.offset, offs[0])
+        if type(inner) is not Swizzle or (n > 1 and n > (1 << inner.base)) or _divisibility(x) % n:
+            return None
+        return ir.binop("+", t.offset, inner(x))
+    offs = [lay(j + v) for v in range(n)]
+    if all(type(o) is int for o in offs):
+        if any(offs[v] != offs[0] + v for v in range(n)):
+            return None
+    elif n > 1 and (j % n or _leading_run(lay) % n):
+        return None
+    return ir.binop("+", t.offset, offs[0])
+
+
+def _aligned(t: KTensor, off, nbytes) -> bool:
+    es = t.etype.bits // 8
+    return t.buf.align % nbytes == 0 and (_divisibility(off) * es) % nbytes == 0
+
+
+def copy_with_atom(cx, how, src, dst, pred=None):
+    """wb.copy(tiled_copy | thr_copy | copy_atom, src, dst, pred=None): one atom call per chunk of the atom's
+    values (src's values in order, chunked by the atom's source value count, dst's by its destination
+    count).  pred: None, or a tensor (a Boolean register fragment) with one entry per atom call."""
+    atom = _atom_of(how)
+    for t, w in ((src, "src"), (dst, "dst")):
+        if type(t) is not KTensor:
+            raise TypeError(f"copy({atom.name}): expected tensors for {w}, but got {type(t).__name__}.")
+    vt = atom.value_type
+    for t, w in ((src, "source"), (dst, "destination")):
+        if t.etype.bits != vt.bits:
+            raise TypeError(f"copy({atom.name}): the atom moves {vt} values ({vt.bits} bits), but the {w} holds "
+                            f"{t.etype}; make the atom with wb.copy_atom({atom.name!r}, {t.etype}) or convert.")
+    if src.etype is not dst.etype:
+        raise TypeError(f"copy({atom.name}): expected one element type, but got {src.etype} and {dst.etype}.")
+    vs, vd = atom.num_val_src, atom.num_val_dst
+    ns, nd = src.layout.size, dst.layout.size
+    if type(ns) is not int or type(nd) is not int:
+        raise ValueError(f"copy({atom.name}): expected partitions of static size, but got {src} and {dst}.")
+    if ns % vs or nd % vd or ns // vs != nd // vd:
+        raise ValueError(f"copy({atom.name}): the atom takes {vs} source and {vd} destination values a thread per "
+                         f"call, but src has {ns} and dst {nd}; partition both with the tiled copy (partition_S/D, "
+                         "retile_D for fragments).")
+    calls = ns // vs
+    preds = _predicates(pred, calls, atom)
+    kind = atom.kind
+    if kind == "ldsm":
+        lower = _ldsm
+    elif kind == "cp_async":
+        lower = _cp_async
+    elif kind == "universal":
+        lower = _universal
+    else:
+        raise ValueError(f"copy({atom.name}): {kind} atoms do not run in kernels yet (accepted: UniversalCopy, "
+                         "SM75 LDSM, SM80 cp.async).")
+    for i in range(calls):
+        stmts = lower(cx, atom, src, dst, i * vs, i * vd, vs, vd, preds[i] if kind == "cp_async" else None)
+        p = preds[i]
+        if kind == "cp_async" or p is True:
+            for s in stmts:
+                cx.emit(s)
+        elif p is not False:
+            cx.emit(ir.If(p, stmts, []))
+    cx.mark_written(dst.buf)
+
+
+ATOM_COPIES.update({CopyAtom: copy_with_atom, TiledCopy: copy_with_atom, ThrCopy: copy_with_atom})
+
+
+def _predicates(pred, calls, atom):
+    if pred is None:
+        return [True] * calls
+    if type(pred) is not KTensor:
+        raise TypeError(f"copy({atom.name}): expected pred as a tensor of Boolean (one per atom call), but got "
+                        f"{type(pred).__name__}.")
+    n = pred.layout.size
+    if n != calls:
+        raise ValueError(f"copy({atom.name}): expected pred with one entry per atom call ({calls}), but got {n} "
+                         f"({pred}).")
+    return [ir.truth(ir.Load(pred.buf, ir.as_expr(pred.offset_of(i)))) for i in range(calls)]
+
+
+def _chunk(atom, t, j, n, w):
+    off = contiguous_start(t, j, n)
+    if off is None:
+        raise ValueError(f"copy({atom.name}): the atom moves {n} consecutive {t.etype} a thread per call, but the "
+                         f"{w}'s values {j}..{j + n - 1} are not provably consecutive and aligned in {t}; a swizzle must "
+                         "keep each chunk whole (its base M >= log2 of the chunk), the partition must match the atom.")
+    return off
+
+
+def _universal(cx, atom, src, dst, js, jd, vs, vd, _pred):
+    nbytes = vs * src.etype.bits // 8
+    if vs > 1:
+        so, do = _chunk(atom, src, js, vs, "source"), _chunk(atom, dst, jd, vd, "destination")
+        for t, off, w in ((src, so, "source"), (dst, do, "destination")):
+            if not _aligned(t, off, nbytes):
+                raise ValueError(f"copy({atom.name}): a {nbytes * 8}-bit access needs a {nbytes}-byte aligned {w}, "
+                                 f"which {t} (assumed alignment {t.buf.align}) does not prove.")
+        return [ir.VecCopy([(src.buf, ir.as_expr(so), dst.buf, ir.as_expr(do))], vs)]
+    return [ir.VecCopy([(src.buf, ir.as_expr(src.offset_of(js)), dst.buf, ir.as_expr(dst.offset_of(jd)))], 1)]
+
+
+def _cp_async(cx, atom, src, dst, js, jd, vs, vd, pred):
+    nbytes = atom.num_bits // 8
+    if src.buf.space != "gmem" or dst.buf.space != "smem":
+        raise ValueError(f"copy({atom.name}): cp.async copies global to shared memory, but got {src.buf.space} to "
+                         f"{dst.buf.space}.")
+    so, do = _chunk(atom, src, js, vs, "source"), _chunk(atom, dst, jd, vd, "destination")
+    for t, off, w in ((src, so, "source"), (dst, do, "destination")):
+        if not _aligned(t, off, nbytes):
+            raise ValueError(f"copy({atom.name}): cp.async of {nbytes} bytes needs a {nbytes}-byte aligned {w}, which "
+                             f"{t} (assumed alignment {t.buf.align}, offset divisible by {_divisibility(off)}) does not "
+                             "prove; pass tensors with assumed_align=16 and tiles whose rows are multiples of 16 bytes.")
+    cx.require_arch(80, atom.name)
+    return [ir.CpAsync(src.buf, ir.as_expr(so), dst.buf, ir.as_expr(do), nbytes, None if pred is True else pred,
+                       "CACHEGLOBAL" in atom.name)]
+
+
+def _ldsm(cx, atom, src, dst, js, jd, vs, vd, _pred):
+    if src.buf.space != "smem" or dst.buf.space != "rmem":
+        raise ValueError(f"copy({atom.name}): ldmatrix loads shared memory into registers, but got {src.buf.space} to "
+                         f"{dst.buf.space}.")
+    so = _chunk(atom, src, js, vs, "source")
+    if not _aligned(src, so, 16):
+        raise ValueError(f"copy({atom.name}): ldmatrix reads 16-byte rows, which must be 16-byte aligned; {src} does not "
+                         "prove it.")
+    do = [ir.binop("+", dst.offset, dst.layout(jd + v)) for v in range(vd)]
+    if any(type(o) is not int for o in do):
+        raise ValueError(f"copy({atom.name}): expected the destination at static register positions, but got {dst}.")
+    per = max(1, 32 // dst.etype.bits)
+    for g in range(0, vd, per):
+        if do[g] % per or any(do[g + i] != do[g] + i for i in range(per)):
+            raise ValueError(f"copy({atom.name}): each 32-bit register of ldmatrix holds {per} consecutive {dst.etype}, "
+                             f"but the destination values {g}..{g + per - 1} lie at {do[g:g + per]}; retile the fragment "
+                             "with the tiled copy (retile_D).")
+    cx.require_arch(75, atom.name)
+    cx.uses_collectives()
+    return [ir.Ldmatrix(atom, src.buf, ir.as_expr(so), dst.buf, do)]
+
+
+@builtin
+def cp_async_commit_group(cx):
+    """``cp.async.commit_group``: the cp.async this thread issued since the last commit form one group."""
+    cx.emit(ir.CpAsyncCommit())
+
+
+@builtin
+def cp_async_wait_group(cx, n):
+    """``cp.async.wait_group n``: wait until at most n committed groups of this thread are in flight (n static).
+    Other threads' copies are visible after a ``wb.sync_threads()`` that follows."""
+    if type(n) is not int or not 0 <= n <= 7:
+        raise ValueError(f"Expected a static group count in [0, 7] for cp_async_wait_group, but got {n!r}.")
+    cx.emit(ir.CpAsyncWait(n))
+
+
+
+# -- what the CPU executor runs for a warp: the atoms' TV layouts, evaluated --------------------------------
+_TV_CACHE: dict = {}
+
+
+def _tv_indices(layout, threads, values):
+    """[[layout(t, v) for v] for t]: the (thread, value) -> tile index table of a TV layout."""
+    key = (str(layout), threads, values)
+    tab = _TV_CACHE.get(key)
+    if tab is None:
+        tab = _TV_CACHE[key] = [[layout((t, v)) for v in range(values)] for t in range(threads)]
+    return tab
+
+
+def _decode(code, x):
+    """A register value as the tensor core reads it: bf16 bit patterns widened, tf32's low 13 mantissa bits
+    dropped (the hardware ignores them)."""
+    if code == "BF16":
+        return struct.unpack("<f", struct.pack("<I", int(x) << 16))[0]
+    if code == "TF32":
+        b = struct.unpack("<I", struct.pack("<f", x))[0] & 0xFFFFE000
+        return struct.unpack("<f", struct.pack("<I", b))[0]
+    return x
+
+
+def emulate_mma(atom: MMAAtom, lanes):
+    """One mma.sync of a warp: lanes[l] = (a values, b values, c values) of lane l in the atom's value order.
+    The tiles are assembled through tv_layout_A/B/C (what the views draw), D = A B^T + C computed exactly
+    (floats in float64, integers as ints) and rounded once to D's type, and scattered back the same way:
+    returns each lane's d values."""
+    M, N, K = atom.shape_mnk
+    dcode, acode, bcode, _ = atom.type_codes
+    is_int = dcode == "S32"
+    zero = 0 if is_int else 0.0
+    A = [[zero] * K for _ in range(M)]
+    B = [[zero] * K for _ in range(N)]
+    C = [[zero] * N for _ in range(M)]
+    ia = _tv_indices(atom.tv_layout_A, 32, atom.tv_layout_A[1].size)
+    ib = _tv_indices(atom.tv_layout_B, 32, atom.tv_layout_B[1].size)
+    ic = _tv_indices(atom.tv_layout_C, 32, atom.tv_layout_C[1].size)
+    for lane, (av, bv, cv) in enumerate(lanes):
+        for v, x in enumerate(av):
+            i = ia[lane][v]
+            A[i % M][i // M] = _decode(acode, x)
+        for v, x in enumerate(bv):
+            i = ib[lane][v]
+            B[i % N][i // N] = _decode(bcode, x)
+        for v, x in enumerate(cv):
+            i = ic[lane][v]
+            C[i % M][i // M] = x
+    D = [[C[m][n] + sum(A[m][k] * B[n][k] for k in range(K)) for n in range(N)] for m in range(M)]
+    if is_int:
+        lo, hi = -(1 << 31), (1 << 31) - 1
+        sat = atom.name.endswith("_SATURATE")
+        D = [[(min(max(x, lo), hi) if sat else ((x - lo) % (1 << 32)) + lo) for x in row] for row in D]
+    elif dcode == "F32":
+        D = [[struct.unpack("<f", struct.pack("<f", x))[0] for x in row] for row in D]
+    return [tuple(D[i % M][i // M] for i in ic[lane]) for lane in range(32)]
+
+
+def emulate_ldmatrix(atom: CopyAtom, lanes):
+    """One ldmatrix of a warp: lanes[l] = (shared array, element offset) of lane l's row.  The block of matrices
+    is assembled through layout_src_tv (a lane's row lands where the atom says; lanes whose rows an x1/x2 load
+    ignores map onto earlier lanes' and are skipped) and read out through layout_dst_tv: each lane's values."""
+    vs, vd = atom.num_val_src, atom.num_val_dst
+    src = _tv_indices(atom.layout_src_tv, 32, vs)
+    dst = _tv_indices(atom.layout_dst_tv, 32, vd)
+    block = {}
+    for lane, (arr, off) in enumerate(lanes):
+        for v in range(vs):
+            i = src[lane][v]
+            if i not in block:
+                if not 0 <= off + v < arr.shape[0]:
+                    raise IndexError(f"ldmatrix ({atom.name}): lane {lane} reads shared memory element {off + v}, "
+                                     f"outside the buffer of {arr.shape[0]}")
+                block[i] = arr[off + v]
+    return [tuple(block[i] for i in dst[lane]) for lane in range(32)]
