@@ -592,7 +592,8 @@ class CompiledCPU:
         """values: the kernel parameters in order (ptr params: (address, etype)); extents: name -> (lo, hi);
         smem: the launch's dynamic shared memory in bytes (checked against CUDA's limits, then unused: the DSL's
         shared tensors are static)."""
-        check_launch_limits(grid, block, self.ir.shared_bytes, smem)
+        dyn = self.ir.dynamic_smem
+        check_launch_limits(grid, block, self.ir.shared_bytes - dyn, smem, dyn)
         P, IX, AL = [], {}, {}
         for p, v in zip(self.ir.params, values):
             if p.kind == "ptr":
@@ -699,7 +700,7 @@ MAX_SMEM_OPTIN = 227 * 1024
 MAX_CPU_THREADS = 1 << 24
 
 
-def check_launch_limits(grid, block, static_smem=0, smem=0):
+def check_launch_limits(grid, block, static_smem=0, smem=0, reserved=0):
     """Raise ValueError unless a CPU-executor launch fits: grid and block are 3 positive ints within CUDA's limits,
     at most MAX_CPU_THREADS threads in all, and the kernel's static shared memory plus the launch's dynamic ``smem``
     (bytes) fit CUDA's limits (:func:`check_shared_memory`)."""
@@ -718,7 +719,7 @@ def check_launch_limits(grid, block, static_smem=0, smem=0):
         raise ValueError(f"Expected at most {MAX_CPU_THREADS} threads (2**24) in one launch on the CPU executor, which "
                          f"runs each thread as a Python call, but grid {tuple(grid)} x block {tuple(block)} is {total} "
                          f"threads; launch on a GPU (CUDA device tensors) or on a smaller problem.")
-    check_shared_memory(static_smem, smem)
+    check_shared_memory(static_smem, smem, reserved)
 
 
 def check_shared_memory(static_smem, smem, reserved=0):

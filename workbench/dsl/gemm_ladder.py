@@ -80,13 +80,150 @@ def gemm_mma(A, B, C):
     _store_pred(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
 
+# -- rungs 3-5: tiles in shared memory, ldmatrix, swizzle, cp.async pipeline ----------------------------------
+class SmemGemm:
+    """The configuration of a shared-memory rung and every object its kernel uses (drawn by the views).
+
+    bm x bn x bk: the block tile; warps: (warps along M, warps along N), each warp a (bm/wm) x (bn/wn) tile;
+    stages: the shared-memory ring (1: load, wait, compute); swizzle: the ldmatrix reads' swizzle
+    (wb.suggest_swizzle) or none; double_buffer: the next k-block's fragments loaded while the current one
+    is multiplied."""
+
+    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, double_buffer=False):
+        self.bm, self.bn, self.bk, self.warps, self.stages = bm, bn, bk, warps, stages
+        self.swizzle, self.double_buffer = swizzle, double_buffer
+        wm, wn = warps
+        atom = wb.mma_atom(SM80_F16)
+        # each warp's N extent holds 16 columns per x4 ldmatrix of B: tile N at 16 x warps (CuTe's Tile<_, 16*wn, _>)
+        self.mma = wb.make_tiled_mma(atom, wb.make_layout((wm, wn, 1)), (16 * wm, 16 * wn, 16))
+        self.threads = self.mma.size
+        ldsm = wb.copy_atom("SM75_U32x4_LDSM_N", wb.Float16)
+        self.s2r_A = wb.make_tiled_copy_A(ldsm, self.mma)
+        self.s2r_B = wb.make_tiled_copy_B(ldsm, self.mma)
+        # global -> shared: 16-byte cp.async, threads in rows of bk/8 (a warp reads whole 64/128-byte rows)
+        per_row = bk // 8
+        thr = wb.make_layout((self.threads // per_row, per_row), stride=(per_row, 1))
+        cp = wb.copy_atom("SM80_CP_ASYNC_CACHEGLOBAL", wb.Float16)
+        self.g2s = wb.make_tiled_copy(cp, thr, wb.make_layout((1, 8)))
+        self.smem_A = self._smem(bm, self.s2r_A)
+        self.smem_B = self._smem(bn, self.s2r_B)
+        self.conflicts = {w: (wb.bank_conflicts(c, self._plain(n)).total,
+                              wb.bank_conflicts(c, self._tile(n, c)).total)
+                          for w, c, n in (("A", self.s2r_A, bm), ("B", self.s2r_B, bn))}
+
+    def _plain(self, rows):
+        return wb.make_layout((rows, self.bk), stride=(self.bk, 1))
+
+    def _tile(self, rows, s2r):
+        """The (rows, bk) K-major tile, swizzled for the ldmatrix reads when asked."""
+        plain = self._plain(rows)
+        return wb.suggest_swizzle(s2r, plain, wb.Float16).layout if self.swizzle else plain
+
+    def _smem(self, rows, s2r):
+        """(rows, bk, stages): the tile repeated per stage (a stage is a whole number of swizzle periods)."""
+        t = self._tile(rows, s2r)
+        staged = wb.make_layout((rows, self.bk, self.stages), stride=(self.bk, 1, rows * self.bk))
+        if type(t) is wb.Layout:
+            return staged
+        assert (rows * self.bk) % t.inner.size == 0
+        return wb.composition(t.inner, staged)
+
+    @property
+    def smem_bytes(self):
+        return (self.bm + self.bn) * self.bk * self.stages * 2
+
+    def __repr__(self):
+        return (f"SmemGemm({self.bm}x{self.bn}x{self.bk}, warps={self.warps}, stages={self.stages}, "
+                f"swizzle={self.swizzle}, double_buffer={self.double_buffer})")
+
+
+def make_smem_gemm(cfg: SmemGemm):
+    """The kernel of a shared-memory rung, its objects taken from cfg (compile-time constants)."""
+    bm, bn, bk, stages = cfg.bm, cfg.bn, cfg.bk, cfg.stages
+    mma, g2s, s2r_A, s2r_B = cfg.mma, cfg.g2s, cfg.s2r_A, cfg.s2r_B
+    SA, SB = cfg.smem_A, cfg.smem_B
+    kblocks = bk // 16
+    double = cfg.double_buffer
+
+    @wb.kernel
+    def gemm_smem(A, B, C):
+        """C = A @ B^T: k-tiles of A and B through a ring of shared-memory stages (16-byte cp.async, zero-filled
+        past the edges), ldmatrix into each warp's fragments, mma.sync; predicated stores of C."""
+        tid = wb.thread_idx().x
+        m0, n0 = wb.block_idx().x, wb.block_idx().y
+        sA = wb.shared_tensor(wb.Float16, SA)
+        sB = wb.shared_tensor(wb.Float16, SB)
+        gA = wb.local_tile(A, (bm, bk), (m0, None))
+        gB = wb.local_tile(B, (bn, bk), (n0, None))
+        cA = wb.local_tile(wb.make_identity_tensor(wb.shape(A)), (bm, bk), (m0, None))
+        cB = wb.local_tile(wb.make_identity_tensor(wb.shape(B)), (bn, bk), (n0, None))
+        ktiles = wb.size(gA, mode=2)
+        tg = g2s.get_slice(tid)
+        tAgA, tAsA, tAcA = tg.partition_S(gA), tg.partition_D(sA), tg.partition_S(cA)
+        tBgB, tBsB, tBcB = tg.partition_S(gB), tg.partition_D(sB), tg.partition_S(cB)
+        pA = wb.make_fragment(wb.make_layout(wb.size(tAgA[None, None, None, 0]) // 8), wb.Boolean)
+        pB = wb.make_fragment(wb.make_layout(wb.size(tBgB[None, None, None, 0]) // 8), wb.Boolean)
+        thr = mma.get_slice(tid)
+        acc = mma.make_fragment_C(thr.partition_C(wb.local_tile(C, (bm, bn), (m0, n0))))
+        acc.fill(0.0)
+        rA = thr.partition_fragment_A(sA[None, None, 0])
+        rB = thr.partition_fragment_B(sB[None, None, 0])
+        ta, tb = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
+        tXrA, tXrB = ta.retile_D(rA), tb.retile_D(rB)
+        # prologue: stages - 1 k-tiles in flight
+        for s in range(stages - 1):
+            load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), s, s, ktiles)
+            load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), s, s, ktiles)
+            wb.cp_async_commit_group()
+        for kt in range(ktiles):
+            nxt = kt + stages - 1
+            load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
+            load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
+            wb.cp_async_commit_group()
+            wb.cp_async_wait_group(stages - 1)
+            wb.sync_threads()
+            st = kt % stages
+            tXsA = ta.partition_S(sA[None, None, st])
+            tXsB = tb.partition_S(sB[None, None, st])
+            if double:
+                wb.copy(s2r_A, tXsA[None, None, 0], tXrA[None, None, 0])
+                wb.copy(s2r_B, tXsB[None, None, 0], tXrB[None, None, 0])
+            for kb in range(kblocks):
+                if double:
+                    if kb + 1 < kblocks:
+                        wb.copy(s2r_A, tXsA[None, None, kb + 1], tXrA[None, None, kb + 1])
+                        wb.copy(s2r_B, tXsB[None, None, kb + 1], tXrB[None, None, kb + 1])
+                else:
+                    wb.copy(s2r_A, tXsA[None, None, kb], tXrA[None, None, kb])
+                    wb.copy(s2r_B, tXsB[None, None, kb], tXrB[None, None, kb])
+                wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
+            wb.sync_threads()
+        gC = wb.local_tile(C, (bm, bn), (m0, n0))
+        cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
+        _store_pred(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+
+    return gemm_smem
+
+
+@wb.kernel
+def load_tile(g2s, tg, ts, tc, pred, extent, kt, stage, ktiles):
+    """Issue the cp.async of k-tile kt into stage `stage`: one 16-byte chunk per atom call, zero-filled where
+    the chunk starts outside the tensor or kt is past the last k-tile (K % 8 == 0: a chunk is all in or all out)."""
+    src = tg[None, None, None, kt if kt < ktiles else 0]
+    coords = tc[None, None, None, kt if kt < ktiles else 0]
+    for i in range(wb.size(pred)):
+        pred[i] = wb.elem_less(coords[i * 8], extent) and kt < ktiles
+    wb.copy(g2s, src, ts[None, None, None, stage], pred=pred)
+
+
 # -- the ladder ------------------------------------------------------------------------------------------------
 class Rung:
     """One rung: its kernel, how to launch it on (A, B, C) device or host tensors, and the objects it uses."""
 
-    def __init__(self, name, title, kernel, launch, mma=None, copies=None, smem=None, operands="fp16"):
+    def __init__(self, name, title, kernel, launch, mma=None, copies=None, smem=None, operands="fp16", config=None):
         self.name, self.title, self.kernel, self.launch = name, title, kernel, launch
         self.mma, self.copies, self.smem, self.operands = mma, copies or {}, smem or {}, operands
+        self.config = config
 
     def __repr__(self):
         return f"Rung({self.name!r}: {self.title})"
@@ -108,7 +245,24 @@ def ladder() -> list:
         Rung("mma", "mma.sync, fragments from global memory", gemm_mma,
              lambda a, b, c: gemm_mma[_grid(c.shape[0], c.shape[1], R2_TILE[0], R2_TILE[1]), (R2_MMA.size, 1, 1)](a, b, c),
              mma=R2_MMA),
+        _smem_rung("smem_ldmatrix", "tiles in shared memory, ldmatrix", SmemGemm(swizzle=False)),
+        _smem_rung("swizzled", "+ the swizzle suggest_swizzle finds", SmemGemm(swizzle=True)),
+        _smem_rung("pipelined", "+ 4-stage cp.async ring, 64x64 warp tiles, double-buffered fragments",
+                   SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=4, double_buffer=True)),
     ]
+
+
+_KERNELS: dict = {}
+
+
+def _smem_rung(name, title, cfg):
+    k = _KERNELS.get(repr(cfg))
+    if k is None:
+        k = _KERNELS[repr(cfg)] = make_smem_gemm(cfg)
+    return Rung(name, title, k,
+                lambda a, b, c: k[_grid(c.shape[0], c.shape[1], cfg.bm, cfg.bn), (cfg.threads, 1, 1)](a, b, c),
+                mma=cfg.mma, copies={"A": cfg.s2r_A, "B": cfg.s2r_B, "g2s": cfg.g2s},
+                smem={"A": cfg.smem_A, "B": cfg.smem_B}, config=cfg)
 
 
 RUNGS = [r.name for r in ladder()]

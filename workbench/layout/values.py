@@ -278,7 +278,7 @@ def op_divisibility(op, da, db, b=None) -> int:
     which everything divides); ``b``: the right operand when it is a static int.  The one rule of
     :class:`Dyn` and of kernel expressions: ``div(a±b) = gcd``, ``div(a*b) = da*db``,
     ``div(a//c) = da/c`` when the static c > 0 divides da (else 1), ``div(a%b) = gcd(da, db)``,
-    ``div(a<<c) = da*2**c``."""
+    ``div(a<<c) = da*2**c``; for ``^ | & >>`` the shared powers of two."""
     if op in ("+", "-", "%"):
         return gcd(da, db)
     if op == "*":
@@ -287,6 +287,14 @@ def op_divisibility(op, da, db, b=None) -> int:
         return da // b if type(b) is int and b > 0 and da % b == 0 else 1
     if op == "<<":
         return da << b if type(b) is int and b >= 0 else 1
+    # bit operations keep the powers of two both operands share (a swizzle keeps its low M bits' alignment)
+    pa, pb = da & -da, db & -db
+    if op in ("^", "|"):
+        return db if da == 0 else da if db == 0 else min(pa, pb)
+    if op == "&":
+        return max(pa, pb) if da and db else 0
+    if op == ">>":
+        return pa >> b if type(b) is int and b >= 0 and pa >> b else 1
     return 1
 
 
