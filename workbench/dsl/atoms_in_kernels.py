@@ -29,7 +29,7 @@ from ..atoms.mma import MMAAtom
 from ..atoms.tiled import ThrCopy, ThrMMA, TiledCopy, TiledMMA
 from ..layout import ComposedLayout, Layout, Swizzle, divisibility_of, make_layout
 from . import ir
-from .builtins import ATOM_COPIES, MAX_FRAGMENT_ELEMENTS, builtin, method
+from .builtins import ATOM_COPIES, ATTRIBUTES, MAX_FRAGMENT_ELEMENTS, builtin, method
 from .vectorize import _leading_run
 from .views import KTensor
 
@@ -47,6 +47,17 @@ _pure(TiledMMA, "get_slice", "get_thread_slice", "get_tile_size")
 _pure(ThrMMA, "partition_A", "partition_B", "partition_C")
 _pure(TiledCopy, "get_slice", "get_thread_slice", "retile")
 _pure(ThrCopy, "partition_S", "partition_D", "retile_S", "retile_D")
+
+
+ATTRIBUTES.update({
+    MMAAtom: ("name", "shape_mnk", "thr_id", "tv_layout_A", "tv_layout_B", "tv_layout_C", "num_threads", "size",
+              "a_type", "b_type", "c_type", "d_type"),
+    CopyAtom: ("name", "value_type", "layout_src_tv", "layout_dst_tv", "layout_ref_tv", "num_val_src", "num_val_dst",
+               "num_threads", "num_bits"),
+    TiledMMA: ("atom", "size", "num_threads", "tile_shape_mnk", "tv_layout_A_tiled", "tv_layout_B_tiled",
+               "tv_layout_C_tiled"),
+    TiledCopy: ("atom", "size", "num_threads", "layout_tv", "tiler_mn", "layout_src_tv_tiled", "layout_dst_tv_tiled"),
+})
 
 
 def _fragment(cx, etype, x, what):
@@ -462,6 +473,17 @@ def _decode(code, x):
     dropped (the hardware ignores them)."""
     if code == "BF16":
         return struct.unpack("<f", struct.pack("<I", int(x) << 16))[0]
+    if code in ("E4M3", "E5M2"):
+        mant, bias = (3, 7) if code == "E4M3" else (2, 15)
+        x = int(x)
+        e, m = (x >> mant) & ((1 << (7 - mant)) - 1), x & ((1 << mant) - 1)
+        if code == "E5M2" and e == 31:
+            v = float("inf") if m == 0 else float("nan")
+        elif code == "E4M3" and e == 15 and m == 7:
+            v = float("nan")
+        else:
+            v = (m / (1 << mant)) * 2.0 ** (1 - bias) if e == 0 else (1 + m / (1 << mant)) * 2.0 ** (e - bias)
+        return -v if x >> 7 else v
     if code == "TF32":
         b = struct.unpack("<I", struct.pack("<f", x))[0] & 0xFFFFE000
         return struct.unpack("<f", struct.pack("<I", b))[0]

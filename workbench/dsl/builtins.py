@@ -59,6 +59,7 @@ def lowers(fn):
 
 _METHODS: dict = {}     # (class, method name) -> lowering(cx, obj, *args, **kw)
 ATOM_COPIES: dict = {}  # class of wb.copy's first of three arguments (a copy atom, a tiled copy) -> its lowering
+ATTRIBUTES: dict = {}   # class -> attribute names a kernel may read (static values: layouts, sizes, types)
 
 
 def method(cls, name):

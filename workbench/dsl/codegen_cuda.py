@@ -29,7 +29,8 @@ from . import ir
 
 CTYPE = {Boolean: "bool", Int8: "signed char", Int16: "short", Int32: "int", Int64: "long long",
          Uint8: "unsigned char", Uint16: "unsigned short", Uint32: "unsigned int", Uint64: "unsigned long long",
-         Float16: "__half", Float32: "float", Float64: "double", BFloat16: "__nv_bfloat16", TFloat32: "float"}
+         Float16: "__half", Float32: "float", Float64: "double", BFloat16: "__nv_bfloat16", TFloat32: "float",
+         ir.Float8E4M3FN: "unsigned char", ir.Float8E5M2: "unsigned char"}   # fp8: its bits
 VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 _F32 = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "cos": "cosf", "tan": "tanf", "tanh": "tanhf",
         "floor": "floorf", "ceil": "ceilf", "exp2": "exp2f", "log2": "log2f", "rsqrt": "rsqrtf", "erf": "erff",

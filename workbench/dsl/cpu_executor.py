@@ -546,7 +546,8 @@ def _shared(stmts):
     return _decls(stmts, ir.SharedDecl)
 
 
-_NP = {Float16: np.float16, BFloat16: np.uint16, TFloat32: np.float32}   # bfloat16: its bits
+_NP = {Float16: np.float16, BFloat16: np.uint16, TFloat32: np.float32,   # bfloat16 and fp8: their bits
+       ir.Float8E4M3FN: np.uint8, ir.Float8E5M2: np.uint8}
 
 
 def _cp_done(group):

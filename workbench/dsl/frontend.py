@@ -542,6 +542,8 @@ class Lowering:
             return v.vals["xyz".index(a)]
         if a in self._ATTRS.get(type(v), ()):
             return v.etype if a == "element_type" else getattr(v, a)
+        if a in B.ATTRIBUTES.get(type(v), ()):
+            return getattr(v, a)
         if (inspect.ismodule(v) or type(v) is ElementType) and not a.startswith("_") and hasattr(v, a):
             return getattr(v, a)
         m = B.bound_method(v, a)

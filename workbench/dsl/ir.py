@@ -17,6 +17,8 @@ from .._element_types import (
     BFloat16,
     Boolean,
     ElementType,
+    Float8E4M3FN,
+    Float8E5M2,
     Float16,
     Float32,
     Float64,
@@ -227,7 +229,8 @@ def _value_type(etype):
 
 
 HALF_TYPES = (Float16, BFloat16)      # stored as 16 bits, computed in Float32
-STORAGE_TYPES = SCALAR_TYPES + (BFloat16, TFloat32)   # what memory (buffers, fragments) may hold
+FP8_TYPES = (Float8E4M3FN, Float8E5M2)   # held as bytes: copied and fed to tensor cores, no arithmetic
+STORAGE_TYPES = SCALAR_TYPES + (BFloat16, TFloat32) + FP8_TYPES   # what memory (buffers, fragments) may hold
 
 
 # -- statements ------------------------------------------------------------------------------

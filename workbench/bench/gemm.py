@@ -1,0 +1,87 @@
+"""The GEMM ladder against cuBLAS (``python -m workbench bench gemm``): C = A @ B^T, A (M, K) and B (N, K)
+fp16 K-major, fp32 accumulation, at M = N = K in {4096, 8192} (4096 with --quick).
+
+For each rung of :func:`workbench.dsl.gemm_ladder.ladder`, in the same run as cuBLAS (``torch.matmul`` on the
+same fp16 tensors, fp16 output): TFLOPS (CUDA events, median after a warm-up), the ratio to cuBLAS, the
+maximum relative error against cuBLAS's product (and exactness against torch at an irregular size, where
+every ragged edge is predicated), registers per thread, shared memory, blocks per SM, the bank conflicts of
+the ldmatrix reads (wavefronts, the plain tile and the one the rung uses) and the first launch's compile
+time.  Without a GPU: {"gpu": False}.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import workbench as wb
+from workbench.dsl import backend_cupy
+from workbench.dsl import gemm_ladder as G
+
+from .bandwidth import _time
+
+IRREGULAR = (1000, 999, 504)     # M, N, K: every tile ragged (K a multiple of 8: 16-byte rows)
+
+
+def _blocks_per_sm(handle, threads, smem):
+    n = ctypes.c_int()
+    rc = backend_cupy.libcuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), handle, threads,
+                                                                            ctypes.c_size_t(smem))
+    return n.value if rc == 0 else -1
+
+
+def _operands(r, a, b):
+    """The tensors a rung takes: fp16 A and B (assumed 16-byte aligned), or fp32 A and B^T for the SIMT floor."""
+    if r.name == "simt":
+        return a.float(), b.float().t()
+    return wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(b, assumed_align=16)
+
+
+def run(quick: bool = False, rungs=None) -> dict:
+    if not backend_cupy.gpu_available():
+        return {"gpu": False}
+    import torch
+    props = torch.cuda.get_device_properties(0)
+    out = {"gpu": True, "device": props.name, "sms": props.multi_processor_count, "dtype": "float16, fp32 accumulation",
+           "sizes": {}, "irregular": {}}
+    ladder = [r for r in G.ladder() if rungs is None or r.name in rungs]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    # correctness at a ragged size: small integers make every product exact in fp32, so equality is expected
+    m, n, k = IRREGULAR
+    a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).half()
+    b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).half()
+    want = a.float() @ b.float().t()
+    for r in ladder:
+        c = torch.full((m, n), float("nan"), device="cuda")
+        r.launch(*_operands(r, a, b), c)
+        torch.cuda.synchronize()
+        out["irregular"][r.name] = {"shape": [m, n, k], "exact": bool(torch.equal(c, want))}
+    for size in ((4096,) if quick else (4096, 8192)):
+        reps = 5 if quick else 10
+        a = torch.randn(size, size, device="cuda", generator=gen).half()
+        b = torch.randn(size, size, device="cuda", generator=gen).half()
+        flop = 2 * size ** 3
+        t_cublas = _time(lambda a=a, b=b: torch.matmul(a, b.t()), reps)
+        ref = torch.matmul(a, b.t()).float()
+        res = {"cublas_tflops": flop / t_cublas / 1e12, "rungs": {}}
+        for r in ladder:
+            if r.name == "simt" and size > 4096:
+                continue     # the floor takes seconds a call there; its 4096 figure stands for it
+            c = torch.empty(size, size, device="cuda")
+            ops = _operands(r, a, b)
+            t = _time(lambda r=r, ops=ops, c=c: r.launch(*ops, c), 3 if r.name in ("simt", "mma") else reps)
+            # fp16 inputs, fp32 accumulation in another order than cuBLAS (whose output is rounded to fp16)
+            err = float(((c - ref).abs().max() / ref.abs().max()).item())
+            sp = r.kernel.specialize((*ops, wb.from_dlpack(c)))
+            g = sp.load_gpu()
+            threads = r.config.threads if r.config else (r.mma.size if r.mma else 256)
+            entry = {"tflops": flop / t / 1e12, "ratio_to_cublas": t_cublas / t, "max_rel_error": err,
+                     "registers_per_thread": g.raw.num_regs, "local_bytes": g.raw.local_size_bytes,
+                     "shared_bytes": sp.ir.shared_bytes, "threads": threads,
+                     "blocks_per_sm": _blocks_per_sm(g.handle, threads, sp.ir.dynamic_smem),
+                     "compile_seconds": g.compile_seconds}
+            if r.config is not None:
+                entry["ldmatrix_wavefronts"] = {w: {"plain_tile": p, "used": u} for w, (p, u) in r.config.conflicts.items()}
+                entry["config"] = repr(r.config)
+            res["rungs"][r.name] = entry
+        out["sizes"][str(size)] = res
+    return out
