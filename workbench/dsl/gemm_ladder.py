@@ -43,11 +43,17 @@ def _load_or_zero(src, dst, coords, extent):
 
 
 @wb.kernel
-def _store_pred(src, dst, coords, extent):
-    """dst[i] = src[i] for the elements inside the tensor."""
-    for i in range(wb.size(src)):
-        if wb.elem_less(coords[i], extent):
-            dst[i] = src[i]
+def _store_tile(src, dst, coords, extent):
+    """dst = src for a thread's (V, M, N) partition of C: the whole partition (vector stores where proven) when its
+    last element, the largest coordinate, lies inside the tensor; else element by element, predicated."""
+    if wb.elem_less(coords[wb.size(src) - 1], extent):
+        wb.copy(src, dst)
+    else:
+        for n in range(wb.size(src, mode=2)):
+            for m in range(wb.size(src, mode=1)):
+                for v in range(wb.size(src, mode=0)):
+                    if wb.elem_less(coords[v, m, n], extent):
+                        dst[v, m, n] = src[v, m, n]
 
 
 # -- rung 2: mma.sync, fragments straight from global memory ----------------------------------------------
@@ -77,7 +83,7 @@ def gemm_mma(A, B, C):
         _load_or_zero(thr.partition_A(gA[None, None, kt]), rA, thr.partition_A(cA[None, None, kt]), wb.shape(A))
         _load_or_zero(thr.partition_B(gB[None, None, kt]), rB, thr.partition_B(cB[None, None, kt]), wb.shape(B))
         wb.gemm(R2_MMA, acc, rA, rB, acc)
-    _store_pred(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+    _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
 
 # -- rungs 3-5: tiles in shared memory, ldmatrix, swizzle, cp.async pipeline ----------------------------------
@@ -89,9 +95,9 @@ class SmemGemm:
     (wb.suggest_swizzle) or none; double_buffer: the next k-block's fragments loaded while the current one
     is multiplied."""
 
-    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, double_buffer=False):
+    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, double_buffer=False, group=1):
         self.bm, self.bn, self.bk, self.warps, self.stages = bm, bn, bk, warps, stages
-        self.swizzle, self.double_buffer = swizzle, double_buffer
+        self.swizzle, self.double_buffer, self.group = swizzle, double_buffer, group
         wm, wn = warps
         atom = wb.mma_atom(SM80_F16)
         # each warp's N extent holds 16 columns per x4 ldmatrix of B: tile N at 16 x warps (CuTe's Tile<_, 16*wn, _>)
@@ -134,7 +140,7 @@ class SmemGemm:
 
     def __repr__(self):
         return (f"SmemGemm({self.bm}x{self.bn}x{self.bk}, warps={self.warps}, stages={self.stages}, "
-                f"swizzle={self.swizzle}, double_buffer={self.double_buffer})")
+                f"swizzle={self.swizzle}, double_buffer={self.double_buffer}, group={self.group})")
 
 
 def make_smem_gemm(cfg: SmemGemm):
@@ -144,13 +150,15 @@ def make_smem_gemm(cfg: SmemGemm):
     SA, SB = cfg.smem_A, cfg.smem_B
     kblocks = bk // 16
     double = cfg.double_buffer
+    group = cfg.group
 
     @wb.kernel
     def gemm_smem(A, B, C):
         """C = A @ B^T: k-tiles of A and B through a ring of shared-memory stages (16-byte cp.async, zero-filled
-        past the edges), ldmatrix into each warp's fragments, mma.sync; predicated stores of C."""
+        past the edges), ldmatrix into each warp's fragments, mma.sync; predicated stores of C.  One barrier per
+        k-tile: after it, tile kt has landed and every warp is done with the stage tile kt+stages-1 refills."""
         tid = wb.thread_idx().x
-        m0, n0 = wb.block_idx().x, wb.block_idx().y
+        m0, n0 = block_tile(wb.block_idx().x, wb.ceil_div(wb.shape(A)[0], bm), wb.ceil_div(wb.shape(B)[0], bn), group)
         sA = wb.shared_tensor(wb.Float16, SA)
         sB = wb.shared_tensor(wb.Float16, SB)
         gA = wb.local_tile(A, (bm, bk), (m0, None))
@@ -164,24 +172,25 @@ def make_smem_gemm(cfg: SmemGemm):
         pA = wb.make_fragment(wb.make_layout(wb.size(tAgA[None, None, None, 0]) // 8), wb.Boolean)
         pB = wb.make_fragment(wb.make_layout(wb.size(tBgB[None, None, None, 0]) // 8), wb.Boolean)
         thr = mma.get_slice(tid)
-        acc = mma.make_fragment_C(thr.partition_C(wb.local_tile(C, (bm, bn), (m0, n0))))
+        gC = wb.local_tile(C, (bm, bn), (m0, n0))
+        acc = mma.make_fragment_C(thr.partition_C(gC))
         acc.fill(0.0)
         rA = thr.partition_fragment_A(sA[None, None, 0])
         rB = thr.partition_fragment_B(sB[None, None, 0])
         ta, tb = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
         tXrA, tXrB = ta.retile_D(rA), tb.retile_D(rB)
-        # prologue: stages - 1 k-tiles in flight
-        for s in range(stages - 1):
+        for s in range(max(stages - 1, 1)):  # prologue: stages - 1 k-tiles in flight (one stage: the first)
             load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), s, s, ktiles)
             load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), s, s, ktiles)
             wb.cp_async_commit_group()
         for kt in range(ktiles):
-            nxt = kt + stages - 1
-            load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
-            load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
-            wb.cp_async_commit_group()
-            wb.cp_async_wait_group(stages - 1)
+            wb.cp_async_wait_group(stages - 2 if stages > 1 else 0)
             wb.sync_threads()
+            nxt = kt + stages - 1
+            if stages > 1:
+                load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
+                load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
+                wb.cp_async_commit_group()
             st = kt % stages
             tXsA = ta.partition_S(sA[None, None, st])
             tXsB = tb.partition_S(sB[None, None, st])
@@ -197,12 +206,26 @@ def make_smem_gemm(cfg: SmemGemm):
                     wb.copy(s2r_A, tXsA[None, None, kb], tXrA[None, None, kb])
                     wb.copy(s2r_B, tXsB[None, None, kb], tXrB[None, None, kb])
                 wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
-            wb.sync_threads()
-        gC = wb.local_tile(C, (bm, bn), (m0, n0))
+            if stages == 1:              # one stage: every warp must be done before the next tile overwrites it
+                wb.sync_threads()
+                load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), kt + 1, 0, ktiles)
+                load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), kt + 1, 0, ktiles)
+                wb.cp_async_commit_group()
         cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-        _store_pred(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+        _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
     return gemm_smem
+
+
+@wb.kernel
+def block_tile(bid, mtiles, ntiles, group: wb.Constexpr):
+    """The (m, n) tile that block `bid` computes (a 1-D grid): consecutive blocks walk `group` m-tiles down a column
+    of tiles, then the next column, and after the last column the next band of `group` rows (the last band may be
+    shorter), so that the blocks running together share B tiles and a band of A tiles in L2."""
+    band = bid // (group * ntiles)
+    rows = min(group, mtiles - band * group)
+    r = bid - band * group * ntiles
+    return band * group + r % rows, r // rows
 
 
 @wb.kernel
@@ -247,12 +270,13 @@ def ladder() -> list:
              mma=R2_MMA),
         _smem_rung("smem_ldmatrix", "tiles in shared memory, ldmatrix", SmemGemm(swizzle=False)),
         _smem_rung("swizzled", "+ the swizzle suggest_swizzle finds", SmemGemm(swizzle=True)),
-        _smem_rung("pipelined", "+ 4-stage cp.async ring, 64x64 warp tiles, double-buffered fragments",
-                   SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=4, double_buffer=True)),
+        _smem_rung("pipelined", "+ 3-stage cp.async ring, 64x64 warp tiles, double-buffered fragments, grouped blocks",
+                   PIPELINED),
     ]
 
 
 _KERNELS: dict = {}
+PIPELINED = SmemGemm(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, double_buffer=True, group=8)
 
 
 def _smem_rung(name, title, cfg):
@@ -260,7 +284,8 @@ def _smem_rung(name, title, cfg):
     if k is None:
         k = _KERNELS[repr(cfg)] = make_smem_gemm(cfg)
     return Rung(name, title, k,
-                lambda a, b, c: k[_grid(c.shape[0], c.shape[1], cfg.bm, cfg.bn), (cfg.threads, 1, 1)](a, b, c),
+                lambda a, b, c: k[(math.ceil(c.shape[0] / cfg.bm) * math.ceil(c.shape[1] / cfg.bn), 1, 1), (cfg.threads, 1, 1)](
+                    a, b, c),
                 mma=cfg.mma, copies={"A": cfg.s2r_A, "B": cfg.s2r_B, "g2s": cfg.g2s},
                 smem={"A": cfg.smem_A, "B": cfg.smem_B}, config=cfg)
 

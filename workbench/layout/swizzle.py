@@ -176,15 +176,24 @@ class ComposedLayout:
         return ComposedLayout(self.inner, self.offset, fn(self.outer))
 
     def _slice(self, crd):
-        sub, off = self._slice_and_offset(crd)
-        return sub
-
-    def _slice_and_offset(self, crd):
         """The sliced composed layout keeps the swizzle; the slice's offset moves inside it."""
         from .inttuple import fill_none as _fill
 
         sub = slice_(self.outer, crd)
+        return ComposedLayout(self.inner, self.offset + offset_of(self.outer, _fill(crd)), sub)
+
+    def _slice_and_offset(self, crd):
+        """(sliced, offset): the sliced composed layout keeps the swizzle and takes the slice's offset inside it,
+        except a part that is a multiple of the swizzle's period (a stage of a shared-memory ring): a swizzle
+        never moves the bits above its period, so ``sw(x + k*period) == sw(x) + k*period`` and that part is
+        returned as the offset outside (in a kernel, the swizzle of the rest is then the same at every stage)."""
+        from .inttuple import fill_none as _fill
+        from .values import divisibility_of
+
+        sub = slice_(self.outer, crd)
         off = offset_of(self.outer, _fill(crd))
+        if type(self.inner) is Swizzle and type(off) is not int and divisibility_of(off) % self.inner.size == 0:
+            return ComposedLayout(self.inner, self.offset, sub), off
         return ComposedLayout(self.inner, self.offset + off, sub), 0
 
 
