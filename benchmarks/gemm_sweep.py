@@ -39,7 +39,7 @@ def main(argv=None):
         b = torch.randn(size, size, device="cuda").half()
         flop = 2 * size ** 3
         ref = torch.matmul(a, b.t())
-        t_cublas = _time(lambda: torch.matmul(a, b.t()), 10)
+        t_cublas = _time(lambda a=a, b=b: torch.matmul(a, b.t()), 10)
         ta, tb = wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(b, assumed_align=16)
         for kw in CONFIGS:
             cfg = G.SmemGemm(**kw)
@@ -49,7 +49,7 @@ def main(argv=None):
             try:
                 r.launch(ta, tb, tc)
                 torch.cuda.synchronize()
-                t = _time(lambda r=r, tc=tc: r.launch(ta, tb, tc), 10)
+                t = _time(lambda r=r, ta=ta, tb=tb, tc=tc: r.launch(ta, tb, tc), 10)
             except Exception as e:      # a configuration the device cannot run (registers, shared memory)
                 out["results"].append({"size": size, "config": repr(cfg), "error": str(e)[:300]})
                 print(size, cfg, "ERROR", str(e)[:200], flush=True)
