@@ -83,6 +83,7 @@ from .dsl import (
     grid_dim,
     kernel,
     make_fragment,
+    range_dynamic,
     shared_tensor,
     show_code,
     sync_threads,
@@ -189,5 +190,5 @@ __all__ = [
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
     "grid_dim", "sync_threads", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
-    "cp_async_wait_group", "show_code", "cache_info", "gpu_available", "host_buffers",
+    "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
 ]

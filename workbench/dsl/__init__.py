@@ -11,6 +11,7 @@ from .builtins import (
     copy,
     grid_dim,
     make_fragment,
+    range_dynamic,
     shared_tensor,
     sync_threads,
     thread_idx,
@@ -22,6 +23,7 @@ from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
     "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
-    "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr", "show_code", "cache_info", "compile_ptx", "gpu_available",
+    "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr",
+    "range_dynamic", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",
 ]

@@ -28,6 +28,7 @@ from . import ir
 from .views import KPointer, KTensor
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "shared_tensor", "copy", "Constexpr",
+           "range_dynamic",
            "Triple", "builtin", "lowers", "lowering", "is_trace_time"]
 
 _LOWERINGS: dict = {}    # id(public function) -> (public function, lowering)
@@ -236,6 +237,13 @@ def _elem_less_in_kernel(cx, a, b):
             continue
         acc = c if acc is True else ir.BinOp("&&", acc, c, ir.Boolean)
     return acc
+
+
+def range_dynamic(*args):
+    """``for i in wb.range_dynamic(start, stop, step)``: a loop the kernel runs, never unrolled while tracing, even
+    when its bounds are static (CuTe DSL's ``cutlass.range``; a plain ``range`` with static bounds of at most 64
+    iterations is unrolled, as ``cutlass.range_constexpr``).  Only a for loop's iterable."""
+    raise RuntimeError("wb.range_dynamic() is only the iterable of a for loop inside a @wb.kernel function.")
 
 
 class Constexpr:

@@ -436,9 +436,9 @@ class Lowering:
         if node.orelse:
             raise ValueError("for ... else is not supported in a kernel.")
         call = node.iter
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"
-                and self.lookup(call.func.id) is _py.range):
-            raise ValueError("Expected 'for ... in range(...)' in a kernel, but got another iterable.")
+        it_fn = self.visit(call.func) if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        if it_fn is not _py.range and it_fn is not B.range_dynamic:
+            raise ValueError("Expected 'for ... in range(...)' (or wb.range_dynamic(...)) in a kernel, but got another iterable.")
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise ValueError("Expected range(stop), range(start, stop) or range(start, stop, step).")
         args = [self.scalar(self.visit(a), "an integer range bound") for a in call.args]
@@ -451,7 +451,7 @@ class Lowering:
         if type(step) is not int or step == 0:
             raise ValueError(f"Expected a static non-zero range step, but got {_describe(step)}.")
         name = node.target.id
-        if type(start) is int and type(stop) is int and len(range(start, stop, step)) <= UNROLL_MAX:
+        if it_fn is _py.range and type(start) is int and type(stop) is int and len(range(start, stop, step)) <= UNROLL_MAX:
             with self.enter_sub_region("unrolled"):
                 for i in range(start, stop, step):
                     self.env[name] = i

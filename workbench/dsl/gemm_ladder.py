@@ -79,7 +79,7 @@ def gemm_mma(A, B, C):
     acc.fill(0.0)
     rA = R2_MMA.make_fragment_A(thr.partition_A(gA[None, None, 0]))
     rB = R2_MMA.make_fragment_B(thr.partition_B(gB[None, None, 0]))
-    for kt in range(wb.size(gA, mode=2)):
+    for kt in wb.range_dynamic(wb.size(gA, mode=2)):
         _load_or_zero(thr.partition_A(gA[None, None, kt]), rA, thr.partition_A(cA[None, None, kt]), wb.shape(A))
         _load_or_zero(thr.partition_B(gB[None, None, kt]), rB, thr.partition_B(cB[None, None, kt]), wb.shape(B))
         wb.gemm(R2_MMA, acc, rA, rB, acc)
@@ -183,7 +183,7 @@ def make_smem_gemm(cfg: SmemGemm):
             load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), s, s, ktiles)
             load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), s, s, ktiles)
             wb.cp_async_commit_group()
-        for kt in range(ktiles):
+        for kt in wb.range_dynamic(ktiles):
             wb.cp_async_wait_group(stages - 2 if stages > 1 else 0)
             wb.sync_threads()
             nxt = kt + stages - 1
