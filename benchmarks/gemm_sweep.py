@@ -17,14 +17,14 @@ from workbench.bench.bandwidth import _time
 from workbench.dsl import gemm_ladder as G
 
 CONFIGS = [
-    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, double_buffer=True, group=8),
-    dict(bm=128, bn=256, bk=32, warps=(2, 4), stages=4, double_buffer=True, group=8),
-    dict(bm=256, bn=128, bk=64, warps=(4, 2), stages=3, double_buffer=True, group=8),
-    dict(bm=128, bn=128, bk=64, warps=(2, 2), stages=3, double_buffer=True, group=8),
-    dict(bm=128, bn=128, bk=32, warps=(2, 2), stages=4, double_buffer=True, group=8),
-    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=4, double_buffer=True, group=8),
-    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, double_buffer=False, group=8),
-    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, double_buffer=True, group=1),
+    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, group=8),
+    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=4, group=8),
+    dict(bm=256, bn=128, bk=64, warps=(4, 2), stages=3, group=8),
+    dict(bm=128, bn=128, bk=64, warps=(2, 2), stages=3, group=8),
+    dict(bm=128, bn=128, bk=64, warps=(2, 2), stages=4, group=16),
+    dict(bm=128, bn=256, bk=32, warps=(2, 4), stages=4, group=8),
+    dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, group=16),
+    dict(bm=256, bn=128, bk=32, warps=(4, 2), stages=4, group=8),
 ]
 
 

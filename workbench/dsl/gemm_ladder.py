@@ -91,13 +91,13 @@ class SmemGemm:
     """The configuration of a shared-memory rung and every object its kernel uses (drawn by the views).
 
     bm x bn x bk: the block tile; warps: (warps along M, warps along N), each warp a (bm/wm) x (bn/wn) tile;
-    stages: the shared-memory ring (1: load, wait, compute); swizzle: the ldmatrix reads' swizzle
-    (wb.suggest_swizzle) or none; double_buffer: the next k-block's fragments loaded while the current one
-    is multiplied."""
+    stages: the shared-memory ring (1: load, wait, compute; more: cp.async of later k-tiles in flight and the
+    next k-block's fragments loaded while the current one is multiplied); swizzle: the ldmatrix reads' swizzle
+    (wb.suggest_swizzle) or none; group: m-tiles a band of blocks walks (block_tile)."""
 
-    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, double_buffer=False, group=1):
+    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, group=1):
         self.bm, self.bn, self.bk, self.warps, self.stages = bm, bn, bk, warps, stages
-        self.swizzle, self.double_buffer, self.group = swizzle, double_buffer, group
+        self.swizzle, self.group = swizzle, group
         wm, wn = warps
         atom = wb.mma_atom(SM80_F16)
         # each warp's N extent holds 16 columns per x4 ldmatrix of B: tile N at 16 x warps (CuTe's Tile<_, 16*wn, _>)
@@ -140,7 +140,7 @@ class SmemGemm:
 
     def __repr__(self):
         return (f"SmemGemm({self.bm}x{self.bn}x{self.bk}, warps={self.warps}, stages={self.stages}, "
-                f"swizzle={self.swizzle}, double_buffer={self.double_buffer}, group={self.group})")
+                f"swizzle={self.swizzle}, group={self.group})")
 
 
 def make_smem_gemm(cfg: SmemGemm):
@@ -149,7 +149,6 @@ def make_smem_gemm(cfg: SmemGemm):
     mma, g2s, s2r_A, s2r_B = cfg.mma, cfg.g2s, cfg.s2r_A, cfg.s2r_B
     SA, SB = cfg.smem_A, cfg.smem_B
     kblocks = bk // 16
-    double = cfg.double_buffer
     group = cfg.group
 
     @wb.kernel
@@ -183,34 +182,46 @@ def make_smem_gemm(cfg: SmemGemm):
             load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), s, s, ktiles)
             load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), s, s, ktiles)
             wb.cp_async_commit_group()
-        for kt in wb.range_dynamic(ktiles):
-            wb.cp_async_wait_group(stages - 2 if stages > 1 else 0)
-            wb.sync_threads()
-            nxt = kt + stages - 1
-            if stages > 1:
-                load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
-                load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
-                wb.cp_async_commit_group()
-            st = kt % stages
-            tXsA = ta.partition_S(sA[None, None, st])
-            tXsB = tb.partition_S(sB[None, None, st])
-            if double:
-                wb.copy(s2r_A, tXsA[None, None, 0], tXrA[None, None, 0])
-                wb.copy(s2r_B, tXsB[None, None, 0], tXrB[None, None, 0])
-            for kb in range(kblocks):
-                if double:
-                    if kb + 1 < kblocks:
-                        wb.copy(s2r_A, tXsA[None, None, kb + 1], tXrA[None, None, kb + 1])
-                        wb.copy(s2r_B, tXsB[None, None, kb + 1], tXrB[None, None, kb + 1])
-                else:
+        if stages == 1:
+            for kt in wb.range_dynamic(ktiles):
+                wb.cp_async_wait_group(0)
+                wb.sync_threads()
+                tXsA = ta.partition_S(sA[None, None, 0])
+                tXsB = tb.partition_S(sB[None, None, 0])
+                for kb in range(kblocks):
                     wb.copy(s2r_A, tXsA[None, None, kb], tXrA[None, None, kb])
                     wb.copy(s2r_B, tXsB[None, None, kb], tXrB[None, None, kb])
-                wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
-            if stages == 1:              # one stage: every warp must be done before the next tile overwrites it
-                wb.sync_threads()
+                    wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
+                wb.sync_threads()            # every warp is done with the stage before the next tile overwrites it
                 load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), kt + 1, 0, ktiles)
                 load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), kt + 1, 0, ktiles)
                 wb.cp_async_commit_group()
+        else:
+            # the ring: while k-block kb is multiplied, k-block kb+1's fragments are loaded; at the last k-block of
+            # tile kt the barrier waits for tile kt+1 and the next tile's first fragments are loaded across it.  The
+            # barrier also tells that every warp is done with stage (kt-1) % stages, which tile kt+stages-1 refills.
+            wb.cp_async_wait_group(stages - 2)
+            wb.sync_threads()
+            wb.copy(s2r_A, ta.partition_S(sA[None, None, 0])[None, None, 0], tXrA[None, None, 0])
+            wb.copy(s2r_B, tb.partition_S(sB[None, None, 0])[None, None, 0], tXrB[None, None, 0])
+            for kt in wb.range_dynamic(ktiles):
+                tXsA = ta.partition_S(sA[None, None, kt % stages])
+                tXsB = tb.partition_S(sB[None, None, kt % stages])
+                nA = ta.partition_S(sA[None, None, (kt + 1) % stages])
+                nB = tb.partition_S(sB[None, None, (kt + 1) % stages])
+                for kb in range(kblocks):
+                    if kb == kblocks - 1:
+                        wb.cp_async_wait_group(stages - 2)
+                        wb.sync_threads()
+                    nk = (kb + 1) % kblocks
+                    wb.copy(s2r_A, (tXsA if kb + 1 < kblocks else nA)[None, None, nk], tXrA[None, None, nk])
+                    wb.copy(s2r_B, (tXsB if kb + 1 < kblocks else nB)[None, None, nk], tXrB[None, None, nk])
+                    if kb == 0:
+                        nxt = kt + stages - 1
+                        load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
+                        load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
+                        wb.cp_async_commit_group()
+                    wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
         cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
         _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
@@ -276,7 +287,7 @@ def ladder() -> list:
 
 
 _KERNELS: dict = {}
-PIPELINED = SmemGemm(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, double_buffer=True, group=8)
+PIPELINED = SmemGemm(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, group=8)
 
 
 def _smem_rung(name, title, cfg):
