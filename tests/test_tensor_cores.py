@@ -401,3 +401,12 @@ def test_fragments_load_convert_and_store():
     b = np.zeros(8, np.float32)
     k[(1, 1, 1), (1, 1, 1)](a, b)
     np.testing.assert_array_equal(b, a.astype(np.float16).astype(np.float32))
+
+
+def test_a_block_of_other_threads_than_the_tiled_mma_is_refused_at_launch():
+    k = _probe("SM80_16x8x16_F32F16F16F32_TN")
+    args = [np.zeros((16, 16), np.float16), np.zeros((8, 16), np.float16), np.zeros((16, 8), np.float32),
+            np.zeros((32, 4), np.float32)]
+    with pytest.raises(ValueError, match=r"blocks of 32 threads .* partitions by TiledMMA\(SM80_16x8x16.*block \(64, 1, 1\)"):
+        k[(1, 1, 1), (64, 1, 1)](*args)
+    k[(1, 1, 1), (32, 1, 1)](*args)

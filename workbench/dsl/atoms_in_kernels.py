@@ -43,9 +43,20 @@ def _pure(cls, *names):
         method(cls, name)(lambda cx, obj, *a, _n=name, **k: getattr(obj, _n)(*a, **k))
 
 
-_pure(TiledMMA, "get_slice", "get_thread_slice", "get_tile_size")
+_pure(TiledMMA, "get_tile_size")
 _pure(ThrMMA, "partition_A", "partition_B", "partition_C")
-_pure(TiledCopy, "get_slice", "get_thread_slice", "retile")
+_pure(TiledCopy, "retile")
+
+
+def _get_slice(cx, tiled, thr_idx):
+    """A thread's slice: the block must have exactly the tiled object's threads (checked at launch)."""
+    cx.require_block_threads(tiled.size, repr(tiled))
+    return tiled.get_slice(thr_idx)
+
+
+for _cls in (TiledMMA, TiledCopy):
+    method(_cls, "get_slice")(_get_slice)
+    method(_cls, "get_thread_slice")(_get_slice)
 _pure(ThrCopy, "partition_S", "partition_D", "retile_S", "retile_D")
 
 

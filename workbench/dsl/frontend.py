@@ -181,6 +181,7 @@ class Lowering:
         self.loop_kind: list = []      # 'if' | 'unrolled' | 'dynamic'
         self.min_arch = 0              # the compute capability the kernel's instructions need (mma.sync: 80)
         self.min_arch_reason = ""
+        self.block_threads = None      # (threads, the tiled object that needs them) once a kernel partitions by one
         self.depth = 0
         self.node = src.fdef
 
@@ -239,6 +240,13 @@ class Lowering:
         """The kernel uses an instruction of compute capability cc (what: the atom): launches check the device."""
         if cc > self.min_arch:
             self.min_arch, self.min_arch_reason = cc, what
+
+    def require_block_threads(self, n: int, what: str):
+        """The kernel partitions by a tiled MMA or copy of n threads: launches must have n threads a block."""
+        if self.block_threads and self.block_threads[0] != n:
+            raise ValueError(f"Expected every tiled MMA and copy of a kernel to partition the same threads, but "
+                             f"{self.block_threads[1]} has {self.block_threads[0]} and {what} has {n}.")
+        self.block_threads = (n, what)
 
     def uses_collectives(self):
         """A warp-collective instruction (mma.sync, ldmatrix): the CPU executor runs the block's threads in step
@@ -310,6 +318,7 @@ class Lowering:
         k = ir.KernelIR(self.name, self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
                         dynamic, self.min_arch)
         k.min_arch_reason = self.min_arch_reason
+        k.block_threads = self.block_threads
         return k
 
     # -- statements --------------------------------------------------------------------------

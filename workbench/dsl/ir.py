@@ -395,7 +395,7 @@ class KernelIR:
     """A lowered kernel: its name, its parameters in order and its body."""
 
     __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args", "dynamic_smem", "min_arch",
-                 "min_arch_reason")
+                 "min_arch_reason", "block_threads")
 
     def __init__(self, name, params, body, uses_sync, shared_bytes, written_args, dynamic_smem=0, min_arch=0):
         self.name, self.params, self.body = name, params, body
@@ -404,6 +404,7 @@ class KernelIR:
         self.dynamic_smem = dynamic_smem
         self.min_arch = min_arch    # the compute capability (e.g. 80) the kernel's instructions need
         self.min_arch_reason = ""
+        self.block_threads = None   # (n, what): a tiled MMA/copy the kernel partitions by needs n threads a block
 
 
 # -- expression building with folding -------------------------------------------------------

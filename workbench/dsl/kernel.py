@@ -145,11 +145,19 @@ class Specialization:
         ctypes.memmove(buf, raw, len(raw))
         return True
 
+    def check_block(self, block):
+        """Raise unless the block has the threads the kernel's tiled MMAs and copies partition."""
+        need = self.ir.block_threads
+        if need and block[0] * block[1] * block[2] != need[0]:
+            raise ValueError(f"Expected blocks of {need[0]} threads for {self.kernel.__name__}: it partitions by "
+                             f"{need[1]}, which has {need[0]} threads, but the launch has block {tuple(block)}.")
+
     def go_for(self, grid6):
         """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one C call,
         grid and block fixed.  Returns None when the arguments do not match this specialization."""
         f = self._gos.get(grid6)
         if f is None and self.gpu is not None:
+            self.check_block(grid6[3:])
             g = self.gpu
             f = self._gos[grid6] = _launch.Launcher(
                 ctypes.cast(g.launch_fn, ctypes.c_void_p).value, g.handle.value, tuple(grid6), self.ir.dynamic_smem,
@@ -345,6 +353,7 @@ class Kernel:
         nargs, sp, target = self._select(args, backend)
         if block[0] * block[1] * block[2] > 1024:
             raise ValueError(f"Expected at most 1024 threads per block, but got {block}.")
+        sp.check_block(block)
         vals = sp.values(nargs)
         if vals is None:
             raise ValueError(f"Expected arguments of {self.__name__} that fit the parameter types of {sp.describe()}, "
