@@ -36,6 +36,36 @@ def _operands(r, a, b):
     return wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(b, assumed_align=16)
 
 
+_FIRST_LAUNCH = r"""
+import time, torch
+t0 = time.perf_counter()
+import workbench as wb
+from workbench.dsl import gemm_ladder as G
+r = next(x for x in G.ladder() if x.name == "pipelined")
+a = torch.zeros(4096, 4096, device="cuda", dtype=torch.float16); c = torch.empty(4096, 4096, device="cuda")
+torch.cuda.synchronize()
+t1 = time.perf_counter()
+r.launch(wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(c, assumed_align=16))
+torch.cuda.synchronize()
+print(time.perf_counter() - t1, t1 - t0)
+"""
+
+
+def first_launch_seconds() -> dict:
+    """The rung-5 kernel's first launch in a fresh process with an empty kernel cache: tracing, CUDA C++
+    generation, NVRTC, loading and the launch itself (CuTe DSL compiles its Ampere tensorop GEMM example in
+    0.65-0.8 s on a 2-core host, DESIGN.md)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, CUPY_CACHE_DIR=cache)
+        out = subprocess.run([sys.executable, "-c", _FIRST_LAUNCH], env=env, capture_output=True, text=True, check=True)
+    first, imports = (float(x) for x in out.stdout.split())
+    return {"first_launch_seconds": first, "import_seconds": imports}
+
+
 def run(quick: bool = False, rungs=None) -> dict:
     if not backend_cupy.gpu_available():
         return {"gpu": False}
@@ -84,4 +114,5 @@ def run(quick: bool = False, rungs=None) -> dict:
                 entry["config"] = repr(r.config)
             res["rungs"][r.name] = entry
         out["sizes"][str(size)] = res
+    out["compile"] = first_launch_seconds()
     return out
