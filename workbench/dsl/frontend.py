@@ -35,6 +35,7 @@ from . import builtins as B
 from . import ir
 from . import views as V
 from .builtins import Triple
+from .names import c_name
 from .views import KPointer
 
 __all__ = ["KernelError", "FunctionSource", "Lowering", "KPointer"]
@@ -204,14 +205,9 @@ class Lowering:
 
     # -- helpers used by the visitor and by builtins' lowerings -------------------------------
     def fresh(self, base):
-        """A C variable name not used yet in this kernel (parameter names included)."""
-        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"
-        name, n = base, 0
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.used.add(name)
-        return name
+        """A C variable name not used yet in this kernel (parameter names included), outside the
+        backends' own names and both languages' reserved words (:func:`names.c_name`)."""
+        return c_name(base, self.used)
 
     def emit(self, stmt):
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1
@@ -291,7 +287,7 @@ class Lowering:
     def run(self):
         for s in self.src.fdef.body:
             self.visit(s)
-        return ir.KernelIR(self.name, self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args)
+        return ir.KernelIR(c_name(self.name), self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args)
 
     # -- statements --------------------------------------------------------------------------
     def visit_Expr(self, node):
@@ -375,12 +371,12 @@ class Lowering:
             raise ValueError("Expected a full coordinate when writing a tensor element, but got a slice (None).")
         v = self.scalar(v, "a number to store")
         et = t.etype
-        off = t.offset_of(crd)
+        off = _offset(t, crd)
         vt = ir._value_type(et)
         if isinstance(v, ir.Expr) and v.type is not vt and ir.is_float_type(v.type) and ir.is_int_type(et):
             raise TypeError(f"Expected a value of the tensor's type {et}, but got {v.type}; cast explicitly, e.g. wb.{et}(...).")
         self.mark_written(t.buf)
-        self.emit(ir.Store(t.buf, ir.as_expr(off), v if isinstance(v, ir.Expr) else ir.as_expr(v, vt)))
+        self.emit(ir.Store(t.buf, off, v if isinstance(v, ir.Expr) else ir.as_expr(v, vt)))
 
     # -- control flow ------------------------------------------------------------------------
     def _materialize(self, stmts, extra=()):
@@ -648,7 +644,7 @@ class Lowering:
         _check_coord(crd)
         if it.has_none(crd):
             return self.freeze(t.slice(crd))
-        return ir.Load(t.buf, ir.as_expr(t.offset_of(crd)))
+        return ir.Load(t.buf, _offset(t, crd))
 
     # -- calls -------------------------------------------------------------------------------
     def visit_Call(self, node):
@@ -758,6 +754,15 @@ class Lowering:
                     break
                 self.visit(s)
         return ret
+
+
+def _offset(t, crd):
+    """The element offset of t[crd] as IR; a static one must be an Int64 (a layout with a huge stride gives
+    offsets past 2**63, which the GPU would wrap to a small one)."""
+    off = t.offset_of(crd)
+    if type(off) is int and not -(1 << 63) <= off < (1 << 63):
+        raise ValueError(f"Expected an element offset within Int64 for {t}[{crd}], but its layout gives {off}.")
+    return ir.as_expr(off)
 
 
 def _is_layout(v) -> bool:
