@@ -35,6 +35,7 @@ from . import builtins as B
 from . import ir
 from . import views as V
 from .builtins import Triple
+from .limits import TraceBudget, check_static_bits, check_static_int
 from .names import c_name
 from .views import KPointer
 
@@ -181,6 +182,7 @@ class Lowering:
         self.loop_kind: list = []      # 'if' | 'unrolled' | 'dynamic'
         self.depth = 0
         self.node = src.fdef
+        self.budget = TraceBudget()     # the bounds on unrolling, inlining and nesting (limits.py)
 
     # -- the one visitor ---------------------------------------------------------------------
     def visit(self, node):
@@ -190,6 +192,7 @@ class Lowering:
         saved = self.node
         self.node = node
         try:
+            self.budget.step()
             if m is None:
                 what = "statements" if isinstance(node, ast.stmt) else "expressions"
                 hint = (" (supported: assignment, if/elif/else, for ... in range(...), while, break, continue, "
@@ -211,6 +214,7 @@ class Lowering:
 
     def emit(self, stmt):
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1
+        self.budget.statement(stmt)
         self.out.append(stmt)
 
     def declare_shared(self, etype, count):
@@ -258,6 +262,9 @@ class Lowering:
         variables) become unreadable after it; an unrolled loop only records that it is one; a
         device function (``function``: its FunctionSource) gets its own names and loop stack.
         Everything is restored on exit, also when lowering raises."""
+        nested = function is None and kind != "unrolled"
+        if nested:
+            self.budget.enter(kind == "dynamic")
         saved = (self.out, self.env, self.src, self.loop_kind, self.depth)
         region: list = []
         if function is not None:
@@ -271,6 +278,8 @@ class Lowering:
             yield region
         finally:
             self.out, self.env, self.src, self.loop_kind, self.depth = saved
+            if nested:
+                self.budget.leave(kind == "dynamic")
         if function is None and kind != "unrolled":
             line = getattr(self.node, "lineno", 0) + self.src.first - 1
             for k, v in inner.items():
@@ -534,9 +543,13 @@ class Lowering:
                     r = ir.binop("*", r, a)
                 return r
             if not isinstance(a, ir.Expr) and not isinstance(b, ir.Expr):
-                return a ** b
+                if type(a) is int and type(b) is int and b > 0 and abs(a) > 1:
+                    check_static_bits((abs(a).bit_length() - 1) * b)   # before computing it
+                return check_static_int(a ** b)
             return ir.Call("pow", [ir.as_expr(a, Float32), ir.as_expr(b, Float32)], ir.promote(ir.as_expr(a, Float32).type, Float32))
-        return ir.binop(op, a, b)
+        if op == "<<" and type(a) is int and type(b) is int:
+            check_static_bits(a.bit_length() + b)
+        return check_static_int(ir.binop(op, a, b))
 
     def visit_BinOp(self, node):
         op = _BINOPS.get(type(node.op))

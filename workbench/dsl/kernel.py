@@ -20,7 +20,7 @@ from .._tensor import Pointer, Tensor
 from ..dlpack.dtypes import PACKED
 from ..dlpack.importer import PRODUCERS_FOR_C
 from ..layout import offset_span
-from . import _launch, backend_cupy, cache, ir
+from . import _launch, backend_cupy, cache, ir, limits
 from . import args as A
 from .codegen_cuda import generate
 from .cpu_executor import CompiledCPU, check_shared_memory, pointer_extent
@@ -322,17 +322,26 @@ class Kernel:
         else:
             raise ValueError(f"Expected backend None, 'cuda' or 'cpu', but got {backend!r}.")
         key = (tuple(s.key for s in specs), target)
-        sp = self._specs.get(key)
+        sp = self._specs.pop(key, None)
         if sp is None:
             sp = Specialization(self, key, specs, target)
-            self._specs[key] = sp
             self.stats.lowerings += 1
+        self._specs[key] = sp          # the most recently selected last: a bounded LRU cache
+        while len(self._specs) > limits.MAX_SPECIALIZATIONS:
+            self._drop(next(iter(self._specs)))
         for i in sp.written:
             a = nargs[i]
             if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target
+
+    def _drop(self, key):
+        """Forget a specialization (the LRU bound, a stale capture): its hot launchers go with it."""
+        sp = self._specs.pop(key)
+        if sp in self._hot:
+            self._hot.remove(sp)
+            self._hot_ver += 1
 
     def _slow(self, grid, block, smem, stream, args, backend):
         self.stats.slow_dispatches += 1
