@@ -25,6 +25,7 @@ import inspect
 import linecache
 import math
 import textwrap
+import threading
 from contextlib import contextmanager
 
 from .._element_types import Boolean, ElementType, Float32, Int32
@@ -32,7 +33,7 @@ from ..layout import ComposedLayout, IdentityTensor, Layout
 from ..layout import inttuple as it
 from ..layout.basis import map_leaves
 from . import builtins as B
-from . import ir
+from . import captures, ir
 from . import views as V
 from .builtins import Triple
 from .limits import TraceBudget, check_static_bits, check_static_int
@@ -90,6 +91,11 @@ def _kind(exc: BaseException):
     return next((cls for base, cls in _KINDS if isinstance(exc, base)), KernelError)
 
 
+# CPython 3.11's AST conversions keep their recursion depth in interpreter-wide state: kernels defined in two
+# threads at once raise "SystemError: AST constructor recursion depth mismatch" (gh-106905), so they take turns.
+_AST_LOCK = threading.Lock()
+
+
 class FunctionSource:
     """A Python function's AST with what is needed to point errors at its original lines."""
 
@@ -101,7 +107,8 @@ class FunctionSource:
         src = "".join(lines)
         ded = textwrap.dedent(src)
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if ded != src else 0
-        tree = ast.parse(ded)
+        with _AST_LOCK:
+            tree = ast.parse(ded)
         fdef = tree.body[0]
         if not isinstance(fdef, ast.FunctionDef):
             raise TypeError(f"Expected a plain 'def' function for @wb.kernel, but got {type(fdef).__name__}.")
@@ -110,6 +117,7 @@ class FunctionSource:
         self.name = fn.__name__
         self.globals = fn.__globals__
         self.closure = dict(inspect.getclosurevars(fn).nonlocals)
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))   # read live (captures.py)
         a = fdef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
             raise self.error(fdef, "a kernel takes plain positional parameters (no defaults, *args, **kwargs or keyword-only)")
@@ -121,7 +129,9 @@ class FunctionSource:
         ``from __future__ import annotations``); a name that does not resolve is a located error."""
         node = param.annotation
         try:
-            v = eval(compile(ast.Expression(node), "<annotation>", "eval"), dict(self.globals), dict(self.closure))  # noqa: S307
+            with _AST_LOCK:
+                code = compile(ast.Expression(node), "<annotation>", "eval")
+            v = eval(code, dict(self.globals), dict(self.closure))  # noqa: S307
             if type(v) is str:      # a string annotation: 'wb.Constexpr'
                 v = eval(v, dict(self.globals), dict(self.closure))  # noqa: S307
         except Exception as e:
@@ -183,6 +193,7 @@ class Lowering:
         self.depth = 0
         self.node = src.fdef
         self.budget = TraceBudget()     # the bounds on unrolling, inlining and nesting (limits.py)
+        self.captured: dict = {}        # what the kernel read from globals, closures, user modules (captures.py)
 
     # -- the one visitor ---------------------------------------------------------------------
     def visit(self, node):
@@ -501,13 +512,23 @@ class Lowering:
             if isinstance(v, _Poison):
                 raise ValueError(v.msg)
             return v
-        if name in self.src.closure:
-            return self.src.closure[name]
+        cell = self.src.cells.get(name)
+        if cell is not None:
+            try:
+                return self.capture(cell, name, cell.cell_contents)
+            except ValueError:
+                raise NameError(f"free variable '{name}' is not bound (deleted or not yet assigned)") from None
         if name in self.src.globals:
-            return self.src.globals[name]
+            return self.capture(self.src.globals, name, self.src.globals[name])
         if hasattr(_py, name):
             return getattr(_py, name)
         raise NameError(f"name '{name}' is not defined")
+
+    def capture(self, ns, name, value):
+        """A value read from outside the kernel: a compile-time constant this specialization records."""
+        if captures.watched(value):
+            self.captured.setdefault((id(ns), name), captures.Capture(ns, name, value))
+        return value
 
     def visit_Name(self, node):
         v = self.lookup(node.id)
@@ -529,6 +550,8 @@ class Lowering:
         if a in self._ATTRS.get(type(v), ()):
             return v.etype if a == "element_type" else getattr(v, a)
         if (inspect.ismodule(v) or type(v) is ElementType) and not a.startswith("_") and hasattr(v, a):
+            if inspect.ismodule(v) and captures.user_module(v):
+                return self.capture(vars(v), a, getattr(v, a))
             return getattr(v, a)
         raise AttributeError(f"{_describe(v)} has no attribute '{a}' usable in a kernel.")
 
