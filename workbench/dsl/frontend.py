@@ -184,6 +184,7 @@ class Lowering:
         self.name = name
         self.out: list = []
         self.used = {p.name for p in params}       # C names taken (parameters first)
+        self.suffixes: dict = {}                    # the last suffix given to each name (names.c_name)
         self.mutable: set = set()
         self.shared: list = []
         self.shared_bytes = 0
@@ -221,7 +222,7 @@ class Lowering:
     def fresh(self, base):
         """A C variable name not used yet in this kernel (parameter names included), outside the
         backends' own names and both languages' reserved words (:func:`names.c_name`)."""
-        return c_name(base, self.used)
+        return c_name(base, self.used, self.suffixes)
 
     def emit(self, stmt):
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1

@@ -45,10 +45,12 @@ range float int bool len None True False
 RESERVED = CXX_KEYWORDS | EMITTED | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 
 
-def c_name(base: str, used: set | None = None) -> str:
+def c_name(base: str, used: set | None = None, counters: dict | None = None) -> str:
     """``base`` as an identifier that is legal and means itself in CUDA C++ and in Python, outside the
     backends' ``_`` namespace and the reserved words, and (when ``used`` is given) not in ``used``;
-    the result is added to ``used``.  Plain names (``a``, ``i``, ``a_shape0``) come back unchanged."""
+    the result is added to ``used``.  Plain names (``a``, ``i``, ``a_shape0``) come back unchanged.  ``counters``
+    (one dict per ``used``) remembers the last suffix of each name, so that a name bound again and again (an
+    unrolled ``s = s + ...``) costs one probe, not one per earlier binding."""
     name = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in base) or "t"
     if name[0].isdigit():
         name = "v" + name
@@ -58,9 +60,12 @@ def c_name(base: str, used: set | None = None) -> str:
         name += "_"
     if used is None:
         return name
-    out, n = name, 0
+    n = counters.get(name, 0) if counters is not None else 0
+    out = name if n == 0 else f"{name}_{n}"
     while out in used:
         n += 1
         out = f"{name}_{n}"
     used.add(out)
+    if counters is not None:
+        counters[name] = n
     return out
