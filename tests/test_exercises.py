@@ -8,7 +8,7 @@ import re
 import pytest
 
 import workbench as wb
-from widgets.exercises import EXERCISES, _load_all, check
+from widgets.exercises import EXERCISES, _load_all, _reference, check
 
 _load_all()
 NOTEBOOKS = sorted(pathlib.Path(__file__).parent.parent.glob("notebooks/*.ipynb"))
@@ -40,7 +40,7 @@ def test_there_are_exercises_in_every_lesson_of_the_series():
 
 @pytest.mark.parametrize("key", sorted(EXERCISES))
 def test_the_reference_is_right_and_a_wrong_answer_is_not(key, capsys):
-    want = EXERCISES[key].solve()
+    want = _reference(key)
     assert check(key, want).right
     v = check(key, _wrong(want))
     assert not v.right and v.startswith(f"{key}: ")
@@ -50,9 +50,9 @@ def test_the_reference_is_right_and_a_wrong_answer_is_not(key, capsys):
 
 
 def test_layouts_are_judged_as_functions():
-    from widgets.exercises import Exercise
+    from widgets.exercises import exercise
 
-    EXERCISES["_t.1"] = Exercise("_t.1", "q", lambda: wb.make_layout((2, 4), stride=(4, 1)), "h")
+    exercise("_t.1", "q", "h")(lambda: wb.make_layout((2, 4), stride=(4, 1)))
     try:
         assert check("_t.1", "(2,4):(4,1)").right
         v = check("_t.1", wb.make_layout(((2, 1), (2, 2)), stride=((4, 0), (1, 2))))

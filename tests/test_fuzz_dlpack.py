@@ -82,7 +82,7 @@ def _fits_64_bits(t):
     hi = sum((s - 1) * d for s, d in zip(shape, stride) if d > 0)
     nbytes = max(1, (t.element_type.bits + 7) // 8)
     assert hi - lo < (1 << 63)
-    assert 0 <= t.data_ptr + lo * nbytes and t.data_ptr + (hi + 1) * nbytes <= (1 << 64)
+    assert 0 <= t.data_ptr + lo * nbytes and t.data_ptr + (hi + 1) * nbytes <= (1 << 56)   # mappable (issue 20)
 
 
 def _counted(prop):
@@ -289,6 +289,10 @@ def test_a_huge_ndim_is_refused_before_its_short_shape_is_read():
     ((2,), ((1 << 63) - 1,), 0, "address space"),
     ((4,), (1,), (1 << 64) - 8, "below 2\\*\\*64|address space"),
     ((2,), (-(1 << 60),), 0, "address space"),
+    # data + byte_offset that no process can map (issue 20): numpy and torch segfaulted reading them
+    ((4,), (1,), 1 << 63, "below 2\\*\\*56"),
+    ((4,), (1,), (1 << 56) - 8, "below 2\\*\\*56"),
+    ((0,), (1,), 1 << 63, "below 2\\*\\*56"),
 ])
 def test_overflowing_shapes_strides_and_offsets_are_refused_at_import(shape, strides, byte_offset, match):
     raw = RawCapsule(ndim=len(shape), shape=shape, strides=strides, byte_offset=byte_offset, data=_BUF.ctypes.data)
@@ -307,3 +311,19 @@ def test_a_raising_deleter_neither_crashes_nor_leaks_an_exception():
     assert raw.deleter_calls == 1
     assert wb.from_dlpack(np.zeros(2)).shape == (2,)  # no exception left pending
     raw.capsule = None
+
+
+def test_an_unmappable_address_never_reaches_numpy_or_torch():
+    # issue 20: byte_offset 2**63 was accepted and t.numpy() / torch.from_dlpack(t) then segfaulted
+    import torch
+    for data, off in ((_BUF.ctypes.data, 1 << 63), ((1 << 56) - 2, 0), (_BUF.ctypes.data, (1 << 56) - _BUF.ctypes.data)):
+        raw = RawCapsule(ndim=1, shape=(1,), strides=(1,), byte_offset=off, data=data)
+        with pytest.raises(BufferError, match="below 2\\*\\*56") as e:
+            wb.from_dlpack(raw.capsule)
+        assert f"byte_offset = {off} " in str(e.value)
+        raw.capsule = None
+        gc.collect()
+        assert raw.deleter_calls == 1
+    raw = RawCapsule(ndim=1, shape=(4,), strides=(1,), byte_offset=4, data=_BUF.ctypes.data)
+    t = wb.from_dlpack(raw.capsule)            # the same buffer at a real address still imports and reads
+    assert t.numpy().shape == (4,) and torch.from_dlpack(t).shape == (4,)

@@ -46,3 +46,30 @@ def test_a_path_that_fails_is_reported_not_fatal():
         raise RuntimeError("no device")
     raw = lab._measure({("ok", 1): lambda: None, ("bad", 1): boom}, 2, 5, 1, lab._Progress(1, "t", False))
     assert "median_us" in raw[("ok", 1)] and raw[("bad", 1)] == {"error": "RuntimeError: no device"}
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--out", "/nonexistent-folder/r.json"], "folder to exist"),
+    (["--out", "r.txt"], "to end in .json"),
+    (["--chart", "/nonexistent-folder/r.png"], "folder to exist"),
+    (["--chart", "r.json2"], "--chart to end in"),
+    (["--out", "{tmp}"], "is a folder"),
+    (["--out", "{tmp}/same.json", "--chart", "{tmp}/same.json"], "to end in|two files"),
+    (["--out", "{tmp}/"], "to name a file"),
+])
+def test_the_lab_cli_checks_its_outputs_before_measuring(argv, msg, tmp_path, monkeypatch, capsys):
+    # issue 20: a bad --out/--chart was found after minutes of measuring; now before anything runs
+    ran = []
+    monkeypatch.setattr(lab, "run", lambda *a, **k: ran.append(1))
+    with pytest.raises(SystemExit) as e:
+        main(["lab", "host", "--no-progress", *[a.replace("{tmp}", str(tmp_path)) for a in argv]])
+    assert e.value.code == 2 and ran == []
+    assert __import__("re").search(msg, capsys.readouterr().err)
+
+
+def test_the_bench_cli_checks_out_before_running(monkeypatch, capsys):
+    from workbench import bench
+    monkeypatch.setattr(bench, "run_suite", lambda *a, **k: pytest.fail("ran before --out was checked"))
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--out", "/nonexistent-folder/b.json"])
+    assert e.value.code == 2 and "folder to exist" in capsys.readouterr().err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
@@ -32,6 +33,7 @@ def main(argv=None) -> int:
     if args.cmd == "lab":
         return _lab(ap, args)
     from workbench import bench
+    _check_output(ap, "--out", args.out)
     names = args.suites or bench.suites()
     unknown = [n for n in names if n not in bench.suites()]
     if unknown:
@@ -55,6 +57,11 @@ def _lab(ap, args) -> int:
         ap.error(f"unknown lab suite(s) {unknown}; present: {list(lab.SUITES)}")
     if args.rounds is not None and args.rounds < 1:
         ap.error(f"--rounds must be at least 1, got {args.rounds}")
+    # before minutes of measuring, not after: where the results go must be writable
+    _check_output(ap, "--out", args.out, (".json",))
+    _check_output(ap, "--chart", args.chart, _chart_formats())
+    if args.out and args.chart and os.path.realpath(args.out) == os.path.realpath(args.chart):
+        ap.error(f"Expected --out and --chart to name two files, but both are {args.out!r}.")
     result = lab.run(args.suites or None, quick=args.quick, progress=not args.no_progress, rounds=args.rounds)
     print(json.dumps(result, indent=1, default=str) if args.json else lab.table(result))
     if args.out:
@@ -62,6 +69,31 @@ def _lab(ap, args) -> int:
     elif args.chart:
         lab.chart(result, args.chart)
     return 0
+
+
+def _chart_formats() -> tuple:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    return tuple("." + k for k in FigureCanvasAgg.get_supported_filetypes())
+
+
+def _check_output(ap, flag, path, suffixes=None) -> None:
+    """ap.error (exit 2, before anything runs) unless ``path`` can be written: its folder exists and is writable,
+    it is not a folder, it is writable if it exists, and it ends in one of ``suffixes``."""
+    if path is None:
+        return
+    if not path or path.endswith(os.sep):
+        ap.error(f"Expected {flag} to name a file, but got {path!r}.")
+    if os.path.isdir(path):
+        ap.error(f"Expected {flag} to name a file, but {path!r} is a folder.")
+    if suffixes and not path.lower().endswith(suffixes):
+        ap.error(f"Expected {flag} to end in {', '.join(suffixes)}, but got {path!r}.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        ap.error(f"Expected {flag}'s folder to exist, but {folder!r} does not.")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        ap.error(f"Expected {flag} to be writable, but {path!r} is not.")
 
 
 if __name__ == "__main__":

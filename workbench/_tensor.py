@@ -12,7 +12,9 @@ that ``assumed_align`` does not divide, complex dtypes, ``.layout``.
 
 from __future__ import annotations
 
+import functools
 import operator
+import threading
 from math import gcd
 
 from . import _element_types as et
@@ -36,6 +38,18 @@ __all__ = ["Tensor", "Pointer", "AddressSpace", "from_dlpack", "make_ptr", "make
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
 _MEMSPACE = {_CPU: "generic", _CUDA_HOST: "generic", _CUDA: "gmem", _CUDA_MANAGED: "gmem"}
 _INT32_MAX = 2**31 - 1
+# Marks and the layout cached from them change together: marking and building the cached layout hold this lock
+# (re-entrant: a mark reads .layout), so a .layout read racing a mark can never cache a layout of the old marks.
+# Reads of an already cached layout take no lock.
+_MARK_LOCK = threading.RLock()
+
+
+def _marking(method):
+    @functools.wraps(method)
+    def locked(self, *args, **kw):
+        with _MARK_LOCK:
+            return method(self, *args, **kw)
+    return locked
 
 
 class AddressSpace:
@@ -249,6 +263,12 @@ class Tensor(_native.TensorBase):
     def layout(self) -> Layout:
         """The layout with its static and dynamic modes (CuTe DSL raises here)."""
         lay = self._layout
+        return lay if lay is not None else self._build_layout()
+
+    @_marking
+    def _build_layout(self) -> Layout:
+        # under the marking lock: a mark made while this runs cannot be overwritten by a layout of the old marks
+        lay = self._layout
         if lay is None:
             m = self._marks
             if m is None:
@@ -293,6 +313,7 @@ class Tensor(_native.TensorBase):
                 tuple(int(x) for x in flatten(lay.stride)))
 
     # -- dynamic marking -------------------------------------------------------------------
+    @_marking
     def mark_layout_dynamic(self, leading_dim=None) -> Tensor:
         """All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or
         negative strides, which stay static.  Marks in place and returns self (as CuTe DSL)."""
@@ -332,6 +353,7 @@ class Tensor(_native.TensorBase):
         self._layout = None
         return self
 
+    @_marking
     def mark_compact_shape_dynamic(self, mode, stride_order=None, divisibility=1) -> Tensor:
         """Make shape ``mode`` dynamic (with ``divisibility``) in a compact tensor and recompute
         the strides that depend on it, innermost first along ``stride_order`` (outermost to

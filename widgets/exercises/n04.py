@@ -8,7 +8,7 @@ P = wb.parse_layout
 
 
 @exercise("04.1", "Read 6:2 as a 2x3 row-major matrix: what is the composition 6:2 ∘ (2,3):(3,1)?",
-          hint="R(i) = A(B(i)): a step of B's stride 3 is 3 elements of A, each 2 apart; R has B's shape")
+          hint="R(i) = A(B(i)): a step of B's stride 3 is 3 elements of A, each 2 apart; R has B's shape", shape=True)
 def _():
     return wb.composition(P("6:2"), P("(2,3):(3,1)"))
 

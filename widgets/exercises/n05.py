@@ -1,10 +1,23 @@
 """Exercises of notebook 05: thread/value layouts, swizzles and bank conflicts."""
 
+import re
+
 import workbench as wb
 
 from . import exercise
 
 _TILE32 = wb.make_layout((32, 32), stride=(32, 1))   # a row-major 32 x 32 tile
+
+
+def _bms(answer):
+    """(B, M, S) of a wb.Swizzle or of its text ``S<3,3,3>`` / ``Sw<3,3,3>`` (CuTe's spellings); else unchanged."""
+    if type(answer) is wb.Swizzle:
+        return (answer.bits, answer.base, answer.shift)
+    if type(answer) is str:
+        m = re.fullmatch(r"\s*Sw?\s*<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\s*", answer)
+        if m:
+            return tuple(int(g) for g in m.groups())
+    return answer
 
 
 def _rows(copy_name, element_type, rows, cols):
@@ -44,7 +57,8 @@ def _():
 @exercise("05.5", "Which Swizzle (B, M, S) does suggest_swizzle pick for 16-byte loads, one row per thread, of a "
                   "row-major 32x64 fp16 tile?",
           hint="M keeps 16 bytes whole (8 halves: 3 bits); a row is 128 bytes, 8 chunks of 16 bytes to permute by the "
-               "row mod 8")
+               "row mod 8",
+          accept=_bms)
 def _():
     s = wb.suggest_swizzle(_rows("UniversalCopy_U128", wb.Float16, 32, 64), wb.make_layout((32, 64), stride=(64, 1)),
                            wb.Float16).swizzle

@@ -92,9 +92,15 @@ static PyTypeObject OwnerType = {
  *   phase 2  validate_dtype     bits > 0 and lanes > 0 (a zero-sized element has no address)
  *   phase 3  validate_shape     every extent >= 0; the element count fits int64
  *   phase 4  validate_strides   the reach of every mode, their sum and the byte span fit int64
- *   phase 5  validate_address   data + byte_offset + the byte span stays inside [0, 2**64)
+ *   phase 5  validate_address   data + byte_offset + the byte span stays inside [0, 2**56): no process
+ *                               can map more (x86-64 and RISC-V user space end below 2**56 with 57-bit
+ *                               virtual addresses, AArch64 at 2**52; CUDA's unified addresses are user
+ *                               addresses), so byte_offset 2**63 or data near 2**64 is refused here, not
+ *                               dereferenced by numpy or torch later.  A tagged AArch64 pointer (top byte
+ *                               set) is refused too.
  * shape == NULL (ndim > 0) is not read: it is decoded as None and Python refuses it. */
 #define WB_MAX_NDIM 64
+#define WB_MAX_ADDRESS ((uint64_t)1 << 56)
 
 static int validate_ndim(const DLTensor *t) {
   if (t->ndim < 0) {
@@ -171,17 +177,22 @@ static int validate_address(const DLTensor *t, int64_t count, int64_t lo, int64_
                  (unsigned long long)(uintptr_t)t->data, (unsigned long long)t->byte_offset);
     return -1;
   }
-  if (count == 0) return 0;
   /* lo <= 0 <= hi; the bytes from element lo to the end of element hi must lie in [0, 2**64) */
-  __int128 lo_b = (__int128)lo * (__int128)bytes, hi_b = ((__int128)hi + 1) * (__int128)bytes;
-  if ((__int128)base + lo_b < 0 || (__int128)base + hi_b > ((__int128)1 << 64) ||
-      hi_b - lo_b > (__int128)INT64_MAX) {
+  __int128 lo_b = (__int128)lo * (__int128)bytes, hi_b = count ? ((__int128)hi + 1) * (__int128)bytes : 0;
+  if (count && ((__int128)base + lo_b < 0 || (__int128)base + hi_b > ((__int128)1 << 64) ||
+                hi_b - lo_b > (__int128)INT64_MAX)) {
     PyErr_Format(PyExc_BufferError, "Expected a DLTensor whose elements lie inside the 64-bit address space, but "
                  "data + byte_offset = %llu with element offsets %lld..%lld of %llu bytes does not.",
                  (unsigned long long)base, (long long)lo, (long long)hi, (unsigned long long)bytes);
     return -1;
   }
-  return 0;
+  /* an empty tensor reads nothing, but its pointer is handed on all the same */
+  if ((__int128)base + hi_b <= (__int128)WB_MAX_ADDRESS) return 0;
+  PyErr_Format(PyExc_BufferError, "Expected a DLTensor whose elements lie below 2**56 (the end of the largest user "
+               "address space a process can map), but data = %llu + byte_offset = %llu reaches %llu.",
+               (unsigned long long)(uintptr_t)t->data, (unsigned long long)t->byte_offset,
+               (unsigned long long)(base + (uint64_t)hi_b));
+  return -1;
 }
 
 static int validate_dltensor(const DLTensor *t) {

@@ -19,6 +19,7 @@ from .._tensor import Pointer, Tensor, from_dlpack
 from ..layout import Dyn, Layout
 from ..layout.inttuple import flatten
 from . import ir
+from .names import c_name
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
@@ -148,6 +149,8 @@ def bind(names, specs, constexpr_names):
     from .frontend import KPointer
     from .views import KTensor
     env, params = {}, []
+    used: set = set()     # C names: the parameters' own first, then their dynamic extents (names.c_name)
+    cname = {n: c_name(n, used) for n, s in zip(names, specs) if type(s) is not ConstSpec}
     for i, (n, s) in enumerate(zip(names, specs)):
         if type(s) is ConstSpec:
             v = s.value
@@ -155,16 +158,16 @@ def bind(names, specs, constexpr_names):
                 raise ValueError(f"Expected a static layout for Constexpr parameter '{n}', but got {v}.")
             env[n] = v
         elif type(s) is ScalarSpec:
-            var = ir.Var(n, s.etype, 1)
-            params.append(ir.Param(n, "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
+            var = ir.Var(cname[n], s.etype, 1)
+            params.append(ir.Param(cname[n], "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
             env[n] = var
         elif type(s) is PointerSpec:
-            buf = ir.Buffer(n, s.etype, "gmem", s.align, param=i)
-            params.append(ir.Param(n, "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
+            buf = ir.Buffer(cname[n], s.etype, "gmem", s.align, param=i)
+            params.append(ir.Param(cname[n], "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
             env[n] = KPointer(buf)
         else:
-            buf = ir.Buffer(n, s.etype, "gmem", s.align, param=i)
-            params.append(ir.Param(n, "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
+            buf = ir.Buffer(cname[n], s.etype, "gmem", s.align, param=i)
+            params.append(ir.Param(cname[n], "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))
 
             def leaves(tree, what, n=n, i=i):
                 flat = list(flatten(tree)) if type(tree) is tuple else [tree]
@@ -172,7 +175,7 @@ def bind(names, specs, constexpr_names):
                 for k, x in enumerate(flat):
                     if isinstance(x, tuple):   # ("?", width, div)
                         et = Int64 if x[1] == 64 else Int32
-                        var = ir.Var(f"{n}_{what}{k}", et, x[2])
+                        var = ir.Var(c_name(f"{cname[n]}_{what}{k}", used), et, x[2])
                         params.append(ir.Param(var.name, "scalar", et, var=var, arg_index=i, source=(what, i, k)))
                         out.append(var)
                     else:

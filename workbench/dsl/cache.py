@@ -4,11 +4,13 @@ on-disk NVRTC cache, and the counters behind ``wb.cache_info()``."""
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 
 from . import backend_cupy
 
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
+_LOCK = threading.Lock()     # kernels are defined in any thread; cache_info() iterates a snapshot
 
 
 class Stats:
@@ -22,14 +24,17 @@ class Stats:
 
 
 def register(k):
-    _KERNELS.add(k)
+    with _LOCK:
+        _KERNELS.add(k)
 
 
 def cache_info() -> dict:
     """What is compiled: per kernel its specializations (signature, target), and the disk cache."""
     kernels = []
     total = Stats()
-    for k in sorted(_KERNELS, key=lambda k: k.__name__):
+    with _LOCK:
+        live = list(_KERNELS)
+    for k in sorted(live, key=lambda k: k.__name__):
         s = k.stats
         total.lowerings += s.lowerings
         total.gpu_compiles += s.gpu_compiles

@@ -43,10 +43,17 @@ import numpy as np
 from .._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int32, TFloat32
 from .._memory import declared_host_buffer
 from . import ir
+from . import limits as _limits
 
 
 class KernelRuntimeError(RuntimeError):
     """A kernel misbehaved on the CPU executor (out-of-bounds access, divergent barrier)."""
+
+
+def _loop_budget(line):
+    raise KernelRuntimeError(f"Expected a launch that runs at most {_limits.MAX_CPU_LOOP_STEPS} loop iterations on the CPU "
+                             f"executor (limits.MAX_CPU_LOOP_STEPS, all threads together), but the loop at line {line} "
+                             "was still running when they were spent (a loop that never ends, or work for a GPU);")
 
 
 def _oob(i, name, lo=None, hi=None):
@@ -157,7 +164,7 @@ _HELPERS = {
     "_cdiv": _cdiv, "_cmod": _cmod, "_fdiv": _fdiv, "_math": math, "_oob": _oob, "_INF": math.inf, "_NAN": math.nan,
     "_exp2": lambda x: 2.0 ** x, "_rsqrt": lambda x: 1.0 / math.sqrt(x), "_KernelRuntimeError": KernelRuntimeError,
     "_pk": _pk, "_up": _up, "_r32": _r32, "_r16": _r16, "_rid": float, "_ffloordiv": _ffloordiv, "_fmod": _fmod,
-    "_f2i": _f2i, "_i64_to_f32": _i64_to_f32, "_zeros": np.zeros, "_np_dtype": np.dtype,
+    "_f2i": _f2i, "_i64_to_f32": _i64_to_f32, "_zeros": np.zeros, "_np_dtype": np.dtype, "_loop_budget": _loop_budget,
     "_bf2f": _bf2f, "_f2bf": _f2bf, "_rbf": _rbf, "_tf32": _tf32, "_cp_done": None, "_smem_chk": None,
 }
 _PYMATH = {"sqrt": "_math.sqrt", "exp": "_math.exp", "log": "_math.log", "sin": "_math.sin", "cos": "_math.cos",
@@ -404,6 +411,11 @@ class _PyEmitter:
         if len(self.lines) == n:
             self.w(d, "pass")
 
+    def tick(self, loop, d):
+        # every iteration spends one step of the launch's budget (_B, limits.MAX_CPU_LOOP_STEPS)
+        self.w(d, "_B[0] -= 1")
+        self.w(d, f"if _B[0] < 0: _loop_budget({getattr(loop, 'line', 0)})")
+
     def stmt(self, s, d):
         k = type(s)
         if k is ir.Let or k is ir.Assign:
@@ -458,9 +470,11 @@ class _PyEmitter:
                 self.block(s.orelse, d + 1)
         elif k is ir.For:
             self.w(d, f"for {s.var.name} in range({conv(s.start, s.var.type)}, {pyexpr(s.stop)}, {s.step}):")
+            self.tick(s, d + 1)
             self.block(s.body, d + 1)
         elif k is ir.While:
             self.w(d, f"while {pyexpr(s.cond)}:")
+            self.tick(s, d + 1)
             self.block(s.body, d + 1)
         elif k is ir.Break:
             self.w(d, "break")
@@ -510,7 +524,7 @@ def generate_python(k: ir.KernelIR):
     em.block(k.body, 2)
     names = [p.name for p in k.params]
     shared = _shared(k.body)
-    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz):"]
+    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B):"]
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     for p in k.params:
@@ -606,13 +620,14 @@ class CompiledCPU:
             else:
                 P.append(_scalar(v, p.etype))
         P = tuple(P)
+        budget = [_limits.MAX_CPU_LOOP_STEPS]    # loop iterations left to this launch, all threads together
         gx, gy, gz = grid
         bx, by, bz = block
         for gbz in range(gz):
             for gby in range(gy):
                 for gbx in range(gx):
                     S = {b.name: np.zeros(b.count, dtype=np.dtype(_NP.get(b.etype) or b.etype.numpy)) for b in self.shared}
-                    th = self.make(P, S, IX, AL, bx, by, bz, gx, gy, gz)
+                    th = self.make(P, S, IX, AL, bx, by, bz, gx, gy, gz, budget)
                     if not self.ir.uses_sync:
                         for tz in range(bz):
                             for ty in range(by):
@@ -697,7 +712,7 @@ MAX_SMEM_OPTIN = 227 * 1024
 # Each thread is a Python call (measured: 0.8 us for an elementwise add, 6 us for the shared-memory transpose with its
 # barriers), so 2**24 threads (one per element of a 4096 x 4096 matrix) is seconds to minutes.  The largest CPU
 # launches of the tests run 2**18 threads (a 1024 x 1024 transpose), of the notebooks about 2**11.  Loops inside a
-# kernel are not bounded by this.
+# kernel are bounded by limits.MAX_CPU_LOOP_STEPS, per launch.
 MAX_CPU_THREADS = 1 << 24
 
 

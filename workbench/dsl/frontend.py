@@ -25,6 +25,7 @@ import inspect
 import linecache
 import math
 import textwrap
+import threading
 from contextlib import contextmanager
 
 from .._element_types import Boolean, ElementType, Float32, Int32
@@ -32,9 +33,11 @@ from ..layout import ComposedLayout, IdentityTensor, Layout
 from ..layout import inttuple as it
 from ..layout.basis import map_leaves
 from . import builtins as B
-from . import ir
+from . import captures, ir
 from . import views as V
 from .builtins import Triple
+from .limits import TraceBudget, check_static_bits, check_static_int
+from .names import c_name
 from .views import KPointer
 
 __all__ = ["KernelError", "FunctionSource", "Lowering", "KPointer"]
@@ -89,6 +92,11 @@ def _kind(exc: BaseException):
     return next((cls for base, cls in _KINDS if isinstance(exc, base)), KernelError)
 
 
+# CPython 3.11's AST conversions keep their recursion depth in interpreter-wide state: kernels defined in two
+# threads at once raise "SystemError: AST constructor recursion depth mismatch" (gh-106905), so they take turns.
+_AST_LOCK = threading.Lock()
+
+
 class FunctionSource:
     """A Python function's AST with what is needed to point errors at its original lines."""
 
@@ -100,7 +108,8 @@ class FunctionSource:
         src = "".join(lines)
         ded = textwrap.dedent(src)
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if ded != src else 0
-        tree = ast.parse(ded)
+        with _AST_LOCK:
+            tree = ast.parse(ded)
         fdef = tree.body[0]
         if not isinstance(fdef, ast.FunctionDef):
             raise TypeError(f"Expected a plain 'def' function for @wb.kernel, but got {type(fdef).__name__}.")
@@ -109,6 +118,7 @@ class FunctionSource:
         self.name = fn.__name__
         self.globals = fn.__globals__
         self.closure = dict(inspect.getclosurevars(fn).nonlocals)
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))   # read live (captures.py)
         a = fdef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
             raise self.error(fdef, "a kernel takes plain positional parameters (no defaults, *args, **kwargs or keyword-only)")
@@ -120,7 +130,9 @@ class FunctionSource:
         ``from __future__ import annotations``); a name that does not resolve is a located error."""
         node = param.annotation
         try:
-            v = eval(compile(ast.Expression(node), "<annotation>", "eval"), dict(self.globals), dict(self.closure))  # noqa: S307
+            with _AST_LOCK:
+                code = compile(ast.Expression(node), "<annotation>", "eval")
+            v = eval(code, dict(self.globals), dict(self.closure))  # noqa: S307
             if type(v) is str:      # a string annotation: 'wb.Constexpr'
                 v = eval(v, dict(self.globals), dict(self.closure))  # noqa: S307
         except Exception as e:
@@ -173,6 +185,7 @@ class Lowering:
         self.name = name
         self.out: list = []
         self.used = {p.name for p in params}       # C names taken (parameters first)
+        self.suffixes: dict = {}                    # the last suffix given to each name (names.c_name)
         self.mutable: set = set()
         self.shared: list = []
         self.shared_bytes = 0
@@ -184,6 +197,8 @@ class Lowering:
         self.block_threads = None      # (threads, the tiled object that needs them) once a kernel partitions by one
         self.depth = 0
         self.node = src.fdef
+        self.budget = TraceBudget()     # the bounds on unrolling, inlining and nesting (limits.py)
+        self.captured: dict = {}        # what the kernel read from globals, closures, user modules (captures.py)
 
     # -- the one visitor ---------------------------------------------------------------------
     def visit(self, node):
@@ -193,6 +208,7 @@ class Lowering:
         saved = self.node
         self.node = node
         try:
+            self.budget.step()
             if m is None:
                 what = "statements" if isinstance(node, ast.stmt) else "expressions"
                 hint = (" (supported: assignment, if/elif/else, for ... in range(...), while, break, continue, "
@@ -208,17 +224,13 @@ class Lowering:
 
     # -- helpers used by the visitor and by builtins' lowerings -------------------------------
     def fresh(self, base):
-        """A C variable name not used yet in this kernel (parameter names included)."""
-        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"
-        name, n = base, 0
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.used.add(name)
-        return name
+        """A C variable name not used yet in this kernel (parameter names included), outside the
+        backends' own names and both languages' reserved words (:func:`names.c_name`)."""
+        return c_name(base, self.used, self.suffixes)
 
     def emit(self, stmt):
         stmt.line = getattr(self.node, "lineno", 0) + self.src.first - 1
+        self.budget.statement(stmt)
         self.out.append(stmt)
 
     def declare_shared(self, etype, count, align=16):
@@ -285,6 +297,9 @@ class Lowering:
         variables) become unreadable after it; an unrolled loop only records that it is one; a
         device function (``function``: its FunctionSource) gets its own names and loop stack.
         Everything is restored on exit, also when lowering raises."""
+        nested = function is None and kind != "unrolled"
+        if nested:
+            self.budget.enter(kind == "dynamic")
         saved = (self.out, self.env, self.src, self.loop_kind, self.depth)
         region: list = []
         if function is not None:
@@ -298,6 +313,8 @@ class Lowering:
             yield region
         finally:
             self.out, self.env, self.src, self.loop_kind, self.depth = saved
+            if nested:
+                self.budget.leave(kind == "dynamic")
         if function is None and kind != "unrolled":
             line = getattr(self.node, "lineno", 0) + self.src.first - 1
             for k, v in inner.items():
@@ -315,7 +332,7 @@ class Lowering:
         for s in self.src.fdef.body:
             self.visit(s)
         dynamic = self.shared_bytes if self.shared_bytes > MAX_STATIC_SMEM else 0
-        k = ir.KernelIR(self.name, self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
+        k = ir.KernelIR(c_name(self.name), self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
                         dynamic, self.min_arch)
         k.min_arch_reason = self.min_arch_reason
         k.block_threads = self.block_threads
@@ -403,12 +420,12 @@ class Lowering:
             raise ValueError("Expected a full coordinate when writing a tensor element, but got a slice (None).")
         v = self.scalar(v, "a number to store")
         et = t.etype
-        off = t.offset_of(crd)
+        off = _offset(t, crd)
         vt = ir._value_type(et)
         if isinstance(v, ir.Expr) and v.type is not vt and ir.is_float_type(v.type) and ir.is_int_type(et):
             raise TypeError(f"Expected a value of the tensor's type {et}, but got {v.type}; cast explicitly, e.g. wb.{et}(...).")
         self.mark_written(t.buf)
-        self.emit(ir.Store(t.buf, ir.as_expr(off), v if isinstance(v, ir.Expr) else ir.as_expr(v, vt)))
+        self.emit(ir.Store(t.buf, off, v if isinstance(v, ir.Expr) else ir.as_expr(v, vt)))
 
     # -- control flow ------------------------------------------------------------------------
     def _materialize(self, stmts, extra=()):
@@ -524,13 +541,23 @@ class Lowering:
             if isinstance(v, _Poison):
                 raise ValueError(v.msg)
             return v
-        if name in self.src.closure:
-            return self.src.closure[name]
+        cell = self.src.cells.get(name)
+        if cell is not None:
+            try:
+                return self.capture(cell, name, cell.cell_contents)
+            except ValueError:
+                raise NameError(f"free variable '{name}' is not bound (deleted or not yet assigned)") from None
         if name in self.src.globals:
-            return self.src.globals[name]
+            return self.capture(self.src.globals, name, self.src.globals[name])
         if hasattr(_py, name):
             return getattr(_py, name)
         raise NameError(f"name '{name}' is not defined")
+
+    def capture(self, ns, name, value):
+        """A value read from outside the kernel: a compile-time constant this specialization records."""
+        if captures.watched(value):
+            self.captured.setdefault((id(ns), name), captures.Capture(ns, name, value))
+        return value
 
     def visit_Name(self, node):
         v = self.lookup(node.id)
@@ -554,6 +581,8 @@ class Lowering:
         if a in B.ATTRIBUTES.get(type(v), ()):
             return getattr(v, a)
         if (inspect.ismodule(v) or type(v) is ElementType) and not a.startswith("_") and hasattr(v, a):
+            if inspect.ismodule(v) and captures.user_module(v):
+                return self.capture(vars(v), a, getattr(v, a))
             return getattr(v, a)
         m = B.bound_method(v, a)
         if m is not None:
@@ -571,9 +600,13 @@ class Lowering:
                     r = ir.binop("*", r, a)
                 return r
             if not isinstance(a, ir.Expr) and not isinstance(b, ir.Expr):
-                return a ** b
+                if type(a) is int and type(b) is int and b > 0 and abs(a) > 1:
+                    check_static_bits((abs(a).bit_length() - 1) * b)   # before computing it
+                return check_static_int(a ** b)
             return ir.Call("pow", [ir.as_expr(a, Float32), ir.as_expr(b, Float32)], ir.promote(ir.as_expr(a, Float32).type, Float32))
-        return ir.binop(op, a, b)
+        if op == "<<" and type(a) is int and type(b) is int:
+            check_static_bits(a.bit_length() + b)
+        return check_static_int(ir.binop(op, a, b))
 
     def visit_BinOp(self, node):
         op = _BINOPS.get(type(node.op))
@@ -681,7 +714,7 @@ class Lowering:
         _check_coord(crd)
         if it.has_none(crd):
             return self.freeze(t.slice(crd))
-        return ir.Load(t.buf, ir.as_expr(t.offset_of(crd)))
+        return ir.Load(t.buf, _offset(t, crd))
 
     # -- calls -------------------------------------------------------------------------------
     def visit_Call(self, node):
@@ -793,6 +826,15 @@ class Lowering:
                     break
                 self.visit(s)
         return ret
+
+
+def _offset(t, crd):
+    """The element offset of t[crd] as IR; a static one must be an Int64 (a layout with a huge stride gives
+    offsets past 2**63, which the GPU would wrap to a small one)."""
+    off = t.offset_of(crd)
+    if type(off) is int and not -(1 << 63) <= off < (1 << 63):
+        raise ValueError(f"Expected an element offset within Int64 for {t}[{crd}], but its layout gives {off}.")
+    return ir.as_expr(off)
 
 
 def _is_layout(v) -> bool:

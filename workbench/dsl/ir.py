@@ -11,6 +11,7 @@ variable).  Both backends (CUDA C++ and the CPU executor's Python) walk the same
 
 from __future__ import annotations
 
+import math
 from math import gcd
 
 from .._element_types import (
@@ -144,8 +145,39 @@ class Const(Expr):
     __slots__ = ("value",)
 
     def __init__(self, value, type_):
+        value = const_value(value, type_)
         self.value, self.type = value, type_
         self.div = abs(value) if type(value) is int else 1
+
+
+# the largest finite values that round to a finite Float32 / Float16 (beyond them the literal is inf)
+_FLOAT_LIMIT = {Float32: float.fromhex("0x1.ffffffp+127"), Float16: 65520.0}
+
+
+def const_value(value, t):
+    """A constant of type t as both backends write it, or ValueError when t cannot hold it: an integer
+    outside t's range (a negative one is taken modulo 2**width by an unsigned type, as C converts it), a
+    finite float that rounds to infinity in t.  The CPU executor would raise OverflowError at run time and
+    the GPU store a wrapped value, so it is refused while tracing, where the frontend locates it."""
+    if type(value) is int and t in INT_TYPES:
+        lo, hi = int_range(t)
+        if lo <= value <= hi:
+            return value
+        if not t.signed and -(1 << (t.width - 1)) <= value < 0:
+            return value + hi + 1
+        raise ValueError(f"Expected a constant in the range of {t} [{lo}, {hi}], but got {value}.")
+    lim = _FLOAT_LIMIT.get(t)
+    if lim is not None and type(value) is float and abs(value) >= lim and value not in (math.inf, -math.inf):
+        raise ValueError(f"Expected a constant in the range of {t} (finite, below {lim:.9g} in magnitude), but got "
+                         f"{value!r}; write math.inf for an infinity.")
+    return value
+
+
+def wrap_int(v, t):
+    """v reduced to integer type t's range (two's complement), as the GPU computes a folded constant."""
+    w = t.width
+    v &= (1 << w) - 1
+    return v - (1 << w) if t.signed and v >> (w - 1) else v
 
 
 class Var(Expr):
@@ -479,7 +511,9 @@ def binop(op, a, b):
             return a / b
         return _PYOPS[op](a, b)
     if isinstance(a, Const) and isinstance(b, Const):
-        return as_expr(binop(op, a.value, b.value), promote(a.type, b.type))
+        t = promote(a.type, b.type)
+        v = binop(op, a.value, b.value)
+        return as_expr(wrap_int(v, t) if type(v) is int and is_int_type(t) else v, t)
     # identities (only with integer constants, never changing the type)
     if op == "+":
         if cb and b == 0 and type(b) is int:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import ctypes
 import operator
 import struct
+import threading
 
 from .._element_types import Boolean
 from .._tensor import Pointer, Tensor
 from ..dlpack.dtypes import PACKED
 from ..dlpack.importer import PRODUCERS_FOR_C
 from ..layout import offset_span
-from . import _launch, backend_cupy, cache, ir
+from . import _launch, backend_cupy, cache, captures, ir, limits
 from . import args as A
 from .codegen_cuda import generate
 from .cpu_executor import CompiledCPU, check_shared_memory, pointer_extent
@@ -50,6 +51,7 @@ class Specialization:
         env, params = A.bind(src.params, specs, src.constexpr)
         low = Lowering(src, env, params, kernel.__name__)
         self.ir = low.run()
+        self.captures = tuple(low.captured.values())   # the globals/closures it compiled in (captures.py)
         self.params = self.ir.params
         self.fmt = A.pack_format(self.params)
         self.size = struct.calcsize(self.fmt)
@@ -219,18 +221,18 @@ class _Launcher:
         self.gos, self.ver = (), -1
 
     def __call__(self, *args):
+        k = self.k
+        if k._watch and k._captures_changed():   # empty unless the kernel captured user state
+            k._revalidate()
+        if self.ver != k._hot_ver:               # a specialization added or dropped (LRU, a changed capture)
+            self.gos, self.ver = tuple(sp.go_for(self.g) for sp in k._hot), k._hot_ver
         # framework tensors go straight in: the C guard reads them (torch through its exchange API)
         for go in self.gos:
             rc = go(*args)
             if rc is not None:
                 if rc:
-                    raise RuntimeError(f"cuLaunchKernel failed for {self.k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
+                    raise RuntimeError(f"cuLaunchKernel failed for {k.__name__}: {backend_cupy.error_string(rc)} ({rc})")
                 return None
-        k = self.k
-        if self.ver != k._hot_ver:
-            self.gos, self.ver = tuple(sp.go_for(self.g) for sp in k._hot), k._hot_ver
-            if self.gos:
-                return self(*args)
         return k._launch(self.grid, self.block, 0, None, args)
 
 
@@ -250,6 +252,8 @@ class Kernel:
         self._launchers: dict = {}
         self.stats = cache.Stats()
         self._arch = None
+        self._watch = ()                # the captures of the kept specializations (captures.py)
+        self._lock = threading.RLock()  # guards _specs, _hot and _watch; launches read them without it
         cache.register(self)
 
     def __repr__(self):
@@ -261,7 +265,31 @@ class Kernel:
 
     @property
     def specializations(self) -> list:
-        return list(self._specs.values())
+        with self._lock:
+            return list(self._specs.values())
+
+    # -- captured globals and closures (captures.py): re-specialize when one changed ---------------
+    def _captures_changed(self) -> bool:
+        for c in self._watch:
+            if c.current() is not c.value:
+                return True
+        return False
+
+    def _revalidate(self):
+        """Drop the specializations whose captured values changed (an equal value rebound is kept)."""
+        with self._lock:
+            for key, sp in list(self._specs.items()):
+                for c in sp.captures:
+                    cur = c.current()
+                    if captures.same(c.value, cur, A.const_key):
+                        c.value = cur
+                    else:
+                        self._drop(key)
+                        break
+            self._rewatch()
+
+    def _rewatch(self):
+        self._watch = tuple(c for sp in self._specs.values() for c in sp.captures)
 
     def __getitem__(self, gb):
         try:
@@ -287,6 +315,8 @@ class Kernel:
 
     # -- dispatch --------------------------------------------------------------------------------
     def _launch(self, grid, block, smem, stream, args):
+        if self._watch and self._captures_changed():
+            self._revalidate()
         for sp in self._hot:
             if sp.pack(args, sp.gpu.buf):
                 return self._go(sp, grid, block, smem, stream)
@@ -336,17 +366,30 @@ class Kernel:
         else:
             raise ValueError(f"Expected backend None, 'cuda' or 'cpu', but got {backend!r}.")
         key = (tuple(s.key for s in specs), target)
-        sp = self._specs.get(key)
-        if sp is None:
-            sp = Specialization(self, key, specs, target)
-            self._specs[key] = sp
-            self.stats.lowerings += 1
+        with self._lock:
+            if self._watch and self._captures_changed():
+                self._revalidate()
+            sp = self._specs.pop(key, None)
+            if sp is None:
+                sp = Specialization(self, key, specs, target)
+                self.stats.lowerings += 1
+            self._specs[key] = sp          # the most recently selected last: a bounded LRU cache
+            while len(self._specs) > limits.MAX_SPECIALIZATIONS:
+                self._drop(next(iter(self._specs)))
+            self._rewatch()
         for i in sp.written:
             a = nargs[i]
             if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target
+
+    def _drop(self, key):
+        """Forget a specialization (the LRU bound, a stale capture): its hot launchers go with it."""
+        sp = self._specs.pop(key)
+        if sp in self._hot:    # replaced, not mutated: launches iterate it without the lock
+            self._hot = [h for h in self._hot if h is not sp]
+            self._hot_ver += 1
 
     def _slow(self, grid, block, smem, stream, args, backend):
         self.stats.slow_dispatches += 1
@@ -362,9 +405,10 @@ class Kernel:
             sp.cpu.run(grid, block, vals, sp.extents(nargs), smem)
             return None
         g = sp.load_gpu()
-        if sp not in self._hot:
-            self._hot.insert(0, sp)
-            self._hot_ver += 1
+        with self._lock:
+            if sp not in self._hot and self._specs.get(sp.key) is sp:
+                self._hot = [sp] + self._hot
+                self._hot_ver += 1
         if any(type(a) is Tensor and a.memspace == "gmem" and a.device[1] != backend_cupy.current_device() for a in nargs):
             raise ValueError(f"Expected tensors on the current CUDA device {backend_cupy.current_device()} for {self.__name__}.")
         if not sp.pack(nargs, g.buf):

@@ -295,6 +295,7 @@ def composition(A, B):
     if tb is Layout:
         return _compose(A, B, True)
     if tb is int or isinstance(B, Symbolic):
+        check_tile_size(B, f"composition({A}, {B})")
         return composition(A, _raw(B, 1))
     if B is None:
         return A
@@ -303,6 +304,14 @@ def composition(A, B):
     if hasattr(B, "_compose_right"):
         return B._compose_right(A)
     raise TypeError(f"composition: expected a Layout, an int, a tuple tiler or None on the right, but got {tb.__name__}.")
+
+
+def check_tile_size(n, where, what="tile size"):
+    """A static tiler extent or cotarget must be positive: CuTe DSL refuses 0 and negative ones ("Expected size in
+    shape to be strictly positive"; a 0 composition kills its process), where we returned ``-3:1`` or divided by 0."""
+    if type(n) is int and n <= 0:
+        raise ValueError(f"{where}: Expected a positive {what}, but got {n}.")
+    return n
 
 
 def _compose_by_mode(A, B, depth):
@@ -367,6 +376,10 @@ def complement(layout, cotarget=None):
     if type(cotarget) is tuple:
         it.check_nesting(cotarget, "cotarget")
     M = it.product(cotarget)
+    if not (type(M) is int or isinstance(M, Symbolic)):
+        raise TypeError(f"complement({layout}, {cotarget!r}): Expected an int, a symbolic value or a shape as the "
+                        f"cotarget, but got {type(cotarget).__name__}.")
+    check_tile_size(M, f"complement({layout}, {cotarget})", "cotarget size")
     what = (layout, cotarget)
     flat = [(s, d) for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride))
             if not (type(s) is int and s == 1) and not (type(d) is int and d == 0)]

@@ -22,6 +22,9 @@ __all__ = [
 # The functions here recurse on the nesting: an IntTuple nested deeper than this is refused with a ValueError where it
 # enters from the user (check_nesting, or a walk over it that happens anyway), rather than exhausting Python's stack.
 MAX_NESTING = 32
+# Modes at one level of a shape, stride or layout text: DLPack tensors have at most 64, and a rank-100000 layout
+# could be built but not printed or walked in reasonable time (issue 20); bounded like the nesting.
+MAX_RANK = 1024
 
 
 def too_deep(what) -> ValueError:

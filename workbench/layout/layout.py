@@ -31,6 +31,8 @@ def _check_leaves(t, what, allow_negative, depth=0):
     if type(t) is tuple:
         if depth >= it.MAX_NESTING:
             raise it.too_deep(what)
+        if len(t) > it.MAX_RANK:
+            raise ValueError(f"Expected a {what} of at most {it.MAX_RANK} modes at each level, but got {len(t)}.")
         for e in t:
             _check_leaves(e, what, allow_negative, depth + 1)
         return
@@ -40,6 +42,18 @@ def _check_leaves(t, what, allow_negative, depth=0):
         raise TypeError(f"Expected {what} entries to be ints or dynamic values, but got {type(t).__name__} ({t!r}).")
     if not allow_negative and t < 0:
         raise ValueError(f"Expected non-negative {what} entries, but got {t}.")
+
+
+def _check_coord_leaves(c, depth=0):
+    """A coordinate's leaves are integers (or symbolic values, or None): L(2.5) is refused as CuTe DSL refuses it
+    ("Expected Coord, whose leaves are integers or None"), where the walk would return 5.0."""
+    if type(c) is tuple:
+        if depth >= it.MAX_NESTING:
+            raise it.too_deep("coordinate")
+        for e in c:
+            _check_coord_leaves(e, depth + 1)
+    elif not (c is None or hasattr(type(c), "__index__") or isinstance(c, Symbolic)):   # ints, numpy ints
+        raise TypeError(f"Expected a coordinate whose leaves are integers or None, but got {type(c).__name__} {c!r}.")
 
 
 # Enumerating every offset of a layout beyond this many elements is refused (about 400 MiB of
@@ -127,6 +141,8 @@ class Layout:
         c = crd[0] if len(crd) == 1 else tuple(crd)
         if c is None:  # None is CuTe's underscore: L(None) is L, L(None, 2) a sub-layout
             return self
+        if type(c) is not int:
+            _check_coord_leaves(c)
         if type(c) is tuple and it.has_none(c):  # also bounds the coordinate's nesting
             where = f"{self}({it.format_inttuple(c) if c is not None else '_'})"
             return _raw(it.slice_modes(c, self.shape, True, where), it.slice_modes(c, self.stride, True, where))

@@ -22,6 +22,7 @@ from .algebra import (
     _modes,
     _raw,
     append,
+    check_tile_size,
     coalesce,
     complement,
     composition,
@@ -55,9 +56,11 @@ def _size(x):
 
 def _tiler_layout(t, op):
     if type(t) is Layout:
+        if type(t.size) is int:
+            check_tile_size(t.size, f"{op} by {t}", "tiler size")
         return t
     if type(t) is int or isinstance(t, Symbolic):
-        return _raw(t, 1)
+        return _raw(check_tile_size(t, f"{op} by {t}"), 1)
     raise TypeError(f"{op}: expected a tiler (Layout, int, None or a tuple of them), but got {type(t).__name__}.")
 
 
