@@ -91,6 +91,52 @@ def vcopy(src, dst, vec: wb.Constexpr):
 
 
 @wb.kernel
+def vcopy_tv(src, dst, tv: wb.Constexpr):
+    """dst = src through a thread/value layout (CuTe's canonical elementwise copy): block b copies tile b of
+    size(tv) elements; thread t's values are tv(t, v), chunks of 4 consecutive floats that a warp reads together
+    (coalesced 512-byte segments), all of a thread's 128-bit loads issued before its stores.  The ragged last
+    tile is copied element by element where the identity tensor says the element exists."""
+    t = wb.thread_idx().x
+    b = wb.block_idx().x
+    n = wb.size(tv)
+    gs = wb.composition(wb.local_tile(src, (n,), (b,)), tv)[t, None]
+    gd = wb.composition(wb.local_tile(dst, (n,), (b,)), tv)[t, None]
+    c = wb.composition(wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (n,), (b,)), tv)[t, None]
+    if wb.elem_less(c[wb.size(gs) - 1], wb.shape(src)):
+        wb.copy(gs, gd)
+    else:
+        for k in range(wb.size(gs)):
+            if wb.elem_less(c[k], wb.shape(src)):
+                gd[k] = gs[k]
+
+
+def copy_tv(threads=256, chunks=4, lanes=4):
+    """The TV layout of vcopy_tv: `threads` threads, each `chunks` 128-bit chunks of 4 floats; chunk j of thread t
+    starts at element (j * threads + t) * 4, so a warp's j-th accesses are 512 consecutive bytes."""
+    return wb.make_layout((threads, (lanes, chunks)), stride=(lanes, (1, lanes * threads)))
+
+
+@wb.kernel
+def transpose_tile(src, dst, tile: wb.Constexpr, rows: wb.Constexpr):
+    """transpose_smem with the tile and the rows a block moves at once as compile-time constants: a (tile, rows)
+    block moves a tile x tile tile, tile / rows elements a thread (more bytes in flight as rows shrinks)."""
+    buf = wb.shared_tensor(wb.Float32, wb.make_layout((tile, tile), stride=(tile + 1, 1)))
+    tx, ty, _ = wb.thread_idx()
+    bx, by, _ = wb.block_idx()
+    gs = wb.local_tile(src, (tile, tile), (by, bx))
+    cs = wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (tile, tile), (by, bx))
+    gd = wb.local_tile(dst, (tile, tile), (bx, by))
+    cd = wb.local_tile(wb.make_identity_tensor(wb.shape(dst)), (tile, tile), (bx, by))
+    for r in range(0, tile, rows):
+        if wb.elem_less(cs[ty + r, tx], wb.shape(src)):
+            buf[ty + r, tx] = gs[ty + r, tx]
+    wb.sync_threads()
+    for r in range(0, tile, rows):
+        if wb.elem_less(cd[ty + r, tx], wb.shape(dst)):
+            gd[ty + r, tx] = buf[tx, ty + r]
+
+
+@wb.kernel
 def row_sum(a, out):
     """out[r] = sum_j a[r, j]: one block of RED threads per row (a slice a[r, None] of the tensor and
     of its identity tensor); a strided partial sum per thread, predicated with elem_less, then a
