@@ -2,7 +2,8 @@
 # One GPU validation pass (run on the device machine from the repository root; results in $OUT):
 # the C extensions built for its Python, every gpu-marked test plus the core/DSL/hostile suites,
 # every example kernel on irregular sizes under compute-sanitizer memcheck, the DSL benchmark, the optimisation
-# ladder and the cost of a torch tensor argument part by part.
+# ladder, the tensor-core probes and GEMM rungs under memcheck and racecheck, the GEMM ladder against cuBLAS
+# and the cost of a torch tensor argument part by part.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -15,7 +16,13 @@ head() { echo "# on $(nvidia-smi --query-gpu=name,driver_version --format=csv,no
 { head; echo "# compute-sanitizer --tool memcheck python3 benchmarks/dsl_gpu_check.py small irregular"
   compute-sanitizer --tool memcheck python3 benchmarks/dsl_gpu_check.py small irregular 2>&1 | tail -25; } > "$OUT/dsl-memcheck.txt"
 { head; echo "# python3 benchmarks/bench_dsl.py"; python3 benchmarks/bench_dsl.py --out "$OUT/dsl.json" 2>&1 | tail -25; } > "$OUT/dsl-bench.txt"
+{ head; echo "# compute-sanitizer --tool memcheck / racecheck: the tensor-core probes and every GEMM rung at a ragged size"
+  compute-sanitizer --tool memcheck python3 -m pytest -q -p no:cacheprovider -o addopts='' -m gpu tests/test_tensor_cores.py 2>&1 | tail -4
+  compute-sanitizer --tool racecheck python3 -m pytest -q -p no:cacheprovider -o addopts='' -m gpu -k rung tests/test_tensor_cores.py 2>&1 | tail -4
+} > "$OUT/tensor-cores-sanitizer.txt" 2>&1
+python3 -m workbench bench gemm --out "$OUT/gemm.json" > /dev/null 2>&1
 python3 -m workbench bench ladder --out "$OUT/ladder.json" > /dev/null 2>&1
 { head; echo "# python3 benchmarks/torch_arg_cost.py --device cuda"; python3 benchmarks/torch_arg_cost.py --device cuda 2>&1 | tail -14; } > "$OUT/torch-arg-cost.txt"
 tail -4 "$OUT/gpu-tests.txt"; grep -E "ERROR SUMMARY|ok" "$OUT/dsl-memcheck.txt" | tail -3; tail -12 "$OUT/dsl-bench.txt"
+cat "$OUT/tensor-cores-sanitizer.txt"
 tail -3 "$OUT/torch-arg-cost.txt"

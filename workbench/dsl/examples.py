@@ -374,6 +374,13 @@ def make_examples(size="small"):
         Example("vcopy", vcopy, lambda rng: [_f32(rng, n1 + 3), _poison(n1 + 3)],
                 lambda xs: vcopy[(math.ceil((n1 + 3) / VEC / 128), 1, 1), (128, 1, 1)](*xs, VEC),
                 lambda xs: [xs[0].copy()], [1], extra=(VEC,)),
+        Example("vcopy_tv", vcopy_tv, lambda rng: [_f32(rng, n1 + 3), _poison(n1 + 3)],
+                lambda xs: vcopy_tv[(math.ceil((n1 + 3) / 1024), 1, 1), (256, 1, 1)](
+                    *[wb.from_dlpack(x, assumed_align=16) for x in xs], copy_tv(256, 1)),
+                lambda xs: [xs[0].copy()], [1], extra=(copy_tv(256, 1),)),
+        Example("transpose_tile", transpose_tile, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
+                lambda xs: transpose_tile[(math.ceil(n2 / 64), math.ceil(m2 / 64), 1), (64, 8, 1)](*xs, 64, 8),
+                lambda xs: [xs[0].T.copy()], [1], extra=(64, 8)),
         Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
                 lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),
                 lambda xs: [xs[0].astype(np.float64).sum(axis=1)], [1], rtol=1e-4),
