@@ -52,12 +52,6 @@ def main(argv=None):
         g = (math.ceil(n / tile), math.ceil(n / tile), 1)
         record(f"transpose_tile tile={tile} rows={r}",
                lambda g=g, tile=tile, r=r: E.transpose_tile[g, (tile, r, 1)](s2, d2, tile, r), src.T)
-    s3 = wb.from_dlpack(src, assumed_align=16).mark_compact_shape_dynamic(mode=1, divisibility=4)
-    d3 = wb.from_dlpack(dst, assumed_align=16).mark_compact_shape_dynamic(mode=1, divisibility=4)
-    for tile, r in ((64, 16), (64, 8), (128, 8), (128, 16), (32, 8)):
-        g = (math.ceil(n / tile), math.ceil(n / tile), 1)
-        record(f"transpose_vec tile={tile} rows={r}",
-               lambda g=g, tile=tile, r=r: E.transpose_vec[g, (tile // 4, r, 1)](s3, d3, tile, r), src.T)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "results": rows}, f, indent=1)

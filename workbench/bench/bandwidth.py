@@ -90,18 +90,8 @@ def run(quick: bool = False) -> dict:
         ok = bool(cupy.array_equal(dst, src.T))
         t = _time(lambda g=g, tile=tile, rows=rows: E.transpose_tile[g, (tile, rows, 1)](s2, d2, tile, rows), reps)
         out["kernels"][f"dsl_transpose_tile_{tile}x{rows}"] = {"seconds": t, "TB_per_s": nbytes / t / 1e12, "correct": ok}
-    # 128-bit accesses: the row pitch marked dynamic with divisibility 4 proves the 16-byte alignment of each chunk
-    s4 = wb.from_dlpack(src, assumed_align=16).mark_compact_shape_dynamic(mode=1, divisibility=4)
-    d4 = wb.from_dlpack(dst, assumed_align=16).mark_compact_shape_dynamic(mode=1, divisibility=4)
-    for tile, rows in ((64, 16), (128, 8)):
-        g = (math.ceil(n / tile), math.ceil(n / tile), 1)
-        dst.fill(cupy.nan)
-        E.transpose_vec[g, (tile // 4, rows, 1)](s4, d4, tile, rows)
-        ok = bool(cupy.array_equal(dst, src.T))
-        t = _time(lambda g=g, tile=tile, rows=rows: E.transpose_vec[g, (tile // 4, rows, 1)](s4, d4, tile, rows), reps)
-        out["kernels"][f"dsl_transpose_vec_{tile}x{rows}"] = {"seconds": t, "TB_per_s": nbytes / t / 1e12, "correct": ok}
     out["kernels"]["dsl_transpose_best"] = max(
-        (v for k, v in out["kernels"].items() if k.startswith(("dsl_transpose_smem", "dsl_transpose_tile", "dsl_transpose_vec"))),
+        (v for k, v in out["kernels"].items() if k.startswith(("dsl_transpose_smem", "dsl_transpose_tile"))),
         key=lambda v: v["TB_per_s"])
 
     ng = (math.ceil(n / 16), math.ceil(n / 16), 1)

@@ -137,47 +137,6 @@ def transpose_tile(src, dst, tile: wb.Constexpr, rows: wb.Constexpr):
 
 
 @wb.kernel
-def transpose_vec(src, dst, tile: wb.Constexpr, rows: wb.Constexpr):
-    """transpose_tile with 128-bit global accesses: a (tile/4, rows) block moves a tile x tile tile; each thread
-    loads 4 consecutive floats of a source row into a fragment (one 16-byte load where the row's alignment is
-    proven: static strides, or a dynamic row pitch known to be a multiple of 4), scatters them into the padded
-    shared tile, and after the barrier gathers 4 floats of a source column, a destination row, and stores them at
-    once.  The padding (tile + 1) keeps both shared-memory phases free of bank conflicts.  Chunks past the ragged
-    edge go element by element."""
-    buf = wb.shared_tensor(wb.Float32, wb.make_layout((tile, tile), stride=(tile + 1, 1)))
-    tx, ty, _ = wb.thread_idx()
-    bx, by, _ = wb.block_idx()
-    gs = wb.local_tile(src, (tile, tile), (by, bx))
-    cs = wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (tile, tile), (by, bx))
-    gd = wb.local_tile(dst, (tile, tile), (bx, by))
-    cd = wb.local_tile(wb.make_identity_tensor(wb.shape(dst)), (tile, tile), (bx, by))
-    f = wb.make_fragment(wb.make_layout(4), wb.Float32)
-    for r in range(0, tile, rows):
-        row = wb.local_tile(gs[ty + r, None], (4,), (tx,))
-        crow = wb.local_tile(cs[ty + r, None], (4,), (tx,))
-        if wb.elem_less(crow[3], wb.shape(src)):
-            wb.copy(row, f)
-            for j in range(4):
-                buf[ty + r, 4 * tx + j] = f[j]
-        else:
-            for j in range(4):
-                if wb.elem_less(crow[j], wb.shape(src)):
-                    buf[ty + r, 4 * tx + j] = row[j]
-    wb.sync_threads()
-    for r in range(0, tile, rows):
-        row = wb.local_tile(gd[ty + r, None], (4,), (tx,))
-        crow = wb.local_tile(cd[ty + r, None], (4,), (tx,))
-        for j in range(4):
-            f[j] = buf[4 * tx + j, ty + r]
-        if wb.elem_less(crow[3], wb.shape(dst)):
-            wb.copy(f, row)
-        else:
-            for j in range(4):
-                if wb.elem_less(crow[j], wb.shape(dst)):
-                    row[j] = f[j]
-
-
-@wb.kernel
 def row_sum(a, out):
     """out[r] = sum_j a[r, j]: one block of RED threads per row (a slice a[r, None] of the tensor and
     of its identity tensor); a strided partial sum per thread, predicated with elem_less, then a
@@ -422,9 +381,6 @@ def make_examples(size="small"):
         Example("transpose_tile", transpose_tile, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
                 lambda xs: transpose_tile[(math.ceil(n2 / 64), math.ceil(m2 / 64), 1), (64, 8, 1)](*xs, 64, 8),
                 lambda xs: [xs[0].T.copy()], [1], extra=(64, 8)),
-        Example("transpose_vec", transpose_vec, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
-                lambda xs: transpose_vec[(math.ceil(n2 / 64), math.ceil(m2 / 64), 1), (16, 16, 1)](*xs, 64, 16),
-                lambda xs: [xs[0].T.copy()], [1], extra=(64, 16)),
         Example("row_sum", row_sum, lambda rng: [_f32(rng, *rs), _poison(rs[0])],
                 lambda xs: row_sum[(rs[0], 1, 1), (RED, 1, 1)](*xs),
                 lambda xs: [xs[0].astype(np.float64).sum(axis=1)], [1], rtol=1e-4),
