@@ -29,11 +29,12 @@ def _blocks_per_sm(handle, threads, smem):
     return n.value if rc == 0 else -1
 
 
-def _operands(r, a, b):
-    """The tensors a rung takes: fp16 A and B (assumed 16-byte aligned), or fp32 A and B^T for the SIMT floor."""
+def _operands(r, a, b, c):
+    """The tensors a rung takes: fp16 A and B and fp32 C, all assumed 16-byte aligned (torch's allocations are),
+    or fp32 A and B^T for the SIMT floor."""
     if r.name == "simt":
-        return a.float(), b.float().t()
-    return wb.from_dlpack(a, assumed_align=16), wb.from_dlpack(b, assumed_align=16)
+        return a.float(), b.float().t(), c
+    return tuple(wb.from_dlpack(x, assumed_align=16) for x in (a, b, c))
 
 
 _FIRST_LAUNCH = r"""
@@ -82,7 +83,7 @@ def run(quick: bool = False, rungs=None) -> dict:
     want = a.float() @ b.float().t()
     for r in ladder:
         c = torch.full((m, n), float("nan"), device="cuda")
-        r.launch(*_operands(r, a, b), c)
+        r.launch(*_operands(r, a, b, c))
         torch.cuda.synchronize()
         out["irregular"][r.name] = {"shape": [m, n, k], "exact": bool(torch.equal(c, want))}
     for size in ((4096,) if quick else (4096, 8192)):
@@ -97,11 +98,11 @@ def run(quick: bool = False, rungs=None) -> dict:
             if r.name == "simt" and size > 4096:
                 continue     # the floor takes seconds a call there; its 4096 figure stands for it
             c = torch.empty(size, size, device="cuda")
-            ops = _operands(r, a, b)
-            t = _time(lambda r=r, ops=ops, c=c: r.launch(*ops, c), 3 if r.name in ("simt", "mma") else reps)
+            ops = _operands(r, a, b, c)
+            t = _time(lambda r=r, ops=ops: r.launch(*ops), 3 if r.name in ("simt", "mma") else reps)
             # fp16 inputs, fp32 accumulation in another order than cuBLAS (whose output is rounded to fp16)
             err = float(((c - ref).abs().max() / ref.abs().max()).item())
-            sp = r.kernel.specialize((*ops, wb.from_dlpack(c)))
+            sp = r.kernel.specialize(ops)
             g = sp.load_gpu()
             threads = r.config.threads if r.config else (r.mma.size if r.mma else 256)
             entry = {"tflops": flop / t / 1e12, "ratio_to_cublas": t_cublas / t, "max_rel_error": err,

@@ -81,7 +81,7 @@ def run(quick: bool = False) -> dict:
     s = wb.from_dlpack(src, assumed_align=16).mark_layout_dynamic()
     d = wb.from_dlpack(dst, assumed_align=16).mark_layout_dynamic()
     tvs = {(th, c): E.copy_tv(th, c) for th, c in CONFIGS}
-    limits = {key: _blocks_per_sm(copy_persistent.specialize((s, d, tv)).gpu.handle, key[0])
+    limits = {key: _blocks_per_sm(copy_persistent.specialize((s, d, tv)).load_gpu().handle, key[0])
               for key, tv in tvs.items()}
     out["occupancy_blocks_per_sm"] = {f"{th}x{c}": v for (th, c), v in limits.items()}
     for p in points(sms, lambda th, c: limits[(th, c)]):
