@@ -188,13 +188,14 @@ def _register_offsets(t: KTensor, idx_layout_v, base, what):
 
 
 def _same_type(frag, want, atom, which):
-    ok = frag.etype is want or (frag.etype.bits == want.bits and "TF32" in (atom.type_codes or ())
-                                and which in "AB" and frag.etype in (et.Float32, et.TFloat32))
-    if not ok:
-        raise TypeError(f"gemm({atom.name}): the atom's {which} operand is {want}"
-                        f"{' (tf32 bits in Float32)' if 'TF32' in (atom.type_codes or ()) and which in 'AB' else ''}, "
-                        f"but the fragment holds {frag.etype}; make it with tiled_mma.make_fragment_{which.lower() if which == 'D' else which}"
-                        f" or convert with .load().to({want}).")
+    """A fragment holds the atom's value type (a TF32 atom's A and B: Float32 or TFloat32, tf32 bits in a float)."""
+    tf32 = which in "AB" and "TF32" in (atom.type_codes or ())
+    if frag.etype is want or (tf32 and frag.etype in (et.Float32, et.TFloat32)):
+        return
+    maker = "make_fragment_C" if which in "CD" else f"make_fragment_{which}"
+    raise TypeError(f"gemm({atom.name}): the atom's {which} operand is {'tf32 (Float32 or TFloat32)' if tf32 else want}, "
+                    f"but the fragment holds {frag.etype}; make it with tiled_mma.{maker} or convert with "
+                    f"frag.load().to({want}).")
 
 
 @builtin
