@@ -84,6 +84,7 @@ from .dsl import (
     sync_threads,
     thread_idx,
 )
+from .interop import CuteTextError, format_cute, parse_cute, to_cute_cpp, to_cute_dsl
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -171,6 +172,8 @@ __all__ = [
     "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset", "explain",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
     "print_layout",
+    # CuTe interop: its printed text (C++ and DSL) both ways, its code
+    "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors

@@ -21,6 +21,7 @@ from .algebra import (
     select,
 )
 from .basis import ArithTuple, E
+from .cute_text import CuteTextError, parse_layout, parse_tiler
 from .explanation import Explanation, Step, explain
 from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import format_inttuple
@@ -33,7 +34,6 @@ from .layout import (
     idx2crd,
     make_layout,
     offset_span,
-    parse_layout,
     prefix_product,
     product,
     rank,
@@ -64,7 +64,7 @@ __all__ = [
     "Dyn", "Symbolic", "is_static", "is_dynamic", "is_symbolic", "known_value", "value_of", "divisibility_of",
     "E", "ArithTuple", "IdentityTensor", "make_identity_tensor", "elem_less",
     "flatten", "product", "prefix_product", "ceil_div", "format_inttuple",
-    "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride",
+    "Layout", "make_layout", "parse_layout", "parse_tiler", "CuteTextError", "size", "cosize", "rank", "depth", "shape", "stride",
     "crd2idx", "idx2crd", "offset_span", "is_compact",
     # the layout algebra
     "LayoutAlgebraError", "coalesce", "filter_", "filter_zeros", "composition", "complement",

@@ -21,7 +21,8 @@ import numpy as np
 
 from . import inttuple as it
 from .algebra import append, coalesce, complement, composition, filter_, flatten, select
-from .layout import Layout, cosize, make_layout, parse_layout
+from .cute_text import parse_layout
+from .layout import Layout, cosize, make_layout
 from .tiling import (
     blocked_product,
     flat_divide,
