@@ -84,7 +84,7 @@ from .dsl import (
     sync_threads,
     thread_idx,
 )
-from .interop import CuteTextError, format_cute, parse_cute, to_cute_cpp, to_cute_dsl
+from .interop import CuteTextError, format_cute, from_cute, parse_cute, to_cute_cpp, to_cute_dsl
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -173,7 +173,7 @@ __all__ = [
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
     "print_layout",
     # CuTe interop: its printed text (C++ and DSL) both ways, its code
-    "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl",
+    "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors

@@ -253,7 +253,7 @@ def _perm_cpp(p):
 
 def _perm_dsl(p):
     if p is None:
-        return "None"
+        return "_"
     return ct.format_dsl(Layout(p, 1) if type(p) is int else p)
 
 

@@ -31,7 +31,7 @@ from .swizzle import ComposedLayout, Swizzle, element_swizzle_of
 from .values import Dyn, Symbolic
 
 __all__ = ["CuteTextError", "parse_layout", "parse_tiler", "parse_identity", "parse_any", "format_cpp",
-           "format_dsl", "text_style"]
+           "format_dsl", "text_style", "from_cute_layout", "is_cute_object"]
 
 
 class CuteTextError(ValueError):
@@ -424,3 +424,45 @@ def format_dsl(x) -> str:
         return str(x)
     raise TypeError(f"format_dsl: expected a Layout, a ComposedLayout, a Swizzle, an identity tensor or a tiler, "
                     f"but got {type(x).__name__}.")
+
+
+# -- CuTe DSL's objects (duck-typed: the layout core imports no cutlass) -------------------------------------
+def is_cute_object(x) -> bool:
+    """True for an object of the CuTe DSL package (``cutlass.cute``)."""
+    return type(x).__module__.startswith("cutlass.")
+
+
+def _from_cute_int(x, what):
+    if type(x) is int:
+        return x
+    if type(x) is tuple or type(x).__name__ == "tuple":
+        return tuple(_from_cute_int(e, what) for e in x)
+    if type(x).__name__ == "ScaledBasis":
+        mode = x.mode
+        path = tuple(mode) if isinstance(mode, (list, tuple)) else (mode,)
+        return E(path, _from_cute_int(x.value, what))
+    if isinstance(x, list):
+        return tuple(_from_cute_int(e, what) for e in x)
+    raise ValueError(f"from_cute: expected static values in {what} (known while tracing), but got {x} "
+                     f"({type(x).__name__}), a value CuTe DSL knows only at run time; convert what is static, or "
+                     f"build the layout with wb.Dyn for the dynamic modes.")
+
+
+def from_cute_layout(x):
+    """The workbench's Layout / ComposedLayout / Swizzle / IdentityTensor for a CuTe DSL one (static parts)."""
+    kind = type(x).__name__
+    if kind == "Swizzle":
+        return Swizzle(int(x.num_bits), int(x.num_base), int(x.num_shift))
+    if kind == "_ComposedLayout" or kind == "ComposedLayout":
+        inner = from_cute_layout(x.inner)
+        return ComposedLayout(inner, _from_cute_int(x.offset, "the offset"), from_cute_layout(x.outer))
+    if kind.endswith("Tensor"):   # an identity tensor: a coordinate origin (a memory tensor's is a pointer)
+        if type(x.iterator).__name__.endswith("Pointer"):
+            raise TypeError("from_cute_layout: a memory tensor is no layout; take its .layout.")
+        origin = _from_cute_int(x.iterator, "the identity tensor's origin")
+        return IdentityTensor(_arith(origin) if type(origin) is tuple else origin, from_cute_layout(x.layout))
+    if hasattr(x, "shape") and hasattr(x, "stride"):
+        s = _from_cute_int(x.shape, f"the shape of {x}")
+        return Layout(s, _from_cute_int(x.stride, f"the stride of {x}"))
+    raise TypeError(f"from_cute: expected a CuTe DSL layout, composed layout, swizzle or identity tensor, but got "
+                    f"{kind}.")

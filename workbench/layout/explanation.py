@@ -21,7 +21,7 @@ import numpy as np
 
 from . import inttuple as it
 from .algebra import append, coalesce, complement, composition, filter_, flatten, select
-from .cute_text import parse_layout
+from .cute_text import from_cute_layout, is_cute_object, parse_layout
 from .layout import Layout, cosize, make_layout
 from .tiling import (
     blocked_product,
@@ -176,6 +176,8 @@ def _params(name: str, n: int) -> list:
 def _parse(x):
     if isinstance(x, str):
         return parse_layout(x)
+    if is_cute_object(x):   # a CuTe DSL layout, traced: its static values
+        return from_cute_layout(x)
     if type(x) is tuple:
         return tuple(_parse(e) for e in x)
     return x

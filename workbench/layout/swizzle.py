@@ -69,12 +69,13 @@ class Swizzle:
         return hash((Swizzle, self.bits, self.base, self.shift))
 
     def _compose(self, B):
-        """composition(swizzle, B) == ComposedLayout(swizzle, 0, B)."""
+        """composition(swizzle, B) == ComposedLayout(swizzle, 0, B); B itself for a swizzle of 0 bits (the
+        identity), as CuTe C++ returns it."""
         if type(B) is int:
             B = Layout(B)
         if type(B) is not Layout:
             raise TypeError(f"composition: expected a Layout after {self}, but got {type(B).__name__}.")
-        return ComposedLayout(self, 0, B)
+        return B if self.bits == 0 else ComposedLayout(self, 0, B)
 
 
 def make_swizzle(bits, base, shift) -> Swizzle:
