@@ -210,7 +210,9 @@ def _rank_product(op, A, B, raked):
     a, b = _modes(prod)
     am, bm = _modes(a), _modes(b)
     zipped = _cat(*[_cat(y, x) if raked else _cat(x, y) for x, y in zip(am, bm)])
-    # rank R in, rank R out, as CuTe: for rank 1 the one mode (A_0, B_0) stays nested, so that
+    if not raked:   # CuTe 4.x (CUTLASS 4.2, CuTe DSL 4.8.1): the blocked product is the zip itself, uncoalesced
+        return zipped
+    # rank R in, rank R out, as CuTe: for rank 1 the one mode (B_0, A_0) stays nested, so that
     # product_each (make_layout_tv's tiler) sees one mode of size(A)*size(B)
     return coalesce(zipped, (1,) * R)
 
