@@ -84,7 +84,17 @@ from .dsl import (
     sync_threads,
     thread_idx,
 )
-from .interop import CuteTextError, format_cute, from_cute, parse_cute, to_cute_cpp, to_cute_dsl
+from .interop import (
+    CuteTextError,
+    LinearLayout,
+    format_cute,
+    from_cute,
+    from_linear_layout,
+    parse_cute,
+    to_cute_cpp,
+    to_cute_dsl,
+    to_linear_layout,
+)
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -174,6 +184,8 @@ __all__ = [
     "print_layout",
     # CuTe interop: its printed text (C++ and DSL) both ways, its code
     "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute",
+    # Triton linear layouts (F2 bases)
+    "LinearLayout", "to_linear_layout", "from_linear_layout",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors

@@ -7,6 +7,7 @@
 
 from .cute import CuteTextError, format_cute, parse_cute, to_cute_cpp, to_cute_dsl
 from .dsl_objects import TracedTensor, as_workbench, from_cute
+from .linear import LinearLayout, from_linear_layout, to_linear_layout
 
 __all__ = ["CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute", "as_workbench",
-           "TracedTensor"]
+           "TracedTensor", "LinearLayout", "to_linear_layout", "from_linear_layout"]

@@ -533,7 +533,8 @@ def _regroup(out, op, A, B) -> None:
 
 
 def _rank_product(out, op, A, B) -> None:
-    """blocked/raked: the 1-D logical product of A and B at one rank, then like modes paired and coalesced."""
+    """blocked/raked: the 1-D logical product of A and B at one rank, then like modes paired (and, for raked,
+    coalesced: CuTe 4.x leaves the blocked product's pairs as they are)."""
     raked = op == "raked_product"
     B = B if type(B) is Layout else Layout(B, 1)
     r = max(A.rank, B.rank)
@@ -558,6 +559,11 @@ def _rank_product(out, op, A, B) -> None:
                  + ("each mode is (copy, element), so A's elements interleave across the copies (cyclic)."
                     if raked else "each mode is (element, copy), so every copy of A stays one contiguous block."))
     profile = it.format_inttuple((1,) * r)
+    if not raked:
+        out.final(f"{op}(A, B)", [zname, f"{Zr}"], blocked_product(A, B), Zr,
+                  "CuTe 4.x (CuTe DSL 4.8.1, CUTLASS 4.2) keeps these pairs as they are: the blocked product is the "
+                  "zip itself, uncoalesced, so each mode slices as (element, copy).")
+        return
     out.final(f"{op}(A, B)", [f"coalesce({zname}, {profile})", f"coalesce({Zr}, {profile})"],
               (raked_product if raked else blocked_product)(A, B), coalesce(Zr, (1,) * r),
               f"Coalesce each mode on its own ({profile}): rank {r} in, rank {r} out.")
