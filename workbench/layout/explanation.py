@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import inttuple as it
-from .algebra import append, coalesce, complement, composition, filter_, flatten, select
+from .algebra import LayoutAlgebraError, append, coalesce, complement, composition, filter_, flatten, select
 from .cute_text import from_cute_layout, is_cute_object, parse_layout
 from .layout import Layout, cosize, make_layout
 from .tiling import (
@@ -274,6 +274,15 @@ def _static(*xs) -> bool:
 
 
 # -- composition -----------------------------------------------------------------------------
+def _divides_out(A, nA, d) -> bool:
+    """Whether A / d (A ∘ ceil(size(A)/d):d) is defined: the step the derivation shows."""
+    try:
+        composition(A, Layout(ceil_div(nA, d), d))
+    except LayoutAlgebraError:
+        return False
+    return True
+
+
 def _composition(out, A, B, a, b) -> str:
     """Steps of A ∘ B; returns the name of the step holding the result."""
     if B is None:
@@ -306,6 +315,10 @@ def _composition(out, A, B, a, b) -> str:
         elif _static(nA, d) and d >= nA:   # A / d leaves one element: A's last mode extended past size(A)
             out.add(rname, [f"{Ac} ∘ {Bi}"], Ri, f"Stride {d} ≥ size({a}) = {nA}: past index 0 every element lies "
                     f"beyond {a}, which continues along its last mode, as in CuTe.")
+        elif not _divides_out(A, nA, d):
+            out.add(rname, [f"{Ac} ∘ {Bi}"], Ri,
+                    f"The divisibility conditions fail for {bi} (its stride does not divide {a}'s modes), yet CuTe's "
+                    f"unchecked composition is {a} ∘ {bi} at every index of {bi}: CuTe's answer, checked.")
         else:
             n = ceil_div(nA, d)
             # A / d = A ∘ ceil(size(A)/d):d: A's shape divided by d from the left (shape_div), its strides scaled

@@ -57,7 +57,7 @@ class Layout:
             stride = _to_tuple(stride, "stride")
         _check_leaves(shape, "shape", allow_negative=False)
         if stride is None:
-            stride = it.compact_col_major(shape)
+            stride = it.compact_left(shape)
         else:
             _check_leaves(stride, "stride", allow_negative=True)
             _check_congruent(shape, stride)

@@ -16,11 +16,14 @@ from .algebra import (
     LayoutAlgebraError,
     _cat,
     _compose,
+    _cute_answer,
+    _cute_complement,
     _fmt_tiler,
     _is_tensor,
     _layout,
     _modes,
     _raw,
+    _static_ints,
     append,
     coalesce,
     complement,
@@ -107,7 +110,23 @@ def logical_divide(A, T):
             return _compose(A, _cat(T, rest), False)
         return composition(A, _cat(T, rest))
     except LayoutAlgebraError as e:
-        raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
+        cute = _cute_divide(A, T)
+        if cute is not None and cute[1]:   # CuTe's T* = complement(T, shape(A)) makes it exact: CuTe's answer
+            return cute[0]
+        said = f" CuTe's logical_divide computes {cute[0]} here without checking, which is not A o (T, T*)." \
+            if cute is not None else ""
+        raise LayoutAlgebraError(f"logical_divide({A}, {T}): {str(e).split(' (CuTe computes')[0]}{said}") from None
+
+
+def _cute_divide(A, T):
+    """(CuTe's logical_divide result, whether it is A o (T, complement(T, shape(A)))) for static layouts, else None."""
+    if type(A) is not Layout or not (_static_ints(A) and _static_ints(T)):
+        return None
+    try:
+        rest = _cute_complement(T, A.shape)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if rest is None else _cute_answer(A, _cat(T, rest))
 
 
 def _unzip(op, splitter, A, T, depth=0):
@@ -148,18 +167,34 @@ def _expand(R, tile_flat):
     return slice_and_offset((c0, c1), R)[0]
 
 
+def _expanded_refusal(op, A, T, e, flat):
+    """A refusal of tiled/flat_divide: what CuTe's own op returns, rather than its logical_divide."""
+    cute = _cute_divide(A, _tiler_layout(T, op)) if type(T) is not tuple and type(A) is Layout else None
+    msg = str(e)
+    if cute is not None and " CuTe's logical_divide computes" in msg:
+        msg = msg.split(" CuTe's logical_divide computes")[0] + (
+            f" CuTe's {op} computes {_expand(cute[0], flat)} here without checking, which is not A o (T, T*).")
+    return LayoutAlgebraError(msg)
+
+
 def tiled_divide(A, T):
     """((TileM,TileN,...), RestM, RestN, ..., L, ...): zipped_divide with mode 1 unpacked."""
     if _is_tensor(A):
         return A._with_layout(tiled_divide(A.layout, T), 0)
-    return _expand(zipped_divide(A, T), False)
+    try:
+        return _expand(zipped_divide(A, T), False)
+    except LayoutAlgebraError as e:
+        raise _expanded_refusal("tiled_divide", A, T, e, False) from None
 
 
 def flat_divide(A, T):
     """(TileM, TileN, ..., RestM, RestN, ..., L, ...): zipped_divide with both modes unpacked."""
     if _is_tensor(A):
         return A._with_layout(flat_divide(A.layout, T), 0)
-    return _expand(zipped_divide(A, T), True)
+    try:
+        return _expand(zipped_divide(A, T), True)
+    except LayoutAlgebraError as e:
+        raise _expanded_refusal("flat_divide", A, T, e, True) from None
 
 
 # -- products --------------------------------------------------------------------------------
