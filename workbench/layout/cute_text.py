@@ -86,6 +86,19 @@ class _Reader:
             raise self.error(expected or repr(s))
         self.pos += len(s)
 
+    def is_o(self):
+        """At CuTe's composition sign: 'o' followed by a space or the end."""
+        self.ws()
+        return re.match(r"o(\s|$)", self.text[self.pos:self.pos + 2]) is not None
+
+    def take_o(self, expected):
+        if not self.is_o():
+            raise self.error(expected)
+        self.pos += 1
+        self.ws()
+        if self.pos == len(self.text):
+            raise self.error(expected.replace("' o ' and ", ""))
+
     def error(self, expected, got=None, pos=None):
         return CuteTextError(self.text, self.pos if pos is None else pos, expected, got)
 
@@ -266,11 +279,11 @@ class _Reader:
         else:
             at = self.pos
             inner = self.layout()
-            if not self.peek("o "):
+            if not self.is_o():
                 return inner
-        self.take("o ", "' o ' and the offset of a composed layout (A o offset o B)")
+        self.take_o("' o ' and the offset of a composed layout (A o offset o B)")
         kind, off, off_at = self.offset()
-        self.take("o ", "' o ' and the outer layout of a composed layout (A o offset o B)")
+        self.take_o("' o ' and the outer layout of a composed layout (A o offset o B)")
         outer = self.layout()
         if kind == "ptr":
             if type(inner) is not Swizzle:
@@ -290,7 +303,7 @@ class _Reader:
         self.ws()
         at = self.pos
         origin = self.inttuple(False, False)
-        self.take("o ", "' o ' after the identity tensor's origin")
+        self.take_o("' o ' after the identity tensor's origin")
         lay = self.layout()
         if dsl:
             self.take(">", "'>' closing tensor<...>")
