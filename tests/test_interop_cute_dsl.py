@@ -228,3 +228,35 @@ def test_dynamic_values_are_refused():
     assert got and "only at run time" in got[0]
     with pytest.raises(TypeError, match="expected a CuTe DSL object"):
         wb.from_cute(wb.make_layout(4))
+
+
+_GMMA_SCRIPT = """
+import cutlass, cutlass.cute as cute
+from cutlass.cute.nvgpu import warpgroup, OperandMajorMode as M
+import workbench as wb
+out = {}
+@cute.jit
+def f():
+    for k, (mk, nk, src) in enumerate([(M.K, M.K, warpgroup.OperandSource.SMEM), (M.K, M.MN, warpgroup.OperandSource.SMEM),
+                                       (M.K, M.K, warpgroup.OperandSource.RMEM)]):
+        op = warpgroup.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (64, 128, 16), src, mk, nk)
+        tm = cute.make_tiled_mma(op, cute.make_layout((2, 1, 1)))
+        out[k] = (wb.from_cute(tm), str(tm))
+f()
+for k, (tm, text) in out.items():
+    print(k, tm.atom.name, tm.atom.major_a, tm.atom.major_b, wb.format_cute(tm, "dsl") == text)
+"""
+
+
+def test_from_cute_reads_sm90_gmma_ops(tmp_path):
+    """CuTe DSL builds warpgroup ops only for an sm_90a target: traced in a child process that says so."""
+    import os
+    import subprocess
+    env = {**os.environ, "CUTE_DSL_ARCH": "sm_90a", "PYTHONWARNINGS": "ignore"}
+    script = tmp_path / "gmma_trace.py"   # CuTe DSL reads the traced function's source from its file
+    script.write_text(_GMMA_SCRIPT)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[:3] == ["0 SM90_64x128x16_F32F16F16_SS K K True",
+                                        "1 SM90_64x128x16_F32F16F16_SS K MN True",
+                                        "2 SM90_64x128x16_F32F16F16_RS K K True"]

@@ -69,7 +69,9 @@ def _mma_atom(op, thr_id, mnk, a, b, c):
     if kind == "MmaUniversalOp":
         t = _element_type(op.abacc_dtype, "MmaUniversalOp")
         atom = mma_atom("UniversalFMA", t)
-    elif kind == "MmaF16BF16Op" and ".warp" in type(op).__module__:
+    elif ".warpgroup" in type(op).__module__ and hasattr(op, "a_src"):   # SM90 GMMA (wgmma)
+        atom = _gmma_atom(op, mnk)
+    elif kind == "MmaF16BF16Op" and ".warp." in type(op).__module__ + ".":
         ab, acc = _element_type(op.ab_dtype, kind), _element_type(op.acc_dtype, kind)
         m, n, k = mnk
         name = f"SM80_{m}x{n}x{k}_{_MMA_CODES[acc]}{_MMA_CODES[ab]}{_MMA_CODES[ab]}{_MMA_CODES[acc]}_TN"
@@ -85,6 +87,24 @@ def _mma_atom(op, thr_id, mnk, a, b, c):
                                ("tv_layout_B", atom.tv_layout_B, b), ("tv_layout_C", atom.tv_layout_C, c)):
         _check(ours, theirs, what, atom.name)
     return atom
+
+
+def _gmma_atom(op, mnk):
+    """The SM90 GMMA atom of a CuTe DSL warpgroup op: SM90_64xNxK_<D><A><B>_<SS|RS>[_TN], with its majors."""
+    a, b = _element_type(op.a_dtype, "the GMMA op"), _element_type(op.b_dtype, "the GMMA op")
+    d = _element_type(op.acc_dtype, "the GMMA op")
+    codes = {**_MMA_CODES, et.Float32: "TF32" if a is et.Float32 else "F32"}
+    src = "RS" if "RMEM" in str(op.a_src).upper() else "SS"
+    m, n, k = mnk
+    base = f"SM90_{m}x{n}x{k}_{_MMA_CODES[d]}{codes[a]}{codes[b]}_{src}"
+    majors = {"major_a": "MN" if str(op.a_major_mode).endswith("MN") else "K",
+              "major_b": "MN" if str(op.b_major_mode).endswith("MN") else "K"}
+    for name in (base, base + "_TN"):
+        try:
+            return mma_atom(name, **majors)
+        except ValueError:
+            continue
+    return None
 
 
 def _copy_atom(op, vt, src, dst):
