@@ -327,10 +327,14 @@ def _compose(A, B, verify):
     what = (A, B)
     fs, fd = it.flatten(A.shape), it.flatten(A.stride)
     ashp, astr = _coalesce_flat(fs, fd)
+    if type(fs[-1]) is int and fs[-1] == 1 and len(fs) > 1 and type(fd[-1]) is not E:
+        # CuTe's coalesce_x: past size(A), A continues along its last flat mode's stride even when that mode has
+        # extent 1 (the extension mode; its extent is never read), so an extent-1 result keeps that stride too
+        ashp, astr = _coalesce_flat([*fs[:-1], 2], fd)
     if not ashp:
-        # Note: CuTe and pycute extend an all-extent-1 A with stride 0 (1:5 o 16:1 is 16:0).  Past A's
-        # one element that collapses a ragged tile, and an identity tile with it, onto element 0, so
-        # elem_less would call every element of the tile present; we extend along A's last stride.
+        # Note: pycute extends an all-extent-1 A with stride 0 (1:5 o 16:1 is 16:0).  Past A's one element
+        # that collapses a ragged tile, and an identity tile with it, onto element 0, so elem_less would call
+        # every element of the tile present; we extend along A's last stride, as CuTe 4.x's coalesce_x does.
         ashp, astr = [1], [fd[-1]]
     try:
         R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
