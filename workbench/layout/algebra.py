@@ -282,7 +282,9 @@ def _is_tensor(x) -> bool:
 
 def composition(A, B):
     """Functional composition ``R = A o B``: ``R(i) == A(B(i))`` for ``0 <= i < size(B)`` and
-    R is compatible with B (same profile).  A's last mode extends past ``size(A)``.
+    R is compatible with B (same profile).  A's last flat mode extends past ``size(A)``, even of extent 1
+    (CuTe 4.x's ``coalesce_x``).  Where the divisibility conditions fail it raises, quoting what CuTe computes
+    unchecked, unless that is ``A o B`` at every index (then it is the answer).
 
     B may be a Layout, an int (``n:1``), a Swizzle, or a tiler: a tuple of tilers / ints /
     None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).  A may be
