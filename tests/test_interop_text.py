@@ -56,6 +56,10 @@ def test_swizzles_in_bytes_and_in_elements():
     assert str(f4.inner) == "S<3,5,3>" and f4.alignment == 1024
     e = P("Sw<3,3,3> o _0 o (_8,_64):(_64,_1)")   # no pointer: the swizzle is on element offsets
     assert e.ptr_bits is None and str(e) == "S<3,3,3> o 0 o (8,64):(64,1)"
+    # CuTe DSL 4.8.1 prints a negative shift without the closing '>': read as it prints it
+    assert P("S<2,0,-2 o 0 o (8,32):(32,1)") == P("S<2,0,-2> o 0 o (8,32):(32,1)")
+    with pytest.raises(wb.CuteTextError, match="'>' closing the swizzle"):
+        P("S<2,0,2 o 0 o (8,32):(32,1)")
     inner = P("_8:_2 o _3 o (_8,_64):(_64,_1)")
     assert inner((1, 0)) == P("8:2")(3 + 64)
 

@@ -249,8 +249,10 @@ class _Reader:
             self.pos = m.end()
             if i < 2:
                 self.take(",", f"',' after {name} in the swizzle")
-        self.take(">", "'>' closing the swizzle")
         (b, bat), (mm, mat), (s, sat) = vals
+        if not (s < 0 and self.text.startswith("S<", at) and self.is_o()):
+            self.take(">", "'>' closing the swizzle")   # (CuTe DSL 4.8.1 prints S<2,0,-2 o ...: no '>' after a
+            #                                             negative shift, which is read as it prints it)
         if b < 0:
             raise self.error("a swizzle with B >= 0 (bits)", str(b), bat)
         if mm < 0:
