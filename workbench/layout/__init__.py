@@ -52,6 +52,7 @@ from .tiling import (
     logical_divide,
     logical_product,
     raked_product,
+    tile_to_shape,
     tiled_divide,
     tiled_product,
     zipped_divide,
@@ -72,7 +73,7 @@ __all__ = [
     "append", "prepend", "make_ordered_layout", "product_each",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition", "make_layout_tv",
+    "local_tile", "local_partition", "tile_to_shape", "make_layout_tv",
     # the algebra derived step by step
     "explain", "Explanation", "Step",
     "slice_", "dice", "slice_and_offset",

@@ -665,7 +665,7 @@ def make_ordered_layout(shape, order):
     strides = [None] * len(fs)
     cur = 1
     for i in sorted(range(len(fs)), key=lambda k: fo[k]):
-        strides[i] = cur
+        strides[i] = 0 if type(fs[i]) is int and fs[i] == 1 else cur   # CuTe: a static extent-1 mode gets 0
         cur = cur * fs[i]
     return Layout(shape, it.unflatten(strides, shape))
 

@@ -28,15 +28,16 @@ from .algebra import (
     coalesce,
     complement,
     composition,
+    make_ordered_layout,
 )
 from .layout import Layout
 from .slicing import slice_and_offset
-from .values import Symbolic, is_symbolic, known_value
+from .values import Symbolic, ceil_div, is_symbolic, known_value
 
 __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition",
+    "local_tile", "local_partition", "tile_to_shape",
 ]
 
 
@@ -263,6 +264,36 @@ def raked_product(A, B):
     """Rank-sensitive product: mode i is (B_i, A_i), A's elements interleaved (raked) across
     the copies B lays out (a cyclic distribution).  size(R) == size(A)*size(B)."""
     return _rank_product("raked_product", A, B, raked=True)
+
+
+def tile_to_shape(block, trg_shape, order=None):
+    """CuTe's ``tile_to_shape(block, trg_shape, order)``: copies of ``block`` laid out to fill ``trg_shape``, the copies
+    ordered by ``order`` (default column-major): ``blocked_product(block padded to the rank of trg_shape,
+    make_ordered_layout(trg_shape / block_shape, order))``, uncoalesced as CuTe 4.x (CuTe DSL 4.8.1) returns it.
+    A swizzled (composed) block tiles its outer layout: ``tile_to_shape(SW128 atom, (128, 64))``.  Each mode of the
+    block must divide the target's (CuTe asserts it)."""
+    if getattr(block, "_is_composed", False):
+        return block._apply(lambda outer: tile_to_shape(outer, trg_shape, order))
+    block = _layout(block, "tile_to_shape")
+    trg = trg_shape if type(trg_shape) is tuple else (trg_shape,)
+    it.check_nesting(trg, "shape")
+    r = len(trg)
+    if block.rank > r:
+        raise LayoutAlgebraError(f"tile_to_shape({block}, {it.format_inttuple(trg_shape)}): the block has rank "
+                                 f"{block.rank}, more than the target shape's {r}.")
+    padded = append(block, up_to_rank=r) if type(block.shape) is tuple else append(_cat(block), up_to_rank=r)
+    bshape = [it.product(m.shape) for m in _modes(padded)]
+    tshape = [it.product(t) for t in trg]
+    for i, (b, t) in enumerate(zip(bshape, tshape)):
+        if type(b) is int and type(t) is int and t % b:
+            raise LayoutAlgebraError(f"tile_to_shape({block}, {it.format_inttuple(trg_shape)}): mode {i} of the block "
+                                     f"({b}) does not divide the target's ({t}), as CuTe requires.")
+    product_shape = tuple(ceil_div(t, b) for b, t in zip(bshape, tshape))
+    ordered = make_ordered_layout(product_shape, tuple(range(r)) if order is None else order)
+    if r == 1 and type(trg_shape) is tuple:   # a rank-1 target keeps its copies' mode nested, as CuTe prints it
+        prod = logical_product(block if type(block.shape) is not tuple else block[0], ordered)
+        return _cat(_cat(prod[0], prod[1]))
+    return blocked_product(padded, ordered)
 
 
 # -- tiles and partitions --------------------------------------------------------------------
