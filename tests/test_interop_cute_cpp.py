@@ -1,7 +1,8 @@
 """Differential test of the CuTe interop against CuTe C++ itself (g++ over the CUTLASS headers).
 
-Stage 1: a generated harness prints, with CuTe's own ``print()``, 370+ objects: random static and dynamic
-layouts, swizzled layouts, the GMMA shared-memory atoms over four element types, identity layouts and tensors,
+Stage 1: a generated harness prints, with CuTe's own ``print()``, 380+ objects: random static and dynamic
+layouts, swizzled layouts, the GMMA shared-memory atoms over four element types and tiled to shapes
+(``tile_to_shape``), identity layouts and tensors,
 MMA and copy atoms, 20 tiled MMAs and 22 tiled copies (the ones tests/test_atoms_cute_cpp.py checks).
 Each printed text is parsed (``wb.parse_cute``) and must equal the workbench's own construction of the same
 object as a function, and print back (``wb.format_cute(x, "cpp")``) to the very text CuTe printed: the same
@@ -46,6 +47,10 @@ def _stride_like(rng, s):
     if type(s) is tuple:
         return tuple(_stride_like(rng, e) for e in s)
     return rng.choice([0, 1, 1, 2, 3, 4, 8, 16, 24, 64, -1, -4])
+
+
+def _compact_shape(rng):
+    return tuple(rng.choice([1, 2, 4, 8]) for _ in range(rng.randint(2, 3)))
 
 
 def _cxx_static(t, kind):
@@ -103,6 +108,17 @@ def cases():
         for t, ct in CXX_T.items():
             out.append((f"G_{name}_{t.name}", f"GMMA::Layout_{name}_Atom<{ct}>{{}}",
                         wb.gmma_smem_atom(f"Layout_{name}_Atom", t), {}))
+    for name, t, trg in (("K_SW128", wb.Float16, (128, 64)), ("MN_SW64", wb.Float32, (64, 32)),
+                         ("K_SW32", wb.Uint8, (64, 64, 2)), ("MN_INTER", wb.Float64, (16, 16)),
+                         ("K_SW64", wb.Float16, (64, 128))):
+        out.append((f"T_{name}_{t.name}", f"tile_to_shape(GMMA::Layout_{name}_Atom<{CXX_T[t]}>{{}}, "
+                    f"make_shape({', '.join(f'Int<{x}>{{}}' for x in trg)}))",
+                    wb.tile_to_shape(wb.gmma_smem_atom(f"Layout_{name}_Atom", t), trg), {}))
+    for k in range(10):
+        s = _compact_shape(rng)
+        trg = tuple(x * rng.randint(1, 3) for x in s) + ((rng.randint(1, 3),) if rng.random() < 0.3 else ())
+        out.append((f"T{k}", f"tile_to_shape(Layout<{_cxx_static(s, 'Shape')}>{{}}, "
+                    f"make_shape({', '.join(f'Int<{x}>{{}}' for x in trg)}))", wb.tile_to_shape(wb.make_layout(s), trg), {}))
     for k in range(20):
         s = _shape(rng)
         s = s if type(s) is tuple else (s,)
@@ -248,7 +264,7 @@ def test_the_harness_prints_enough(stage1):
     cs, printed = stage1
     assert len(cs) >= 300 and set(printed) == {c[0] for c in cs}
     kinds = {c[0].split("_")[0].rstrip("0123456789") for c in cs}
-    assert {"L", "D", "S", "G", "I", "IT", "TM", "TC", "MA", "CA"} <= kinds
+    assert {"L", "D", "S", "G", "T", "I", "IT", "TM", "TC", "MA", "CA"} <= kinds
 
 
 def test_parsing_cute_cpp_prints_gives_equal_objects_in_function_and_hierarchy(stage1):
