@@ -52,7 +52,9 @@ def test_atom_fields():
     assert g.shape_mnk == (64, 256, 16) and g.tv_layout_C.size == 64 * 256 and g.major_a == "MN"
     c = copy_atom("SM75_U32x4_LDSM_N", F16)
     assert str(c.layout_src_tv) == "(32,8):(8,1)" and c.layout_src_tv_bits.size == 32 * 128
-    assert str(gmma_smem_atom("Layout_K_SW128_Atom", F16)) == "S<3,3,3> o 0 o (8,64):(64,1)"
+    a = gmma_smem_atom("Layout_K_SW128_Atom", F16)
+    assert str(a) == "Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)"  # CuTe C++'s spelling
+    assert str(a.inner) == "S<3,3,3>" and a.alignment == 1024  # the same function of the element offset
 
 
 @pytest.mark.parametrize("call, match", [

@@ -160,7 +160,7 @@ def test_playground_operations_and_shared_colouring():
 def test_playground_errors_in_place():
     p = AlgebraPlayground()
     p.a_control.value = "(4,2:(1,4)"
-    assert p.error.startswith("ValueError: Expected ',' or ')'") and p.result is None
+    assert p.error.startswith("CuteTextError: Expected ',' or ')'") and p.result is None   # a ValueError
     assert "wb-error" in p.info.value
     assert p.canvases[2].layout.display == "none"
     p.a_control.value = "(4,2):(1,4)"

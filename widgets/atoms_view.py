@@ -27,6 +27,7 @@ import numpy as np
 import traitlets as t
 
 from workbench.atoms import TiledCopy, TiledMMA, bank_conflicts, suggest_swizzle
+from workbench.interop import as_workbench
 from workbench.layout import inttuple as it
 
 from .base import SvgFallback
@@ -219,6 +220,7 @@ class MMAView(_AtomsWidget):
     """``MMAView(tiled_mma, thread=-1)``: A (M x K), B (N x K) and C (M x N) of a TiledMMA."""
 
     def __init__(self, tiled_mma, thread: int = -1, **kw):
+        tiled_mma = as_workbench(tiled_mma)
         if not isinstance(tiled_mma, TiledMMA):
             raise TypeError(f"MMAView: expected a TiledMMA (wb.make_tiled_mma(...)), but got {type(tiled_mma).__name__}.")
         self.tiled_mma = tiled_mma
@@ -246,6 +248,7 @@ class CopyView(_AtomsWidget):
     """
 
     def __init__(self, tiled_copy, smem_layout=None, swizzled=None, side=None, thread: int = -1, **kw):
+        tiled_copy = as_workbench(tiled_copy)
         if not isinstance(tiled_copy, TiledCopy):
             raise TypeError(f"CopyView: expected a TiledCopy (wb.make_tiled_copy...), but got {type(tiled_copy).__name__}.")
         self.tiled_copy = tiled_copy

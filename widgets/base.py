@@ -7,12 +7,14 @@ notebook (GitHub, nbval, nbconvert) shows the ``image/svg+xml`` entry written ne
 from __future__ import annotations
 
 from workbench import from_dlpack
+from workbench.interop import as_workbench
 from workbench.layout import ComposedLayout, Layout, parse_layout
 
 
 def as_layout(obj) -> tuple[Layout, object]:
     """(layout, tensor or None) for a wb.Layout, a swizzled wb.ComposedLayout, a layout string, a wb.Tensor
     or any __dlpack__ object."""
+    obj = as_workbench(obj)  # a CuTe DSL object (traced): the workbench's
     if type(obj) is Layout or type(obj) is ComposedLayout:  # (a swizzled layout's .layout would drop the swizzle)
         return obj, None
     if isinstance(obj, str):

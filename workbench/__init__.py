@@ -89,6 +89,17 @@ from .dsl import (
     sync_threads,
     thread_idx,
 )
+from .interop import (
+    CuteTextError,
+    LinearLayout,
+    format_cute,
+    from_cute,
+    from_linear_layout,
+    parse_cute,
+    to_cute_cpp,
+    to_cute_dsl,
+    to_linear_layout,
+)
 from .layout import (
     ArithTuple,
     ComposedLayout,
@@ -148,6 +159,7 @@ from .layout import (
     slice_,
     slice_and_offset,
     stride,
+    tile_to_shape,
     tiled_divide,
     tiled_product,
     zipped_divide,
@@ -173,9 +185,13 @@ __all__ = [
     "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes", "append", "prepend",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition", "make_layout_tv", "slice_", "dice", "slice_and_offset", "explain",
+    "local_tile", "local_partition", "tile_to_shape", "make_layout_tv", "slice_", "dice", "slice_and_offset", "explain",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
     "print_layout",
+    # CuTe interop: its printed text (C++ and DSL) both ways, its code
+    "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute",
+    # Triton linear layouts (F2 bases)
+    "LinearLayout", "to_linear_layout", "from_linear_layout",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors

@@ -21,6 +21,7 @@ from .algebra import (
     select,
 )
 from .basis import ArithTuple, E
+from .cute_text import CuteTextError, parse_layout, parse_tiler
 from .explanation import Explanation, Step, explain
 from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import format_inttuple
@@ -33,7 +34,6 @@ from .layout import (
     idx2crd,
     make_layout,
     offset_span,
-    parse_layout,
     prefix_product,
     product,
     rank,
@@ -52,6 +52,7 @@ from .tiling import (
     logical_divide,
     logical_product,
     raked_product,
+    tile_to_shape,
     tiled_divide,
     tiled_product,
     zipped_divide,
@@ -64,7 +65,7 @@ __all__ = [
     "Dyn", "Symbolic", "is_static", "is_dynamic", "is_symbolic", "known_value", "value_of", "divisibility_of",
     "E", "ArithTuple", "IdentityTensor", "make_identity_tensor", "elem_less",
     "flatten", "product", "prefix_product", "ceil_div", "format_inttuple",
-    "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth", "shape", "stride",
+    "Layout", "make_layout", "parse_layout", "parse_tiler", "CuteTextError", "size", "cosize", "rank", "depth", "shape", "stride",
     "crd2idx", "idx2crd", "offset_span", "is_compact",
     # the layout algebra
     "LayoutAlgebraError", "coalesce", "filter_", "filter_zeros", "composition", "complement",
@@ -72,7 +73,7 @@ __all__ = [
     "append", "prepend", "make_ordered_layout", "product_each",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition", "make_layout_tv",
+    "local_tile", "local_partition", "tile_to_shape", "make_layout_tv",
     # the algebra derived step by step
     "explain", "Explanation", "Step",
     "slice_", "dice", "slice_and_offset",

@@ -148,11 +148,16 @@ def _compose_leaf(ashp, astr, s, d, what):
             return s, 0
         if d < 0:
             _fail("composition", what, f"the right operand has a negative stride {d}; composition needs strides >= 0.")
-    if _is1(s):
-        return 1, 0
     n = len(ashp)
     if n == 1:
         return s, d * astr[0]
+    if _is1(s):
+        # CuTe keeps a stride for an extent-1 result: the stride divided through A's modes (ceil), onto A's last
+        if type(s) is int and type(d) is int and all(type(x) is int for x in ashp):
+            for si in ashp[:-1]:
+                d = -(-d // si)
+            return 1, d * astr[-1]
+        return 1, 0
     rs, rd = s, d
     out_s, out_d = [], []
     for i in range(n - 1):
@@ -277,7 +282,9 @@ def _is_tensor(x) -> bool:
 
 def composition(A, B):
     """Functional composition ``R = A o B``: ``R(i) == A(B(i))`` for ``0 <= i < size(B)`` and
-    R is compatible with B (same profile).  A's last mode extends past ``size(A)``.
+    R is compatible with B (same profile).  A's last flat mode extends past ``size(A)``, even of extent 1
+    (CuTe 4.x's ``coalesce_x``).  Where the divisibility conditions fail it raises, quoting what CuTe computes
+    unchecked, unless that is ``A o B`` at every index (then it is the answer).
 
     B may be a Layout, an int (``n:1``), a Swizzle, or a tiler: a tuple of tilers / ints /
     None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).  A may be
@@ -331,15 +338,106 @@ def _compose(A, B, verify):
     what = (A, B)
     fs, fd = it.flatten(A.shape), it.flatten(A.stride)
     ashp, astr = _coalesce_flat(fs, fd)
+    if type(fs[-1]) is int and fs[-1] == 1 and len(fs) > 1 and type(fd[-1]) is not E:
+        # CuTe's coalesce_x: past size(A), A continues along its last flat mode's stride even when that mode has
+        # extent 1 (the extension mode; its extent is never read), so an extent-1 result keeps that stride too
+        ashp, astr = _coalesce_flat([*fs[:-1], 2], fd)
     if not ashp:
-        # Note: CuTe and pycute extend an all-extent-1 A with stride 0 (1:5 o 16:1 is 16:0).  Past A's
-        # one element that collapses a ragged tile, and an identity tile with it, onto element 0, so
-        # elem_less would call every element of the tile present; we extend along A's last stride.
+        # Note: pycute extends an all-extent-1 A with stride 0 (1:5 o 16:1 is 16:0).  Past A's one element
+        # that collapses a ragged tile, and an identity tile with it, onto element 0, so elem_less would call
+        # every element of the tile present; we extend along A's last stride, as CuTe 4.x's coalesce_x does.
         ashp, astr = [1], [fd[-1]]
-    R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+    try:
+        R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
+    except LayoutAlgebraError as e:
+        alt = _cute_answer(A, B)
+        if alt is None:
+            raise
+        if alt[1]:   # CuTe's unchecked result is A o B after all: CuTe's answer is defined, give it
+            return alt[0]
+        raise LayoutAlgebraError(f"{e} (CuTe computes {alt[0]} here without checking, which is not A o B.)") from None
     if verify and len(ashp) > 1 and type(B.shape) is tuple and _overlapping(B):
         _verify_overlapping(R, ashp, astr, B, what)
     return R
+
+
+# -- what CuTe returns where the divisibility conditions fail (it does not check them) --------------------------
+def _static_ints(L) -> bool:
+    return all(type(x) is int for x in (*it.flatten(L.shape), *it.flatten(L.stride)))
+
+
+def _cute_compose_leaf(ashp, astr, s, d):
+    """CuTe's composition_impl for one leaf s:d of B over the flat A, as CuTe C++/CuTe DSL compute it: the
+    divisibility conditions unchecked (ceil_div, min), so the result may not be A o B."""
+    if d == 0:
+        return s, 0
+    if len(ashp) == 1:
+        return s, d * astr[0]
+    out_s, out_d, rs, rd = [], [], s, d
+    for si, di in zip(ashp[:-1], astr[:-1]):
+        next_shape = -(-si // abs(rd))
+        next_stride = -(-abs(rd) // si) * (1 if rd > 0 else -1)
+        if next_shape != 1 and rs != 1:
+            new = min(next_shape, rs)
+            out_s.append(new)
+            out_d.append(rd * di)
+            rs //= new
+        rd = next_stride
+    if not out_s:
+        return rs, rd * astr[-1]
+    if rs == 1:
+        return _wrap(out_s, out_d)
+    return _wrap(out_s + [rs], out_d + [rd * astr[-1]])
+
+
+def _cute_compose_tree(ashp, astr, bs, bd):
+    if type(bs) is tuple:
+        parts = [_cute_compose_tree(ashp, astr, x, y) for x, y in zip(bs, bd)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    return _cute_compose_leaf(ashp, astr, bs, bd)
+
+
+def _cute_answer(A, B):
+    """(CuTe's result for static A o B, whether it is A o B at every index of B) or None when it cannot be said
+    (symbolic values, basis strides, or more than 2**16 indices to check)."""
+    if not (_static_ints(A) and _static_ints(B)) or any(d < 0 for d in it.flatten(B.stride)) or B.size > 1 << 16:
+        return None
+    ashp, astr = _coalesce_flat(it.flatten(A.shape), it.flatten(A.stride))
+    if not ashp:
+        ashp, astr = [1], [0]
+    try:
+        R = _raw(*_cute_compose_tree(ashp, astr, B.shape, B.stride))
+        ok = R.size == B.size and all(R(i) == A(B(i)) for i in range(B.size))
+    except (ValueError, ZeroDivisionError, TypeError):
+        return None
+    return R, ok
+
+
+def _cute_complement(layout, M):
+    """CuTe's complement (C++ detail::complement after filter) for static strides, its injectivity unchecked;
+    ``M`` an int or a shape (its modes divided one by one, as CuTe's ceil_div of a shape does)."""
+    shp, std = _coalesce_flat(*[list(x) for x in zip(*[(s, d) for s, d in zip(it.flatten(layout.shape),
+                                                                                  it.flatten(layout.stride)) if d != 0]
+                                                         or [(1, 0)])])
+    if not shp:
+        return _raw(it.product(M), 1)
+    modes = list(zip(shp, std))
+    res_s, res_d = [], [1]
+    while len(modes) > 1:
+        k = min(range(len(modes)), key=lambda j: modes[j][1])
+        s, d = modes.pop(k)
+        res_s.append(d // res_d[-1])
+        res_d.append(d * s)
+    s, d = modes[0]
+    res_s.append(d // res_d[-1])
+    if type(M) is tuple:   # a shape cotarget (logical_divide's): CuTe's ceil_div of a shape, mode by mode
+        rest, b = 1, d * s
+        for a in it.flatten(M):
+            rest, b = rest * -(-a // b), -(-b // a)
+    else:
+        rest = -(-M // (d * s))
+    out_s, out_d = _coalesce_flat(res_s + [rest], res_d + [d * s])
+    return _raw(*_wrap(out_s, out_d)) if out_s else _raw(1, 0)
 
 
 def _fmt_tiler(t):
@@ -390,8 +488,10 @@ def complement(layout, cotarget=None):
     for s, d in flat:
         vc = known_value(cur)
         if vc is not None and d < vc:
+            cute = _cute_complement(layout, M) if type(M) is int and _static_ints(layout) else None
+            said = f" CuTe computes {cute} here without checking, which is no complement." if cute is not None else ""
             _fail("complement", what, f"no complement exists: stride {d} lies inside the span {vc} of the modes "
-                  f"below it (CuTe's complement needs the modes, sorted by stride, not to interleave).")
+                  f"below it (CuTe's complement needs the modes, sorted by stride, not to interleave).{said}")
         n = d // cur
         if not _is1(n):
             out_s.append(n)
@@ -578,7 +678,7 @@ def make_ordered_layout(shape, order):
     strides = [None] * len(fs)
     cur = 1
     for i in sorted(range(len(fs)), key=lambda k: fo[k]):
-        strides[i] = cur
+        strides[i] = 0 if type(fs[i]) is int and fs[i] == 1 else cur   # CuTe: a static extent-1 mode gets 0
         cur = cur * fs[i]
     return Layout(shape, it.unflatten(strides, shape))
 

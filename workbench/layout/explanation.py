@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import inttuple as it
-from .algebra import append, coalesce, complement, composition, filter_, flatten, select
-from .layout import Layout, cosize, make_layout, parse_layout
+from .algebra import LayoutAlgebraError, append, coalesce, complement, composition, filter_, flatten, select
+from .cute_text import from_cute_layout, is_cute_object, parse_layout
+from .layout import Layout, cosize, make_layout
 from .tiling import (
     blocked_product,
     flat_divide,
@@ -175,6 +176,8 @@ def _params(name: str, n: int) -> list:
 def _parse(x):
     if isinstance(x, str):
         return parse_layout(x)
+    if is_cute_object(x):   # a CuTe DSL layout, traced: its static values
+        return from_cute_layout(x)
     if type(x) is tuple:
         return tuple(_parse(e) for e in x)
     return x
@@ -271,6 +274,15 @@ def _static(*xs) -> bool:
 
 
 # -- composition -----------------------------------------------------------------------------
+def _divides_out(A, nA, d) -> bool:
+    """Whether A / d (A ∘ ceil(size(A)/d):d) is defined: the step the derivation shows."""
+    try:
+        composition(A, Layout(ceil_div(nA, d), d))
+    except LayoutAlgebraError:
+        return False
+    return True
+
+
 def _composition(out, A, B, a, b) -> str:
     """Steps of A ∘ B; returns the name of the step holding the result."""
     if B is None:
@@ -303,6 +315,10 @@ def _composition(out, A, B, a, b) -> str:
         elif _static(nA, d) and d >= nA:   # A / d leaves one element: A's last mode extended past size(A)
             out.add(rname, [f"{Ac} ∘ {Bi}"], Ri, f"Stride {d} ≥ size({a}) = {nA}: past index 0 every element lies "
                     f"beyond {a}, which continues along its last mode, as in CuTe.")
+        elif not _divides_out(A, nA, d):
+            out.add(rname, [f"{Ac} ∘ {Bi}"], Ri,
+                    f"The divisibility conditions fail for {bi} (its stride does not divide {a}'s modes), yet CuTe's "
+                    f"unchecked composition is {a} ∘ {bi} at every index of {bi}: CuTe's answer, checked.")
         else:
             n = ceil_div(nA, d)
             # A / d = A ∘ ceil(size(A)/d):d: A's shape divided by d from the left (shape_div), its strides scaled
@@ -530,7 +546,8 @@ def _regroup(out, op, A, B) -> None:
 
 
 def _rank_product(out, op, A, B) -> None:
-    """blocked/raked: the 1-D logical product of A and B at one rank, then like modes paired and coalesced."""
+    """blocked/raked: the 1-D logical product of A and B at one rank, then like modes paired (and, for raked,
+    coalesced: CuTe 4.x leaves the blocked product's pairs as they are)."""
     raked = op == "raked_product"
     B = B if type(B) is Layout else Layout(B, 1)
     r = max(A.rank, B.rank)
@@ -555,6 +572,11 @@ def _rank_product(out, op, A, B) -> None:
                  + ("each mode is (copy, element), so A's elements interleave across the copies (cyclic)."
                     if raked else "each mode is (element, copy), so every copy of A stays one contiguous block."))
     profile = it.format_inttuple((1,) * r)
+    if not raked:
+        out.final(f"{op}(A, B)", [zname, f"{Zr}"], blocked_product(A, B), Zr,
+                  "CuTe 4.x (CuTe DSL 4.8.1, CUTLASS 4.2) keeps these pairs as they are: the blocked product is the "
+                  "zip itself, uncoalesced, so each mode slices as (element, copy).")
+        return
     out.final(f"{op}(A, B)", [f"coalesce({zname}, {profile})", f"coalesce({Zr}, {profile})"],
               (raked_product if raked else blocked_product)(A, B), coalesce(Zr, (1,) * r),
               f"Coalesce each mode on its own ({profile}): rank {r} in, rank {r} out.")

@@ -14,7 +14,7 @@ from .values import Symbolic
 __all__ = [
     "is_int", "is_tuple", "flatten", "product", "rank", "depth", "prefix_product",
     "congruent", "inner_product", "shape_div", "ceil_div",
-    "format_inttuple", "unflatten", "slice_modes", "fill_none", "compact_col_major", "compact_row_major",
+    "format_inttuple", "unflatten", "slice_modes", "fill_none", "compact_col_major", "compact_row_major", "compact_left",
     "MAX_NESTING", "too_deep", "check_nesting", "has_none",
 ]
 
@@ -125,6 +125,18 @@ def prefix_product(t, init=1):
 
 
 compact_col_major = prefix_product
+
+
+def compact_left(shape, init=1):
+    """CuTe's compact column-major stride (``make_layout(shape)``, ``LayoutLeft``): the prefix products, except
+    that a static extent-1 mode gets stride 0, as CuTe C++ and CuTe DSL give it (``(2,1,3)`` -> ``(1,0,2)``)."""
+    if type(shape) is tuple:
+        out = []
+        for e in shape:
+            out.append(compact_left(e, init))
+            init = init * product(e)
+        return tuple(out)
+    return 0 if type(shape) is int and shape == 1 else init
 
 
 def compact_row_major(shape, init=1):

@@ -10,16 +10,14 @@ layouts).  A layout is printed exactly as CuTe DSL prints it: ``(4,(2,3)):(1,(4,
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from . import inttuple as it
 from .basis import E
-from .values import Dyn, Symbolic, has_values, is_static, value_of
+from .values import Symbolic, has_values, is_static, value_of
 
 __all__ = [
-    "Layout", "make_layout", "parse_layout", "size", "cosize", "rank", "depth",
+    "Layout", "make_layout", "size", "cosize", "rank", "depth",
     "shape", "stride", "offset_span", "index_span", "offsets_at", "check_int64_span",
     "product", "prefix_product", "crd2idx", "idx2crd", "ceil_div",
 ]
@@ -73,7 +71,7 @@ class Layout:
             stride = _to_tuple(stride, "stride")
         _check_leaves(shape, "shape", allow_negative=False)
         if stride is None:
-            stride = it.compact_col_major(shape)
+            stride = it.compact_left(shape)
         else:
             _check_leaves(stride, "stride", allow_negative=True)
             _check_congruent(shape, stride)
@@ -385,62 +383,3 @@ def idx2crd(idx, shape):
 def ceil_div(a, b):
     """ceil(a / b) for integers (static or symbolic); elementwise for tuples."""
     return it.ceil_div(it.check_nesting(a, "tuple"), it.check_nesting(b, "tuple"))
-
-
-# -- parsing "(4,(2,3)):(1,(4,8))" -------------------------------------------------------
-_TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+)|(\?(?:\{[^}]*\})?))")
-
-
-def _parse_inttuple(text: str, pos: int, depth: int = 0):
-    if depth > it.MAX_NESTING:
-        raise ValueError(f"Expected a layout nested at most {it.MAX_NESTING} levels deep, but {text[:40]!r}... nests deeper.")
-    m = _TOKEN.match(text, pos)
-    if not m:
-        raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}, but got {text[pos:pos+8]!r}.")
-    if m.group(1):
-        items, pos = [], m.end()
-        m2 = _TOKEN.match(text, pos)
-        if m2 and m2.group(2):
-            return (), m2.end()
-        while True:
-            item, pos = _parse_inttuple(text, pos, depth + 1)
-            items.append(item)
-            m2 = _TOKEN.match(text, pos)
-            if m2 and m2.group(3):
-                pos = m2.end()
-                continue
-            if m2 and m2.group(2):
-                return tuple(items), m2.end()
-            raise ValueError(f"Expected ',' or ')' at position {pos} of {text!r}.")
-    if m.group(4):
-        return int(m.group(4)), m.end()
-    if m.group(5):
-        spec = m.group(5)[2:-1] if "{" in m.group(5) else ""
-        width, div = 32, 1
-        for part in spec.split():
-            if part == "i64":
-                width = 64
-            elif part.startswith("div="):
-                div = int(part[4:])
-            else:
-                raise ValueError(f"Expected 'i64' or 'div=N' inside ?{{...}}, but got {part!r} in {text!r}.")
-        return Dyn(None, width, div), m.end()
-    raise ValueError(f"Expected '(', an integer or '?' at position {pos} of {text!r}.")
-
-
-def parse_layout(text: str) -> Layout:
-    """Parse CuTe notation: ``"(4,2):(1,4)"``, ``"8:1"``, ``"(?,4):(1,?{i64})"``; a bare shape
-    (no ``:``) gets the compact column-major stride."""
-    if not isinstance(text, str):
-        raise TypeError(f"Expected a layout string such as '(4,2):(1,4)', but got {type(text).__name__}.")
-    shp, pos = _parse_inttuple(text, 0)
-    rest = text[pos:].strip()
-    if not rest:
-        return Layout(shp)
-    if not rest.startswith(":"):
-        raise ValueError(f"Expected ':' after the shape in {text!r}, but got {rest[:8]!r}.")
-    pos = text.index(":", pos) + 1
-    std, pos = _parse_inttuple(text, pos)
-    if text[pos:].strip():
-        raise ValueError(f"Expected the end of the layout string {text!r}, but got {text[pos:]!r}.")
-    return Layout(shp, std)

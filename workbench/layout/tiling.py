@@ -16,25 +16,29 @@ from .algebra import (
     LayoutAlgebraError,
     _cat,
     _compose,
+    _cute_answer,
+    _cute_complement,
     _fmt_tiler,
     _is_tensor,
     _layout,
     _modes,
     _raw,
+    _static_ints,
     append,
     check_tile_size,
     coalesce,
     complement,
     composition,
+    make_ordered_layout,
 )
 from .layout import Layout
 from .slicing import slice_and_offset
-from .values import Symbolic, is_symbolic, known_value
+from .values import Symbolic, ceil_div, is_symbolic, known_value
 
 __all__ = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-    "local_tile", "local_partition",
+    "local_tile", "local_partition", "tile_to_shape",
 ]
 
 
@@ -110,7 +114,23 @@ def logical_divide(A, T):
             return _compose(A, _cat(T, rest), False)
         return composition(A, _cat(T, rest))
     except LayoutAlgebraError as e:
-        raise LayoutAlgebraError(f"logical_divide({A}, {T}): {e}") from None
+        cute = _cute_divide(A, T)
+        if cute is not None and cute[1]:   # CuTe's T* = complement(T, shape(A)) makes it exact: CuTe's answer
+            return cute[0]
+        said = f" CuTe's logical_divide computes {cute[0]} here without checking, which is not A o (T, T*)." \
+            if cute is not None else ""
+        raise LayoutAlgebraError(f"logical_divide({A}, {T}): {str(e).split(' (CuTe computes')[0]}{said}") from None
+
+
+def _cute_divide(A, T):
+    """(CuTe's logical_divide result, whether it is A o (T, complement(T, shape(A)))) for static layouts, else None."""
+    if type(A) is not Layout or not (_static_ints(A) and _static_ints(T)):
+        return None
+    try:
+        rest = _cute_complement(T, A.shape)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if rest is None else _cute_answer(A, _cat(T, rest))
 
 
 def _unzip(op, splitter, A, T, depth=0):
@@ -151,18 +171,34 @@ def _expand(R, tile_flat):
     return slice_and_offset((c0, c1), R)[0]
 
 
+def _expanded_refusal(op, A, T, e, flat):
+    """A refusal of tiled/flat_divide: what CuTe's own op returns, rather than its logical_divide."""
+    cute = _cute_divide(A, _tiler_layout(T, op)) if type(T) is not tuple and type(A) is Layout else None
+    msg = str(e)
+    if cute is not None and " CuTe's logical_divide computes" in msg:
+        msg = msg.split(" CuTe's logical_divide computes")[0] + (
+            f" CuTe's {op} computes {_expand(cute[0], flat)} here without checking, which is not A o (T, T*).")
+    return LayoutAlgebraError(msg)
+
+
 def tiled_divide(A, T):
     """((TileM,TileN,...), RestM, RestN, ..., L, ...): zipped_divide with mode 1 unpacked."""
     if _is_tensor(A):
         return A._with_layout(tiled_divide(A.layout, T), 0)
-    return _expand(zipped_divide(A, T), False)
+    try:
+        return _expand(zipped_divide(A, T), False)
+    except LayoutAlgebraError as e:
+        raise _expanded_refusal("tiled_divide", A, T, e, False) from None
 
 
 def flat_divide(A, T):
     """(TileM, TileN, ..., RestM, RestN, ..., L, ...): zipped_divide with both modes unpacked."""
     if _is_tensor(A):
         return A._with_layout(flat_divide(A.layout, T), 0)
-    return _expand(zipped_divide(A, T), True)
+    try:
+        return _expand(zipped_divide(A, T), True)
+    except LayoutAlgebraError as e:
+        raise _expanded_refusal("flat_divide", A, T, e, True) from None
 
 
 # -- products --------------------------------------------------------------------------------
@@ -213,7 +249,9 @@ def _rank_product(op, A, B, raked):
     a, b = _modes(prod)
     am, bm = _modes(a), _modes(b)
     zipped = _cat(*[_cat(y, x) if raked else _cat(x, y) for x, y in zip(am, bm)])
-    # rank R in, rank R out, as CuTe: for rank 1 the one mode (A_0, B_0) stays nested, so that
+    if not raked:   # CuTe 4.x (CUTLASS 4.2, CuTe DSL 4.8.1): the blocked product is the zip itself, uncoalesced
+        return zipped
+    # rank R in, rank R out, as CuTe: for rank 1 the one mode (B_0, A_0) stays nested, so that
     # product_each (make_layout_tv's tiler) sees one mode of size(A)*size(B)
     return coalesce(zipped, (1,) * R)
 
@@ -229,6 +267,36 @@ def raked_product(A, B):
     """Rank-sensitive product: mode i is (B_i, A_i), A's elements interleaved (raked) across
     the copies B lays out (a cyclic distribution).  size(R) == size(A)*size(B)."""
     return _rank_product("raked_product", A, B, raked=True)
+
+
+def tile_to_shape(block, trg_shape, order=None):
+    """CuTe's ``tile_to_shape(block, trg_shape, order)``: copies of ``block`` laid out to fill ``trg_shape``, the copies
+    ordered by ``order`` (default column-major): ``blocked_product(block padded to the rank of trg_shape,
+    make_ordered_layout(trg_shape / block_shape, order))``, uncoalesced as CuTe 4.x (CuTe DSL 4.8.1) returns it.
+    A swizzled (composed) block tiles its outer layout: ``tile_to_shape(SW128 atom, (128, 64))``.  Each mode of the
+    block must divide the target's (CuTe asserts it)."""
+    if getattr(block, "_is_composed", False):
+        return block._apply(lambda outer: tile_to_shape(outer, trg_shape, order))
+    block = _layout(block, "tile_to_shape")
+    trg = trg_shape if type(trg_shape) is tuple else (trg_shape,)
+    it.check_nesting(trg, "shape")
+    r = len(trg)
+    if block.rank > r:
+        raise LayoutAlgebraError(f"tile_to_shape({block}, {it.format_inttuple(trg_shape)}): the block has rank "
+                                 f"{block.rank}, more than the target shape's {r}.")
+    padded = append(block, up_to_rank=r) if type(block.shape) is tuple else append(_cat(block), up_to_rank=r)
+    bshape = [it.product(m.shape) for m in _modes(padded)]
+    tshape = [it.product(t) for t in trg]
+    for i, (b, t) in enumerate(zip(bshape, tshape)):
+        if type(b) is int and type(t) is int and t % b:
+            raise LayoutAlgebraError(f"tile_to_shape({block}, {it.format_inttuple(trg_shape)}): mode {i} of the block "
+                                     f"({b}) does not divide the target's ({t}), as CuTe requires.")
+    product_shape = tuple(ceil_div(t, b) for b, t in zip(bshape, tshape))
+    ordered = make_ordered_layout(product_shape, tuple(range(r)) if order is None else order)
+    if r == 1 and type(trg_shape) is tuple:   # a rank-1 target keeps its copies' mode nested, as CuTe prints it
+        prod = logical_product(block if type(block.shape) is not tuple else block[0], ordered)
+        return _cat(_cat(prod[0], prod[1]))
+    return blocked_product(padded, ordered)
 
 
 # -- tiles and partitions --------------------------------------------------------------------

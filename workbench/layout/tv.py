@@ -14,7 +14,7 @@ def make_layout_tv(thr_layout, val_layout):
 
     ``layout_mn = raked_product(thr_layout, val_layout)`` maps a tile coordinate (m, n) to
     (thread, value) index ``t + v*size(thr)``; ``layout_tv = right_inverse(layout_mn) o
-    (size(thr), size(val)):(1, size(thr))`` maps (thread, value) back to the column-major
+    make_layout((size(thr), size(val)))`` maps (thread, value) back to the column-major
     index of the element in the ``tiler_mn = product_each(shape(layout_mn))`` tile.
     Guarantee: ``layout_mn(layout_tv(t, v)) == t + v*size(thr)`` for every t, v, so every
     element of the tile is owned by exactly one (thread, value).  Both layouts must be static.
@@ -25,7 +25,7 @@ def make_layout_tv(thr_layout, val_layout):
             raise LayoutAlgebraError(f"make_layout_tv: {name} {lay} must be static (CuTe DSL needs it at compile time).")
     layout_mn = raked_product(thr_layout, val_layout)
     nt, nv = thr_layout.size, val_layout.size
-    layout_tv = composition(right_inverse(layout_mn), Layout((nt, nv), (1, nt)))
+    layout_tv = composition(right_inverse(layout_mn), Layout((nt, nv)))   # CuTe: with_shape(make_shape(nt, nv))
     if layout_tv.size != nt * nv or right_inverse(layout_mn).size < nt * nv:
         raise LayoutAlgebraError(
             f"make_layout_tv({thr_layout}, {val_layout}): the raked product {layout_mn} is not a bijection "

@@ -1,0 +1,108 @@
+"""Triton linear layouts: every SM80 atom's TV layouts and the GMMA shared-memory atoms round-trip through F2
+bases; the bases are checked against Triton's own LinearLayout where the triton package imports (CPU), and
+against brute-force evaluation of both sides always; layouts that are not F2-linear are refused by name."""
+
+from __future__ import annotations
+
+import pytest
+
+import workbench as wb
+from workbench.atoms import copy_atom_names, mma_atom_names
+from workbench.atoms.smem import GMMA_SMEM_ATOMS
+
+
+def _sm80_layouts():
+    out = {}
+    for n in mma_atom_names(include_gmma=False):
+        if n.startswith(("SM80", "SM75", "SM89")):
+            a = wb.mma_atom(n)
+            for k in "ABC":
+                out[f"{n}.{k}"] = getattr(a, f"tv_layout_{k}")
+    for n in copy_atom_names():
+        if "LDSM" in n or "STSM" in n:
+            c = wb.copy_atom(n, wb.Float16)
+            out[f"{n}.src"], out[f"{n}.dst"] = c.layout_src_tv, c.layout_dst_tv
+    for name in GMMA_SMEM_ATOMS:
+        for t in (wb.Uint8, wb.Float16, wb.Float32):
+            out[f"{name}<{t}>"] = wb.gmma_smem_atom(name, t)
+    return out
+
+
+LAYOUTS = _sm80_layouts()
+
+
+def _brute(ll, layout, dims):
+    """Every index: the layout's offset equals the XOR of the bases of its bits."""
+    offs = layout.offsets()
+    widths = [s.bit_length() - 1 for _, s in dims]
+    for i in range(layout.size):
+        inputs, j = {}, 0
+        for (name, _), w in zip(dims, widths):
+            inputs[name] = inputs.get(name, 0) | ((i >> j) & ((1 << w) - 1))
+            j += w
+        assert ll(**inputs) == (int(offs[i]),), (layout, i)
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_round_trip(name):
+    L = LAYOUTS[name]
+    dims = [("offset", L.size)] if type(L) is wb.ComposedLayout else None
+    ll = wb.to_linear_layout(L, dims=dims)
+    used = dims or [(k, ll.in_size(k)) for k in ll.bases]
+    _brute(ll, L, used)
+    back = wb.from_linear_layout(ll)
+    assert back.size == L.size and list(back.offsets()) == list(L.offsets()), (name, back)
+
+
+def test_a_tv_layout_gets_lane_warp_register_bases():
+    mma = wb.make_tiled_mma(wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)))
+    ll = wb.to_linear_layout(mma.tv_layout_C_tiled, out_shape=(32, 16))
+    assert set(ll.bases) == {"lane", "warp", "register"} and ll.out_dims == (("dim0", 32), ("dim1", 16))
+    assert ll.bases["lane"][0] == (0, 2)   # lane 1 holds column 2 of the C tile
+    assert "<table>" in ll._repr_html_()
+
+
+def test_swizzles_are_linear_and_come_back_swizzled():
+    atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16)
+    back = wb.from_linear_layout(wb.to_linear_layout(atom, dims=[("offset", 512)]))
+    assert type(back) is wb.ComposedLayout and list(back.offsets()) == list(atom.offsets())
+
+
+@pytest.mark.parametrize("layout, match", [
+    (wb.make_layout((6, 4)), "power-of-two"),
+    (wb.make_layout((4, 4), stride=(3, 8)), "not F2-linear: L\\(3\\) = 9"),
+])
+def test_refusals_name_the_obstacle(layout, match):
+    with pytest.raises(ValueError, match=match):
+        wb.to_linear_layout(layout, dims=[("offset", layout.size)])
+
+
+def test_overlapping_bases_come_back_as_a_swizzle_or_are_refused():
+    back = wb.from_linear_layout({"register": [3, 1]})   # S<1,0,1> o (2,2):(2,1)
+    assert [back(i) for i in range(4)] == [0, 3, 1, 2]
+    with pytest.raises(ValueError, match="overlap in bits"):
+        wb.from_linear_layout({"register": [1, 1]})   # XOR gives 0,1,1,0: no sum of strides does
+
+
+def test_against_tritons_linear_layout():
+    lt = pytest.importorskip("triton._C.libtriton", reason="triton is not installed").linear_layout
+    checked = 0
+    for name, L in LAYOUTS.items():
+        dims = [("offset", L.size)] if type(L) is wb.ComposedLayout else None
+        ll = wb.to_linear_layout(L, dims=dims)
+        size = ll.out_dims[0][1]
+        tri = lt.LinearLayout.from_bases([(k, [list(b) for b in v]) for k, v in ll.bases.items()], ["offset"],
+                                         [size], False)
+        for k in ll.bases:   # the same dims and sizes on Triton's side
+            assert tri.get_in_dim_names().count(k) == 1
+        offs = L.offsets()
+        used = dims or [(k, ll.in_size(k)) for k in ll.bases]
+        widths = [s.bit_length() - 1 for _, s in used]
+        for i in range(L.size):
+            ins, j = {}, 0
+            for (n, _), w in zip(used, widths):
+                ins[n] = ins.get(n, 0) | ((i >> j) & ((1 << w) - 1))
+                j += w
+            assert tri.apply(ins) == {"offset": int(offs[i])}, (name, i)
+        checked += 1
+    assert checked == len(LAYOUTS)

@@ -1,0 +1,214 @@
+"""Triton's linear layouts: a layout as F2 (bit) bases per input dimension, and back.
+
+A Triton ``LinearLayout`` maps each input dimension (``register``, ``lane``, ``warp``, ``block``, ``offset``)
+through one basis vector per input bit: the output is the XOR of the bases of the bits that are set.  A CuTe
+layout is such a map when its extents are powers of two and its offsets combine bit-disjointly (a sum without
+carries is an XOR); a swizzle is an XOR, so swizzled layouts are linear too.  ``to_linear_layout`` gives the
+bases (checked at every index: nothing is assumed), ``from_linear_layout`` the CuTe layout where one exists
+(a Layout, or a Swizzle composed with one); both refuse, naming the obstacle, where there is none.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from ..layout import ComposedLayout, Layout, Swizzle, coalesce, make_layout
+
+__all__ = ["LinearLayout", "to_linear_layout", "from_linear_layout", "IN_DIMS"]
+
+IN_DIMS = ("register", "lane", "warp", "block", "offset")
+_MAX_BITS = 24
+
+
+def _log2(n, what):
+    if type(n) is not int or n <= 0 or n & (n - 1):
+        raise ValueError(f"to_linear_layout: expected power-of-two sizes (F2-linear maps have 2**k inputs), but "
+                         f"{what} is {n}.")
+    return n.bit_length() - 1
+
+
+class LinearLayout:
+    """F2 bases: ``bases[dim]`` lists, for each bit of input dimension ``dim``, the output it maps to (a tuple,
+    one entry per output dimension); ``out_dims`` names the outputs and their sizes."""
+
+    __slots__ = ("bases", "out_dims")
+
+    def __init__(self, bases, out_dims):
+        self.bases = {str(k): [tuple(int(x) for x in (b if isinstance(b, (tuple, list)) else (b,))) for b in v]
+                      for k, v in dict(bases).items()}
+        self.out_dims = tuple((str(n), int(s)) for n, s in out_dims)
+        for k, v in self.bases.items():
+            for b in v:
+                if len(b) != len(self.out_dims):
+                    raise ValueError(f"LinearLayout: expected bases of {len(self.out_dims)} entries (one per output "
+                                     f"dimension {[n for n, _ in self.out_dims]}), but {k} has {b}.")
+
+    def in_size(self, dim):
+        return 1 << len(self.bases[dim])
+
+    def __call__(self, **inputs):
+        """The output tuple for the given input values (missing inputs are 0)."""
+        out = [0] * len(self.out_dims)
+        for dim, v in inputs.items():
+            for j, b in enumerate(self.bases[dim]):
+                if v >> j & 1:
+                    out = [o ^ x for o, x in zip(out, b)]
+        return tuple(out)
+
+    def __eq__(self, other):
+        return type(other) is LinearLayout and self.bases == other.bases and self.out_dims == other.out_dims
+
+    def __repr__(self):
+        body = ", ".join(f"{k}: {v}" for k, v in self.bases.items())
+        outs = ", ".join(f"{n}={s}" for n, s in self.out_dims)
+        return f"LinearLayout({{{body}}}, out=({outs}))"
+
+    def _repr_html_(self):
+        rows = "".join(f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{html.escape(str(b if len(b) > 1 else b[0]))}"
+                                                                   f"</td>" for b in v) + "</tr>"
+                       for k, v in self.bases.items())
+        outs = ", ".join(f"{n} ({s})" for n, s in self.out_dims)
+        return f"<table><caption>F2 bases, bit 0 first &rarr; {html.escape(outs)}</caption>{rows}</table>"
+
+
+def _offsets(layout):
+    if type(layout) not in (Layout, ComposedLayout):
+        raise TypeError(f"to_linear_layout: expected a wb.Layout or a swizzled wb.ComposedLayout, but got "
+                        f"{type(layout).__name__}.")
+    return np.asarray(layout.offsets(), dtype=np.int64)
+
+
+def _default_dims(layout):
+    if type(layout.shape) is not tuple or len(layout.shape) == 1:
+        return [("offset", int(layout.size))]
+    if len(layout.shape) == 2:   # a TV layout: thread -> lane (32) then warp, value -> register
+        t, v = int(layout[0].size), int(layout[1].size)
+        dims = [("lane", min(t, 32))] + ([("warp", t // 32)] if t > 32 else [])
+        return dims + [("register", v)]
+    raise ValueError(f"to_linear_layout: give dims=[(name, size), ...] for a layout of rank {len(layout.shape)} "
+                     f"(names among {', '.join(IN_DIMS)}).")
+
+
+def to_linear_layout(layout, dims=None, out_shape=None) -> LinearLayout:
+    """The F2 bases of ``layout`` (a Layout or a swizzled ComposedLayout with power-of-two extents).
+
+    ``dims``: ``[(name, size), ...]`` splitting the layout's 1-D index, low bits first, into input dimensions
+    (names among register, lane, warp, block, offset); default ``offset`` for rank 1 and, for a (thread, value)
+    layout, ``lane`` (32), ``warp``, ``register``.  ``out_shape``: split the output offset colexicographically into
+    ``dim0``, ``dim1``... (a TV layout's (M, N) tile); default one output ``offset``.  Raises ValueError naming the
+    obstacle: a size that is not a power of two, or the first index where the layout is not the XOR of its bases.
+    """
+    offs = _offsets(layout)
+    n = offs.size
+    nbits = _log2(n, "the layout's size")
+    if nbits > _MAX_BITS:
+        raise ValueError(f"to_linear_layout: expected at most 2**{_MAX_BITS} elements, but got {n}.")
+    dims = _default_dims(layout) if dims is None else [(str(a), int(b)) for a, b in dims]
+    for name, _ in dims:
+        if name not in IN_DIMS:
+            raise ValueError(f"to_linear_layout: expected input dimension names among {', '.join(IN_DIMS)}, but got {name!r}.")
+    widths = [_log2(s, f"the size of input dimension {name!r}") for name, s in dims]
+    if sum(widths) != nbits:
+        raise ValueError(f"to_linear_layout: the input dimensions {dims} cover {1 << sum(widths)} indices, the layout "
+                         f"has {n}.")
+    if out_shape is None:
+        top = int(offs.max()) + 1 if n else 1
+        out_dims = [("offset", 1 << max(0, (top - 1).bit_length()))]
+        split = [1]
+    else:
+        out_shape = tuple(out_shape) if isinstance(out_shape, (tuple, list)) else (out_shape,)
+        for k, s in enumerate(out_shape):
+            _log2(s, f"output dimension {k}")
+        out_dims = [(f"dim{k}", s) for k, s in enumerate(out_shape)]
+        split = list(out_shape)
+    if n and int(offs.min()) < 0:
+        raise ValueError(f"to_linear_layout: expected offsets >= 0 (F2 vectors), but {layout} reaches {int(offs.min())}.")
+    basis_off = [int(offs[1 << j]) for j in range(nbits)]
+    # the layout is linear iff every offset is the XOR of the bases of its index's bits
+    xor = np.zeros(n, dtype=np.int64)
+    for j, b in enumerate(basis_off):
+        xor ^= np.where((np.arange(n) >> j) & 1, b, 0)
+    bad = np.nonzero(xor != offs)[0]
+    if bad.size:
+        i = int(bad[0])
+        parts = " ^ ".join(f"L({1 << j})={basis_off[j]}" for j in range(nbits) if i >> j & 1)
+        raise ValueError(f"to_linear_layout: {layout} is not F2-linear: L({i}) = {int(offs[i])}, but the XOR of its "
+                         f"bits' images is {parts} = {int(xor[i])} (offsets that overlap in bits add with carries).")
+    if out_shape is not None and n and int(offs.max()) >= int(np.prod(split)):
+        raise ValueError(f"to_linear_layout: offsets reach {int(offs.max())}, past the out_shape {out_shape}.")
+
+    def out(o):
+        if out_shape is None:
+            return (o,)
+        res = []
+        for s in split:
+            res.append(o % s)
+            o //= s
+        return tuple(res)
+    bases, j = {}, 0
+    for (name, _), w in zip(dims, widths):
+        bases.setdefault(name, []).extend(out(b) for b in basis_off[j:j + w])
+        j += w
+    return LinearLayout(bases, out_dims)
+
+
+def _disjoint(bs):
+    seen = 0
+    for b in bs:
+        if b & seen:
+            return False
+        seen |= b
+    return True
+
+
+def from_linear_layout(bases, out_shape=None, dims=None):
+    """The CuTe layout of F2 bases (a :class:`LinearLayout`, or ``{dim: [basis, ...]}`` with int bases or
+    tuples over ``out_shape``): a Layout whose modes are the input dimensions (in ``dims`` order, default the
+    order given) when the bases are bit-disjoint, else ``Swizzle o Layout`` when one CuTe swizzle makes them so.
+    Raises ValueError naming the obstacle (the bases that overlap)."""
+    ll = bases if type(bases) is LinearLayout else None
+    if ll is not None:
+        out_shape = tuple(s for _, s in ll.out_dims) if ll.out_dims[0][0] != "offset" else None
+        bases = ll.bases
+    if not isinstance(bases, dict) or not bases:
+        raise TypeError(f"from_linear_layout: expected a LinearLayout or a dict {{dim: [basis, ...]}}, but got {bases!r}.")
+    order = list(dims) if dims is not None else list(bases)
+    shape = tuple(out_shape) if out_shape is not None else None
+
+    def flat(b):
+        if isinstance(b, (tuple, list)):
+            if shape is None:
+                if len(b) != 1:
+                    raise ValueError(f"from_linear_layout: a basis {b} of several outputs needs out_shape.")
+                return int(b[0])
+            o, m = 0, 1
+            for x, s in zip(b, shape):
+                o += int(x) * m
+                m *= s
+            return o
+        return int(b)
+    per_dim = [[flat(b) for b in bases[d]] for d in order]
+    allb = [b for bs in per_dim for b in bs if b]
+    sw = None
+    if not _disjoint(allb):
+        for B in range(1, 6):
+            for M in range(0, 8):
+                for S in range(B, 9):
+                    cand = Swizzle(B, M, S)
+                    if _disjoint([cand(b) for b in allb]):
+                        sw = cand
+                        break
+                if sw:
+                    break
+            if sw:
+                break
+        if sw is None:
+            raise ValueError(f"from_linear_layout: no CuTe layout has these bases: they overlap in bits (an XOR that "
+                             f"is no sum) and no swizzle S<B,M,S> (B <= 5) untangles them; bases {per_dim}.")
+        per_dim = [[sw(b) for b in bs] for bs in per_dim]
+    modes = [make_layout((2,) * len(bs), stride=tuple(bs)) if bs else Layout(1, 0) for bs in per_dim]
+    modes = [coalesce(m) for m in modes]
+    lay = modes[0] if len(modes) == 1 else make_layout(*modes)
+    return ComposedLayout(sw, 0, lay) if sw else lay
