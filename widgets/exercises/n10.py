@@ -53,13 +53,14 @@ def _design(answer):
     raise TypeError(f"expected a TiledMMA built with wb.make_tiled_mma, but got {type(answer).__name__}")
 
 
-@exercise("10.3", "Design a TiledMMA of SM80_16x8x16_F32F16F16F32_TN with 8 warps, 2 along M and 4 along N, whose tile "
-                  "covers the pipelined rung's whole 128 x 256 block tile of C per k16 step.",
-          hint="the atom layout counts the warps (its shape (2, 4, 1)); without a permutation the tile is only the "
-               "atoms side by side (32 x 32 x 16); permutation_mnk sets the tile the warps repeat their atom over",
+@exercise("10.3", "Design a TiledMMA of SM80_16x8x16_F32F16F16F32_TN with the pipelined rung's warps (config.warps along "
+                  "M and N) whose tile covers its whole bm x bn block tile of C per k16 step.",
+          hint="the atom layout counts the warps along M, N and K; without a permutation the tile is only the atoms "
+               "side by side (16 x 8 x 16 each); permutation_mnk sets the tile the warps repeat their atom over",
           accept=_design)
 def _():
-    mma = wb.make_tiled_mma(wb.mma_atom(_ATOM), wb.make_layout((2, 4, 1)), (128, 256, 16))
+    cfg = _rung("pipelined").config
+    mma = wb.make_tiled_mma(wb.mma_atom(_ATOM), wb.make_layout((*cfg.warps, 1)), (cfg.bm, cfg.bn, 16))
     return _design(mma)
 
 
