@@ -105,3 +105,15 @@ def test_no_answer_is_printed_before_its_question():
         before = json.dumps([c.get("outputs", []) for c in cells[:at]])
         for t in texts:
             assert t not in before, (key, t)
+
+
+def test_10_5s_kernel_is_real_gpu_code():
+    # NVRTC (no GPU needed): the find-the-bug kernel compiles to the cp.async ring it shows
+    from workbench.dsl.backend_cupy import compile_ptx
+
+    x, _ = n10.ring_input(3)
+    ptx = compile_ptx(wb.show_code(n10.ring_rowsum, wb.from_dlpack(x, assumed_align=16), np.zeros(32, np.float32)),
+                      "sm_80")
+    for instr in ("cp.async.cg.shared.global", f"cp.async.wait_group {n10.STAGES - 2}", "cp.async.commit_group",
+                  "bar.sync"):
+        assert instr in ptx, instr
