@@ -35,15 +35,15 @@ def _():
     return str(wb.from_dlpack(torch.empty(6, 8, 2)).mark_compact_shape_dynamic(mode=1, divisibility=4).layout)
 
 
-@exercise("03.4", "t = wb.from_dlpack(torch.empty(16, 8)).mark_compact_shape_dynamic(0, divisibility=4)"
-                  ".mark_compact_shape_dynamic(1, divisibility=2). What is t.dynamic_strides_mask?",
+@exercise("03.4", "t = wb.from_dlpack(torch.empty(16, 8, 4)).mark_compact_shape_dynamic(0, divisibility=4)"
+                  ".mark_compact_shape_dynamic(2, divisibility=2). What is t.dynamic_strides_mask?",
           hint="the calls chain: after both, which stride depends on a dynamic extent? (the innermost stride "
                "is always 1)")
 def _():
     import torch
 
-    t = wb.from_dlpack(torch.empty(16, 8)).mark_compact_shape_dynamic(0, divisibility=4)
-    return t.mark_compact_shape_dynamic(1, divisibility=2).dynamic_strides_mask
+    t = wb.from_dlpack(torch.empty(16, 8, 4)).mark_compact_shape_dynamic(0, divisibility=4)
+    return t.mark_compact_shape_dynamic(2, divisibility=2).dynamic_strides_mask
 
 
 @exercise("03.5", "Which exception does wb.from_dlpack(torch.empty(16, 8)).mark_compact_shape_dynamic(0, "
@@ -57,3 +57,21 @@ def _():
     except Exception as e:  # the class is the answer
         return type(e)
     raise AssertionError("a float divisibility was accepted")
+
+
+@exercise("03.6", "Find the bug: t = wb.from_dlpack(torch.empty(8, 6).T).mark_layout_dynamic(leading_dim=1) raises. "
+                  "Which leading_dim is the right one?",
+          hint="x.T of a row-major 8x6 tensor is (6,8):(1,6): the leading dimension is the mode whose stride is 1")
+def _():
+    import torch
+    return wb.from_dlpack(torch.empty(8, 6).T).mark_layout_dynamic().leading_dim
+
+
+@exercise("03.7", "Find the bug: a kernel wants a row-major (M, 64) fp32 tensor whose M is dynamic and a multiple of 8, "
+                  "and marks it with .mark_compact_shape_dynamic(mode=1, divisibility=8). Which mode should it pass?",
+          hint="mode counts the tensor's modes in order: M is mode 0, the 64 columns are mode 1; the mode made "
+               "dynamic is the one whose extent varies")
+def _():
+    import torch
+    t = wb.from_dlpack(torch.empty(16, 64)).mark_compact_shape_dynamic(mode=0, divisibility=8)
+    return next(i for i, d in enumerate(t.dynamic_shapes_mask) if d)

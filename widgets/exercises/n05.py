@@ -33,11 +33,14 @@ def _():
     return wb.idx2crd(tv((9, 3)), tiler_mn)
 
 
-@exercise("05.2", "How many wavefronts do 32-bit loads, one row per thread, need for a 32x32 fp32 tile with row stride 33?",
-          hint="row r now starts in bank r (33 mod 32 = 1), so a column spreads over all 32 banks; the tile is still read "
-               "in 32 steps of 32 threads")
+@exercise("05.2", "Design a padding: which is the smallest row stride (32 or more floats) that makes 32-bit loads, one row "
+                  "per thread, of a 32x32 fp32 tile conflict-free?",
+          hint="at each step the 32 threads read one column: row r starts in bank (r * stride) mod 32, and the 32 rows "
+               "must land in 32 different banks")
 def _():
-    return wb.bank_conflicts(_rows("UniversalCopy_U32", wb.Float32, 32, 32), wb.make_layout((32, 32), stride=(33, 1))).total
+    copy = _rows("UniversalCopy_U32", wb.Float32, 32, 32)
+    return next(s for s in range(32, 128)
+                if wb.bank_conflicts(copy, wb.make_layout((32, 32), stride=(s, 1))).max_ways == 1)
 
 
 @exercise("05.3", "Which bank holds element (5, 0) of S<3,2,3> o (32,32):(32,1) in fp32?",
@@ -63,3 +66,13 @@ def _():
     s = wb.suggest_swizzle(_rows("UniversalCopy_U128", wb.Float16, 32, 64), wb.make_layout((32, 64), stride=(64, 1)),
                            wb.Float16).swizzle
     return (s.bits, s.base, s.shift)
+
+
+@exercise("05.6", "Inverse: local_partition of a 4 x 32 tile over the thread grid (4,8):(8,1) deals the elements out. "
+                  "Which thread holds element (2, 13)?",
+          hint="the grid is laid over the tile again and again: element (m, n) goes to the thread standing at "
+               "(m mod 4, n mod 8) of the grid, and the grid's layout gives its number")
+def _():
+    ident = wb.make_identity_tensor((4, 32))
+    thr = wb.make_layout((4, 8), stride=(8, 1))
+    return next(t for t in range(32) if (2, 13) in list(wb.local_partition(ident, thr, t)))

@@ -47,8 +47,21 @@ def _():
     return next(n for n in _K_MAJOR_ATOMS if wb.gmma_smem_atom(n, wb.Float16).inner == found)
 
 
-@exercise("06.5", "How many fp32 accumulators does each thread hold for SM90_64x128x16_F32F16F16_SS?",
-          hint="the 64 x 128 accumulators of C are spread evenly over the 128 threads of the warpgroup "
-               "(wb.size(atom.tv_layout_C[1]))")
+@exercise("06.5", "Inverse: in the SM80 16x8x16 atom, which thread holds C(10, 5), and as which value? Answer "
+                  "(thread, value).",
+          hint="right_inverse(atom.tv_layout_C) maps the element index m + 16 n back to t + 32 v; or read the pattern: "
+               "row m is held by threads 4 (m mod 8) .. 4 (m mod 8) + 3, column n by t mod 4 = n // 2")
 def _():
-    return wb.size(wb.mma_atom("SM90_64x128x16_F32F16F16_SS").tv_layout_C[1])
+    i = wb.right_inverse(wb.mma_atom(_SM80).tv_layout_C)(wb.crd2idx((10, 5), (16, 8)))
+    return (i % 32, i // 32)
+
+
+@exercise("06.6", "Design: which atom grid (m, n, 1) of SM80 16x8x16 atoms, with no permutation, makes a tiled MMA "
+                  "whose tile is 64 x 16 x 16? Answer a tuple.",
+          hint="without a permutation the tile is the atom's 16 x 8 x 16 times the grid, and each atom is one warp")
+def _():
+    for m in range(1, 9):
+        for n in range(1, 9):
+            mma = wb.make_tiled_mma(wb.mma_atom(_SM80), wb.make_layout((m, n, 1)))
+            if tuple(mma.tile_shape_mnk) == (64, 16, 16):
+                return (m, n, 1)

@@ -28,18 +28,35 @@ def _():
     return tuple(name for name, k, extra, _, _ in E.ladder(64, 256) if "uint4" in wb.show_code(k, *t, *extra))
 
 
-@exercise("08.3", "How many bytes does rung 1 keep in flight on a full H100 SM (2048 threads)?",
-          hint="each thread has requested one float of a and one of b")
-def _():
-    from workbench.bench.ladder import BYTES_IN_FLIGHT_PER_THREAD
-    return 2048 * BYTES_IN_FLIGHT_PER_THREAD["naive"]
+def _copy4_unguarded():
+    @wb.kernel
+    def copy4(src, dst):
+        t = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+        wb.copy(wb.local_tile(src, (4,), (t,)), wb.local_tile(dst, (4,), (t,)))
+    return copy4
 
 
-@exercise("08.4", "In rung 2 with CuTe's tile order on 8192 x 8192, from how many rows does warp 0 read?",
-          hint="zipped_divide's tile mode has shape (M, N/4), and a 1-D index walks its first mode first")
+@exercise("08.3", "Find the bug: copy4 (4 floats a thread, no predicate) is launched with 251 threads on 1002 floats. "
+                  "The CPU executor stops it at the first out-of-bounds access: which element offset does it report?",
+          hint="thread t copies elements 4t .. 4t + 3; the last thread starts where? the first element that does not "
+               "exist is the answer")
 def _():
-    tiles = wb.zipped_divide(wb.make_layout((8192, 8192), stride=(8192, 1)), (1, 4))[1]
-    return len({wb.idx2crd(t, wb.shape(tiles))[0] for t in range(32)})
+    n = 1002
+    try:
+        _copy4_unguarded()[(1, 1, 1), (251, 1, 1)](np.zeros(n, np.float32), np.zeros(n, np.float32))
+    except RuntimeError as e:
+        import re
+        return int(re.search(r"element offset (\d+)", str(e)).group(1))
+    raise AssertionError("the unguarded copy ran past the end unnoticed")
+
+
+@exercise("08.4", "The fix: c = wb.local_tile(wb.make_identity_tensor(wb.shape(src)), (4,), (t,)). One test "
+                  "wb.elem_less(c[k], wb.shape(src)) must decide, for every length, whether the whole 4-float tile "
+                  "exists. Which k?",
+          hint="the tile's coordinates grow with k; if the largest one is inside, all are")
+def _():
+    c = wb.local_tile(wb.make_identity_tensor((1002,)), (4,), (250,))
+    return max(range(4), key=lambda k: c[k])
 
 
 @exercise("08.5", "Which exception does a launch raise when the kernel writes read-only memory?",
