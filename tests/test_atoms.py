@@ -183,11 +183,11 @@ def _cases():
     m = make_tiled_mma(a, L((2, 2, 1)), (32, 32, 16))
     yield "stsm_C", make_tiled_copy_C(copy_atom("SM90_U32x4_STSM_N", F16), m), L((32, 32), stride=(32, 1)), "dst"
     yield "stsm_C_swz", make_tiled_copy_C(copy_atom("SM90_U32x2_STSM_N", F16), m), \
-        ComposedLayout(wb.Swizzle(2, 3, 3), 0, L((32, 32))), "dst"
+        ComposedLayout(wb.Swizzle(2, 3, 3), 0, L((32, 32), stride=(32, 1))), "dst"
     yield "u128", make_tiled_copy(copy_atom("UniversalCopy_U128", F16), L((16, 8), stride=(8, 1)), L((1, 8))), \
         L((16, 64), stride=(64, 1)), "dst"
     yield "u64_col", make_tiled_copy(copy_atom("UniversalCopy_U64", wb.Float32), L((32, 4)), L((2, 1))), \
-        L((64, 4), stride=(5, 1)), "dst"
+        L((64, 4), stride=(1, 65)), "dst"
     yield "u32_rows", make_tiled_copy(copy_atom("UniversalCopy_U32", wb.Float32), L((32, 8)), L((1, 1))), \
         L((32, 8), stride=(8, 1)), "src"
     yield "cp_async_swz", make_tiled_copy(copy_atom("SM80_CP_ASYNC_CACHEALWAYS", F16), L((16, 8), stride=(8, 1)),
@@ -198,6 +198,17 @@ def _cases():
 def test_bank_conflicts_match_brute_force(name, tc, smem, side):
     got = bank_conflicts(tc, smem, side=side)
     assert got.wavefronts == brute_force_wavefronts(tc, smem, tc.atom.value_type.bits // 8, side)
+
+
+def test_an_access_the_layout_splits_is_refused():
+    """A 16-byte load needs 4 consecutive floats; under S<5,0,5> each 16-byte chunk is permuted, so no such load
+    exists (CuTe would not vectorize it) and counting its wavefronts would describe nothing that runs."""
+    tc = make_tiled_copy(copy_atom("UniversalCopy_U128", wb.Float32), wb.make_layout((32, 1)), wb.make_layout((1, 32)))
+    smem = wb.make_composed_layout(wb.Swizzle(5, 0, 5), 0, wb.make_layout((32, 32), stride=(32, 1)))
+    with pytest.raises(ValueError, match=r"UniversalCopy_U128 moves 4 consecutive Float32 .* no such access exists"):
+        bank_conflicts(tc, smem)
+    with pytest.raises(ValueError, match="no such access exists"):   # the same tile with a column-major layout
+        bank_conflicts(tc, wb.make_layout((32, 32)))
 
 
 def test_known_conflicts():

@@ -136,7 +136,8 @@ def test_gmma_atoms_are_byte_swizzles_equal_to_ours_on_an_aligned_base(cute_says
         for base in (0, align, 3 * align):
             assert all(sw_bytes(base + esize * e) == base + esize * sw_elems(e) for e in range(n))
         assert not all(sw_bytes(align // 2 + esize * e) == align // 2 + esize * sw_elems(e) for e in range(n))
-        assert str(ours).startswith(f"S<{bits},{4 - (esize.bit_length() - 1)},3>")
+        assert str(ours.inner) == f"S<{bits},{4 - (esize.bit_length() - 1)},3>"      # ours: over element offsets
+        assert str(ours).startswith(f"Sw<{bits},4,3> o smem_ptr[{8 * esize}b]")        # printed as CuTe C++ spells it
 
 
 # item 12 (06): CuTe's print_latex(TiledMMA) draws A to the left of C and B (K x N) above C

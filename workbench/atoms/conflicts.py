@@ -115,6 +115,13 @@ def smem_accesses(tiled_copy, smem_layout, element_type=None, side=None):
     off = _offsets(smem_layout, idx, tiler)                   # [thread, value] -> element offset
     byte0 = off * (element_type.bits // 8 if element_type.bits >= 8 else 1)
     calls = nv // av
+    runs = off.reshape(nt, calls, av)
+    if av > 1 and np.any(runs - runs[..., :1] != np.arange(av)):
+        # one access moves av consecutive elements: a layout that splits them admits no such instruction
+        raise ValueError(f"bank_conflicts: {atom.name} moves {av} consecutive {element_type} a thread in one access, but "
+                         f"{smem_layout} does not keep them consecutive (a swizzle whose base M is below log2({av}) "
+                         f"splits them), so no such access exists; CuTe would not vectorize it: count a copy of "
+                         f"{element_type.bits}-bit accesses instead.")
     tpp, _ = _threads_per_phase(tiled_copy, side)
     warps = max(1, nt // 32)
     per_thread = byte0.reshape(nt, calls, av)                 # values of one call are the atom's values

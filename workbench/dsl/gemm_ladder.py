@@ -8,7 +8,7 @@ views draw (``MMAView(rung.mma)``, ``CopyView(rung.copy_A, rung.smem_A)``):
    global memory (a thread reads 32-bit pairs of 8 rows: uncoalesced, every element read by N/BN blocks);
 3. ``smem_ldmatrix``: tiles staged in shared memory by 128-bit copies, ``ldmatrix`` into the fragments;
 4. ``swizzled``: the same with the swizzle ``wb.suggest_swizzle`` finds for the ldmatrix reads (no bank
-   conflicts, where rung 3's row-major tile has 8-way conflicts);
+   conflicts, where rung 3's row-major tile has 4-way conflicts);
 5. ``pipelined``: ``cp.async`` into a multi-stage shared-memory ring (loads of tile k+stages-1 in flight
    while tile k is multiplied), larger warp tiles, and the next k-block's fragments loaded while the current
    one is multiplied (register double buffering).

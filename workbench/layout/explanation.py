@@ -388,7 +388,9 @@ def _complement(out, A, M, a) -> str:
     order = sorted(range(len(leaves)), key=lambda i: leaves[i][1])   # modes by increasing stride d_0 < d_1 < ...
     if len(leaves) > 1:
         out.add(f"sort({a})", [f"{flat} sorted by stride"], select(flat, order),
-                "The complement fills the holes between A's modes from the smallest stride up.")
+                "The complement is where the copies of A start: it walks the gaps between A's modes from the "
+                "smallest stride up (its offsets are not the ones A misses: complement(4:2, 24) = (2,3):(1,8) "
+                "starts copies at 0, 1, 8, 9, 16, 17).")
     names, parts, cur, below, prev, rounded = [], [], 1, "", "", False
     for i, k in enumerate(order):
         # R_0 = d_0 : 1, R_i = (d_i / (s_{i-1} d_{i-1})) : (s_{i-1} d_{i-1}), the hole below mode i
@@ -428,8 +430,9 @@ def _complement(out, A, M, a) -> str:
     if len(parts) > 1:
         tname = f"({', '.join(names)})"
         cat = out.add(tname, [f"({', '.join(map(str, parts))})"], _cat(parts),
-                      "The holes from the smallest stride up, then the repetition: ordered, and "
-                      + ("not disjoint from A where a hole was rounded down." if rounded else "disjoint from A."))
+                      "The gaps from the smallest stride up, then the repetition: ordered, and the copies of A "
+                      "started there " + ("overlap where a gap was rounded down." if rounded else
+                                          "do not overlap (together with A they tile the cotarget)."))
     else:
         tname, cat = names[0], parts[0]
     out.final(f"complement({a}, M)", [f"coalesce({tname})", f"coalesce({cat})"], R, coalesce(cat),
@@ -452,7 +455,8 @@ def _logical_divide(out, A, B, a, b) -> str:
     n = it.product(A.shape)
     # B* = complement(B, size(A)): where the tiles start
     Bs = out.add(f"{b}*", [f"complement({b}, size({a}))", f"complement({B}, {n})"], complement(B, n),
-                 f"The layout of the tiles: the indices of A that {b} leaves out (B picks indices of A, not offsets), in order, up to size({a}) = {n}{given}.")
+                 f"The layout of the tiles: where each copy of {b} starts (B picks indices of A, not offsets), so that "
+                 f"{b} and its copies cover the indices up to size({a}) = {n}{given}.")
     BB = make_layout(B, Bs)   # (B, B*): a tile, then tile after tile; size >= size(A) (ceil division)
     nBB = it.product(BB.shape)
     past = (f" size(({b}, {b}*)) = {nBB} > size({a}) = {n}: {b} does not divide {a}, so the last tile reaches past "
@@ -481,8 +485,8 @@ def _logical_product(out, A, B, a, b) -> str:
     # A* = complement(A, size(A) cosize(B)): the repetitions of A that B may choose from
     As = out.add(f"{a}*", [f"complement({a}, size({a})·cosize({b}))", f"complement({A}, {nA}·{cB})"],
                  complement(A, nA * cB),
-                 f"The layout of the repetitions of {a}: the offsets it leaves out, in order, up to "
-                 f"{nA}·{cB} = {nA * cB}.")
+                 f"The layout of the repetitions of {a}: where each copy of {a} starts, so that {a} and its "
+                 f"copies cover the offsets up to {nA}·{cB} = {nA * cB}.")
     AsB = out.add(f"{a}* ∘ {b}", [f"{As} ∘ {B}"], composition(As, B),
                   f"{b} picks which repetitions of {a} to use, in the order it gives: the layout of the tiles.")
     # A ⊗ B = (A, A* ∘ B), checked against the core's logical_product
