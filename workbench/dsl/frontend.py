@@ -283,7 +283,12 @@ class Lowering:
         variables it uses change later: bind it to a variable."""
         if type(v) is V.KTensor:
             off = self.bind(v.offset, "off")
-            return v if off is v.offset else V.KTensor(v.buf, off, v.layout)
+            lay = v.layout
+            if type(lay) is ComposedLayout and isinstance(lay.offset, ir.Expr):   # the offset inside a swizzle
+                inner_off = self.bind(lay.offset, "soff")
+                if inner_off is not lay.offset:
+                    lay = ComposedLayout(lay.inner, inner_off, lay.outer, lay.ptr_bits)
+            return v if off is v.offset and lay is v.layout else V.KTensor(v.buf, off, lay)
         if type(v) is IdentityTensor:
             return IdentityTensor(map_leaves(lambda x: self.bind(x, "crd"), v.origin), v.layout)
         if type(v) is tuple:
