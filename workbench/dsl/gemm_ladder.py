@@ -1,12 +1,13 @@
 """The GEMM ladder: C = A @ B^T (A: (M, K), B: (N, K), both K-major fp16; C: (M, N) fp32), rung by rung.
 
 Each rung keeps the previous one's tiles and adds one thing, every layout built from the atoms objects the
-views draw (``MMAView(rung.mma)``, ``CopyView(rung.copy_A, rung.smem_A)``):
+views draw (``MMAView(rung.mma)``, ``CopyView(rung.copies["A"], ...)`` over ``rung.smem["A"]``):
 
 1. ``simt``: the SIMT floor (the fp32 ``sgemm`` example on fp32 copies of A and B);
 2. ``mma``: ``mma.sync`` (SM80 16x8x16, fp32 accumulators) with each thread's fragments loaded straight from
    global memory (a thread reads 32-bit pairs of 8 rows: uncoalesced, every element read by N/BN blocks);
-3. ``smem_ldmatrix``: tiles staged in shared memory by 128-bit copies, ``ldmatrix`` into the fragments;
+3. ``smem_ldmatrix``: 128x128x32 block tiles staged in shared memory by 16-byte ``cp.async`` (one stage: load,
+   wait, compute), ``ldmatrix`` into the fragments of four warps;
 4. ``swizzled``: the same with the swizzle ``wb.suggest_swizzle`` finds for the ldmatrix reads (no bank
    conflicts, where rung 3's row-major tile has 4-way conflicts);
 5. ``pipelined``: ``cp.async`` into a multi-stage shared-memory ring (loads of tile k+stages-1 in flight
