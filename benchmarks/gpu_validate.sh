@@ -7,6 +7,11 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# the device machine has no anywidget (the widgets package imports it): carried wheels in .whl/ go to /tmp/site
+if ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH="$PYTHONPATH:/tmp/site"
+fi
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 head() { echo "# on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(python3 -c 'import sys,torch,cupy;print("Python",sys.version.split()[0],"torch",torch.__version__,"cupy",cupy.__version__)')"; }
 { head; echo "# python3 -m pytest -o addopts='' -m gpu tests/"; python3 -m pytest -q -p no:cacheprovider -o addopts='' -m gpu tests/ 2>&1 | tail -15
