@@ -97,16 +97,21 @@ def _free_port() -> int:
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> None:
+    """Poll ``url`` until it answers 200; between tries, wait on the server process itself (a server that
+    exits ends the wait at once)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited early with code {proc.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
-            time.sleep(0.3)
+            pass
+        try:
+            proc.wait(timeout=0.3)
+        except subprocess.TimeoutExpired:
+            continue
+        raise RuntimeError(f"JupyterLab exited early with code {proc.returncode}")
     raise TimeoutError(f"JupyterLab did not answer {url} within {timeout} s")
 
 

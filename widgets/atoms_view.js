@@ -9,7 +9,7 @@ const SHARED_FILLS = ["#e4e4e4", "#cdcdcd"];
 const NOTE_W = 240;
 function render({ model, el }) {
   const root = document.createElement("div");
-  root.className = "wb-atoms";
+  root.className = "wb-atoms wb-live";
   root.style.fontFamily = "sans-serif";
   const row = document.createElement("div");
   row.style.display = "flex";

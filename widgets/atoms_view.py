@@ -29,7 +29,7 @@ import traitlets as t
 from workbench.atoms import TiledCopy, TiledMMA, bank_conflicts, suggest_swizzle
 from workbench.layout import inttuple as it
 
-from .base import SvgFallback
+from .base import STATIC_CSS, SvgFallback
 from .svg import SVG_BUDGET, _png, _rgb, panel_budget
 
 # CuTe's print_latex TV colours (thread % 8)
@@ -190,6 +190,7 @@ def panels_svg(panels, selected=-1, footer=()):
 
 class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
     _esm = Path(__file__).with_name("atoms_view.js")
+    _css = STATIC_CSS
 
     panels = t.List().tag(sync=True)
     palette = t.List(t.Unicode(), default_value=PALETTE).tag(sync=True)

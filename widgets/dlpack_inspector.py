@@ -25,6 +25,7 @@ from workbench.dlpack.dtypes import element_type_of
 from workbench.dlpack.importer import consume, exchange_api_of
 
 from .base import SvgFallback
+from .canvas import LiveMark
 from .svg import table_svg, vstack_svg
 
 _GetName = ctypes.pythonapi.PyCapsule_GetName
@@ -73,7 +74,7 @@ class DLPackInspector(SvgFallback, W.VBox):
         self.capsule_html = W.HTML(self._table_html(self.capsule_rows()))
         self.interpretation_html = W.HTML(self._table_html(self.interpretation_rows(), self._error))
         super().__init__([W.HTML("<b>DLPack capsule</b>"), self.capsule_html,
-                          W.HTML("<b>wb.from_dlpack reads it as</b>"), self.interpretation_html])
+                          W.HTML("<b>wb.from_dlpack reads it as</b>"), self.interpretation_html, LiveMark()])
 
     @property
     def fields(self):

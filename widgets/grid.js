@@ -50,7 +50,7 @@ function tileImage(colors, nr, nc, rgb) {
 }
 
 function render({ model, el }) {
-  const root = div("wb-grid", { fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
+  const root = div("wb-grid wb-live", { fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
                                 whiteSpace: "normal", maxWidth: "100%" });
   const title = div("wb-title", { fontWeight: "bold" });
   const sub = div("wb-subtitle");

@@ -34,6 +34,7 @@ TV_PALETTE = (
 MAX_LABELS = 1 << 20   # an axis lists all its labels only up to this length (views ask for windows)
 COLOR_BY = ("offset", "row", "column", "tile", "mode", "layout", "value")
 EXACT = 1 << 53        # float64 keys are exact integers below this; larger offsets are labelled from int64
+RANK1_COLUMNS = "none: a rank-1 layout is drawn as one column"   # what a view says of the appended 1:0
 
 
 @dataclass
@@ -298,6 +299,10 @@ class LayoutSource:
         rmode, cmode = fold(layout)
         self.layout = layout
         self.rows, self.cols = axis_of(rmode.shape, rmode.stride), axis_of(cmode.shape, cmode.stride)
+        outer = layout.outer if type(layout) is ComposedLayout else layout
+        self.rank1 = type(outer.shape) is not tuple or len(outer.shape) <= 1
+        if self.rank1:   # the column mode is print_latex's appended 1:0, not a mode of the layout
+            self.cols.title = RANK1_COLUMNS
         it_values(layout.shape), it_values(layout.stride)   # a symbolic ? cannot be drawn and says so
         self.folded = folded(layout)
         self.title = str(layout)
@@ -391,6 +396,9 @@ class LayoutSource:
             return out
         what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)"}[self.color_by]
         kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q}[self.color_by]
+        if self.color_by != "layout" and kinds <= q:   # every row (column) its own colour: nothing repeats
+            entries = [[QUALITATIVE[k], f"{what} {k}"] for k in range(kinds)]
+            return {"kind": "swatches", "label": f"colour: {what}", "entries": entries}
         entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(min(q, kinds))]
         return {"kind": "swatches", "label": f"colour: {what} mod {q} (repeats every {q})", "entries": entries}
 

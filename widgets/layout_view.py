@@ -151,7 +151,7 @@ class LayoutView(SvgFallback, W.VBox):
         """The CuTe coordinate of a cell as text, e.g. ``(1,(0,2))``; just the row for a rank-1 layout."""
         self._check_cell(row, col)
         s = self._source
-        if s.cols.n == 1 and s.cols.title == "1:0":
+        if s.rank1:
             return s.rows.label(row)
         return f"({s.rows.label(row)},{s.cols.label(col)})"
 

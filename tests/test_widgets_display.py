@@ -1,0 +1,111 @@
+"""How a view reaches a notebook: its static picture as an output of its own, then the live widget.
+
+The picture output holds the SVG (marked ``class="wb-static"`` so that a live view can hide it), the same
+picture as a PNG (what JupyterLab draws in an untrusted notebook, and VS Code) and a line of text; the widget
+output holds the widget.  ``save`` writes a file whole or not at all.  The stored notebooks are checked
+here too: each view's picture output comes right before its widget output, whose ``model_id`` is blank (so
+JupyterLab hides it instead of saying "model not found"), and stream outputs are merged.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ipywidgets", reason="the widgets need the Jupyter stack (make test installs it)")
+pytest.importorskip("anywidget", reason="the widgets need anywidget (make test installs it)")
+
+import workbench as wb  # noqa: E402
+from widgets import CopyView, DLPackInspector, ExplainView, LayoutView, MMAView, TVLayoutView  # noqa: E402
+from widgets.base import STATIC_CSS  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _published(view) -> list:
+    """The display_data messages displaying ``view`` publishes, in order."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    sent = []
+    pub = shell.display_pub
+    old = pub.publish
+    pub.publish = lambda data, metadata=None, **kw: sent.append(data)
+    try:
+        from IPython.display import display
+
+        display(view)
+    finally:
+        pub.publish = old
+    return sent
+
+
+def _views():
+    import numpy as np
+
+    mma = wb.make_tiled_mma(wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)), (32, 32, 16))
+    return [LayoutView("(4,2):(1,4)"), TVLayoutView(wb.Layout(((8, 4), 2), ((1, 16), 8)), (8, 8)), MMAView(mma),
+            ExplainView("logical_divide", "(4,2,3):(2,1,8)", "4:2"), DLPackInspector(np.zeros((2, 3), np.float32)),
+            CopyView(wb.make_tiled_copy_A(wb.copy_atom("SM75_U32x4_LDSM_N", wb.Float16), mma))]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_display_writes_the_picture_then_the_widget(k):
+    view = _views()[k]
+    first, second = _published(view)
+    assert set(first) == {"image/svg+xml", "image/png", "text/plain"}
+    assert first["image/svg+xml"] == view.to_svg().replace("<svg ", '<svg class="wb-static" ', 1)
+    assert base64.b64decode(first["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert first["text/plain"] == f"picture of {view!r}"
+    assert VIEW in second and "image/svg+xml" not in second and second["text/plain"] == repr(view)
+    assert first == _published(view)[0]   # the same picture every time (nbval compares it)
+
+
+def test_the_live_view_hides_its_picture_by_css():
+    # the rule: a picture output right before an output holding a live view is hidden
+    assert ':has(img[src*="wb-static"]):has(+ .jp-OutputArea-child .wb-live)' in STATIC_CSS
+    from widgets.canvas import GridCanvas, LiveMark
+
+    assert GridCanvas._css == STATIC_CSS and LiveMark._css == STATIC_CSS and MMAView._css == STATIC_CSS
+    for name in ("grid.js", "atoms_view.js"):
+        assert "wb-live" in (REPO / "widgets" / name).read_text()
+
+
+def test_save_that_raises_leaves_no_file(tmp_path):
+    big = LayoutView(wb.make_layout((256, 256)))
+    with pytest.raises(ValueError, match="at most 16384 cells for TikZ"):
+        big.save(tmp_path / "big.tex")
+    assert not (tmp_path / "big.tex").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []   # no temporary file left either
+    (tmp_path / "kept.tex").write_text("old")
+    with pytest.raises(ValueError):
+        big.save(tmp_path / "kept.tex")
+    assert (tmp_path / "kept.tex").read_text() == "old"   # an existing file is not truncated
+    small = LayoutView(wb.make_layout((4, 4)))
+    small.save(tmp_path / "kept.tex")
+    assert (tmp_path / "kept.tex").read_text() == small.to_tikz()
+    small.save(tmp_path / "s.png")
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_stored_notebooks_hold_pictures_and_open_unmodified(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        outs = cell.get("outputs", [])
+        for a, b in zip(outs, outs[1:]):   # JupyterLab merges these on load: the notebook would be modified
+            assert not (a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]), cell["source"]
+        for i, o in enumerate(outs):
+            if VIEW in o.get("data", {}):
+                assert o["data"][VIEW]["model_id"] == "", (path.name, "a widget output keeps its model id")
+                pic = outs[i - 1].get("data", {}) if i else {}
+                assert {"image/svg+xml", "image/png"} <= set(pic), (path.name, cell["source"])
+        assert "execution" not in cell.get("metadata", {})
+    assert "widgets" not in nb["metadata"]
