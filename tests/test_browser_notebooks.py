@@ -22,10 +22,9 @@ import shlex
 import shutil
 import subprocess
 import sys
-import urllib.request
 
 import pytest
-from test_browser_widgets import CHROMIUM, FLAGS, REPO, _free_port, _run_cell, _wait_http, lab  # noqa: F401 - lab is the fixture
+from test_browser_widgets import CHROMIUM, FLAGS, REPO, _free_port, _wait_http, lab  # noqa: F401 - lab is the fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,8 +37,21 @@ KERNEL_IDLE = ("() => { const s = window.jupyterapp?.shell?.currentWidget?.sessi
                " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; }")
 LOADED = ("() => { const w = window.jupyterapp?.shell?.currentWidget;"
           " return !!(w && w.context && w.context.isReady && w.content && w.content.widgets.length); }")
+THEMES = ("JupyterLab Dark", "JupyterLab Dark High Contrast", "JupyterLab Light")
+# the first live view's colours against the theme's variables (the canvas says which it drew with)
+THEMED_COLOURS = """(scope) => {
+  const root = document.querySelector(scope + ' .wb-grid'), canvas = root.querySelector('canvas.wb-canvas');
+  const css = getComputedStyle(root), v = (n) => css.getPropertyValue(n).trim();
+  const rgb = (c) => { const d = document.createElement('div'); d.style.color = c; document.body.appendChild(d);
+                       const m = getComputedStyle(d).color.match(/\\d+/g).slice(0, 3).map(Number); d.remove(); return m; };
+  const g = canvas.getContext('2d').getImageData(1, 1, 1, 1).data;   // the canvas's corner: its background
+  return {bg: JSON.stringify(rgb(canvas.dataset.bg)), layout0: JSON.stringify(rgb(v('--jp-layout-color0'))),
+          title: getComputedStyle(root.querySelector('.wb-title')).color, font1: `rgb(${rgb(v('--jp-ui-font-color1')).join(', ')})`,
+          bg_rgb: [g[0], g[1], g[2]], drawn: JSON.stringify([g[0], g[1], g[2]])};
+}"""
+THEMED = "(scope) => { const r = (" + THEMED_COLOURS + ")(scope); return r.bg === r.layout0 && r.drawn === r.layout0; }"
 # every stored picture: drawn (decoded, non-zero size) and no wider than its output area
-PICTURES = """(kind) => [...document.querySelectorAll('.jp-OutputArea-output img')]
+PICTURES = """([scope, kind]) => [...document.querySelectorAll(scope + ' .jp-OutputArea-output img')]
   .filter(img => img.src.startsWith('data:image/' + kind))
   .map(img => { const area = img.closest('.jp-OutputArea-output').getBoundingClientRect();
                 return {natural: img.naturalWidth, shown: img.getBoundingClientRect().width, area: area.width}; })"""
@@ -67,31 +79,33 @@ def _images(path, trusted: bool) -> dict:
     return out
 
 
-def _open(page, base, token, name):
+def _open(page, base, token, name) -> str:
+    """Open a notebook with the file browser beside it; the CSS selector of its panel."""
     page.goto(f"{base}/lab/tree/{name}?token={token}")
     page.wait_for_function(LOADED, timeout=90_000)
+    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.context.path === {json.dumps(name)}")
     page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
     page.wait_for_function("() => document.querySelector('#filebrowser')?.offsetWidth > 100")
+    return "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
 
 
-def _all_drawn(page, kind, count):
+def _all_drawn(page, scope, kind, count):
     """Scroll every picture into view (the notebook renders lazily) and wait until each is decoded."""
-    imgs = page.locator(f".jp-OutputArea-output img[src^='data:image/{kind}']")
+    imgs = page.locator(f"{scope} .jp-OutputArea-output img[src^='data:image/{kind}']")
     from playwright.sync_api import expect
 
     expect(imgs).to_have_count(count, timeout=60_000)
     for k in range(count):
         imgs.nth(k).scroll_into_view_if_needed()
-    page.wait_for_function(f"""() => [...document.querySelectorAll(".jp-OutputArea-output img[src^='data:image/{kind}']")]
+    page.wait_for_function(f"""() => [...document.querySelectorAll("{scope} .jp-OutputArea-output img[src^='data:image/{kind}']")]
         .every(i => i.complete && i.naturalWidth > 0)""", timeout=60_000)
-    return page.evaluate(PICTURES, kind)
+    return page.evaluate(PICTURES, [scope, kind])
 
 
 def test_stored_notebooks_show_every_picture(lab, tmp_path):  # noqa: F811 - the imported fixture
     from playwright.sync_api import expect, sync_playwright
 
     base, token = lab
-    root = REPO / "notebooks"
     for path in NOTEBOOKS:   # the fixture serves tmp_path / "root"
         shutil.copy(path, tmp_path / "root" / path.name)
     with sync_playwright() as pw:
@@ -102,32 +116,39 @@ def test_stored_notebooks_show_every_picture(lab, tmp_path):  # noqa: F811 - the
             assert os.environ.get("WB_NOTEBOOKS") or (len(NOTEBOOKS) >= 8 and sum(_pictures(p) for p in NOTEBOOKS) >= 30)
             for path in NOTEBOOKS:
                 assert _images(path, trusted=False)["png"] >= _pictures(path) >= 1, path.name   # every picture has its PNG
-                _open(page, base, token, path.name)
-                drawn = _all_drawn(page, "png", _images(path, trusted=False)["png"])
+                scope = _open(page, base, token, path.name)
+                drawn = _all_drawn(page, scope, "png", _images(path, trusted=False)["png"])
                 assert all(d["natural"] > 50 and 50 < d["shown"] <= d["area"] + 1 for d in drawn), (path.name, drawn)
                 expect(page.get_by_text("model not found")).to_have_count(0)
                 assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty") is False, path.name
-                page.evaluate("() => window.jupyterapp.commands.execute('docmanager:close')")
+                page.evaluate("() => window.jupyterapp.shell.currentWidget.close()")
             # trusted: the SVG pictures, and still no error for the widget outputs (stored without a model id)
-            path = root / "01_layouts.ipynb"
-            _open(page, base, token, path.name)
+            path = next((p for p in NOTEBOOKS if p.name == "01_layouts.ipynb"), NOTEBOOKS[0])
+            scope = _open(page, base, token, path.name)
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:trust')")
             page.locator(".jp-Dialog button.jp-mod-accept").click()
-            drawn = _all_drawn(page, "svg+xml", _images(path, trusted=True)["svg+xml"])
+            drawn = _all_drawn(page, scope, "svg+xml", _images(path, trusted=True)["svg+xml"])
             assert all(d["natural"] > 50 and 50 < d["shown"] <= d["area"] + 1 for d in drawn), drawn
             expect(page.get_by_text("model not found")).to_have_count(0)
             expect(page.get_by_text("Error displaying widget")).to_have_count(0)
             # run the notebook up to its first view: the live view appears, its stored picture is hidden
             page.wait_for_function(KERNEL_IDLE, timeout=90_000)
-            cells = page.locator(".jp-Notebook .jp-Cell")
+            cells = page.locator(f"{scope} .jp-Cell")
             first_view = next(i for i, c in enumerate(json.loads(path.read_text())["cells"])
                               if any(VIEW in o.get("data", {}) for o in c.get("outputs", [])))
-            for i in range(first_view + 1):
-                _run_cell(page, i)
-                expect(cells.nth(i).locator(".jp-InputPrompt")).not_to_have_text(re.compile(r"\[\*\]|\[ \]"), timeout=90_000)
+            page.evaluate("""(i) => { const w = window.jupyterapp.shell.currentWidget; w.content.activeCellIndex = i;
+                                      return window.jupyterapp.commands.execute('notebook:run-all-above'); }""", first_view + 1)
             cell = cells.nth(first_view)
             expect(cell.locator(".wb-grid canvas.wb-canvas")).to_be_visible(timeout=90_000)
             expect(cell.locator("img[src*='wb-static']")).to_be_hidden()
+            # theme colours: the canvas background and the text follow JupyterLab's theme variables
+            for theme in THEMES:
+                page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+                page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=theme, timeout=60_000)
+                page.wait_for_function(THEMED, arg=scope, timeout=60_000)
+                colours = page.evaluate(THEMED_COLOURS, scope)
+                assert colours["bg"] == colours["layout0"] and colours["title"] == colours["font1"], (theme, colours)
+                assert (theme == "JupyterLab Light") == (sum(colours["bg_rgb"]) > 3 * 128), (theme, colours)
         finally:
             browser.close()
 

@@ -193,8 +193,9 @@ def test_layout_view_in_jupyterlab(lab):
             canvas.click(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
             expect(readout).to_contain_text("selected offset 9: 2 cells")
 
-            # move a control: colour by row instead of offset
+            # move a control: colour by row instead of offset (the kernel's legend for it shows: synced)
             page.locator(".widget-dropdown select").first.select_option("row")
+            expect(page.locator(".wb-legend-title").first).to_have_text("colour: row index")
 
             # and the TV view's thread slider, from the keyboard: -1 (none) -> 2
             handle = page.locator(".widget-slider .noUi-handle").first
@@ -306,9 +307,31 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             expect(views).to_have_count(2, timeout=90_000)
             big, vec = views.nth(0), views.nth(1)
             bc, vc = big.locator("canvas.wb-canvas"), vec.locator("canvas.wb-canvas")
-            # drawn at once, labels and all: not a blank box
+            # large layouts open fitted, aspect kept: the 1024x1024 grid is a square, drawn everywhere
+            expect(bc).to_have_attribute("data-lod", re.compile("^heat map"))
+            geo = bc.evaluate("c => ({...c.dataset})")
+            assert float(geo["cellW"]) == float(geo["cellH"]) and float(geo["zoom"]) < 0.1
+            assert bc.evaluate(INK) > 0.9 and vc.evaluate(INK) > 0.5
+            assert not big.locator("canvas.wb-minimap").is_visible()   # all of it is in view
+            expect(big.locator(".wb-hint")).to_have_text("Ctrl+wheel zooms, drag pans")
+            # the wheel scrolls the page, never the grid; Ctrl+wheel zooms
+            scroller = page.locator(".jp-WindowedPanel-outer").first
+            before = scroller.evaluate("e => e.scrollTop")
+            bc.hover()
+            page.mouse.wheel(0, 300)
+            page.wait_for_function("([b]) => document.querySelector('.jp-WindowedPanel-outer').scrollTop !== b", arg=[before])
+            assert float(bc.get_attribute("data-zoom")) == float(geo["zoom"]) and bc.get_attribute("data-oy") == geo["oy"]
+            bc.scroll_into_view_if_needed()
+            bc.hover()
+            page.keyboard.down("Control")
+            page.mouse.wheel(0, -100)
+            page.keyboard.up("Control")
+            page.wait_for_function("([z]) => +document.querySelector('.wb-grid canvas.wb-canvas').dataset.zoom > z",
+                                   arg=[float(geo["zoom"])])
+            for view in (big, vec):   # full size from here on: the minimap shows where the viewport is
+                view.locator("button.wb-one").click()
             expect(bc).to_have_attribute("data-lod", "labels")
-            assert bc.evaluate(INK) > 0.5 and vc.evaluate(INK) > 0.5
+            expect(vc).to_have_attribute("data-zoom", "1")
             assert big.locator("canvas.wb-minimap").is_visible() and vec.locator("canvas.wb-minimap").is_visible()
             # hover the (4,4096) vector: the kernel's read-out for that cell
             geo = vc.evaluate("c => ({...c.dataset})")
@@ -351,6 +374,8 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             # the 4096:1 vector: its minimap (small, beside the grid) and its legend are on screen in the view
             longvec = sizes.nth(4)
             expect(longvec.locator(".wb-title")).to_have_text("4096:1")
+            longvec.locator("button.wb-one").click()
+            expect(longvec.locator("canvas.wb-canvas")).to_have_attribute("data-zoom", "1")
             for part in ("canvas.wb-minimap", ".wb-legend"):
                 el = longvec.locator(part)
                 el.scroll_into_view_if_needed()
@@ -367,7 +392,7 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             assert abs(fy - 0.5) < 0.05, fy
             # JupyterLab's own floating boxes (toasts, the cell toolbar) must not sit over the screenshots
             page.add_style_tag(content=".Toastify, .jp-toast-container, .jp-cell-toolbar { display: none !important; }")
-            page.wait_for_timeout(500)
+            page.wait_for_function("() => [...document.querySelectorAll('.jp-cell-toolbar')].every(e => !e.offsetParent)")
             for k in range(sizes.count()):
                 root = sizes.nth(k)
                 assert root.evaluate(FIT) == [], root.locator(".wb-title").text_content()

@@ -15,9 +15,8 @@ describes a cell that does not exist.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
+from pathlib import Path
 
 import anywidget
 import traitlets as t
@@ -63,7 +62,7 @@ class GridCanvas(anywidget.AnyWidget):
     row_dynamic = t.Bool(False).tag(sync=True)
     col_dynamic = t.Bool(False).tag(sync=True)
     key_name = t.Unicode("offset").tag(sync=True)
-    hover = t.List().tag(sync=True)                   # [row, col] of a cell, or []
+    hover = t.Any([]).tag(sync=True)                  # [row, col] of a cell, or []
     hover_text = t.Unicode("").tag(sync=True)
     selected = t.Any(None, allow_none=True).tag(sync=True)   # a key (float) or None
     selected_count = t.Int(-1).tag(sync=True)         # cells holding the selected key; -1: not counted

@@ -195,10 +195,12 @@ class TVLayoutView(SvgFallback, W.VBox):
         self._select(None if change["new"] is None or change["new"] < 0 else change["new"])
 
     def _on_click(self, change) -> None:
-        new = change["new"]
-        t = -1 if new is None else int(new)
+        new = change["new"]   # a finite float or None (the canvas checked it); a thread only if it is one
+        t = int(new) if new is not None and new == int(new) and 0 <= new < self._T else -1
         if self.thread_control.value != t:
             self.thread_control.value = t   # the slider observer re-selects and refreshes
+        elif t == -1 and new is not None:
+            self._select(None)   # no such thread: nothing selected
 
     def _on_element(self, change) -> None:
         self._update_report()
