@@ -43,7 +43,7 @@ v = MMAView(make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_lay
 def echo(ch):   # the kernel's answer to a hover, shown in the page: what the test waits for
     if ch["new"]:
         seen.append(dict(ch["new"]))
-        v.readout = v.readout[:1] + [f"kernel saw {ch['new']['panel']}({ch['new']['row']},{ch['new']['col']})"]
+        v.readout = v.readout[:1] + [f"kernel saw {{ch['new']['panel']}}({{ch['new']['row']}},{{ch['new']['col']}})"]
 v.observe(echo, "hover")
 v"""
 
@@ -121,10 +121,11 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")   # a 1400 px window, browser open
             cs = 1100 // 32  # the view's cell size (bitmap) for a 32-cell side
             # the panels open fitted: each within the output area, none cut off
-            fit = view.evaluate("""v => { const area = v.closest('.jp-OutputArea-output').getBoundingClientRect();
+            # (waited for: the view refits when the output area narrows as the file browser opens)
+            page.wait_for_function("""v => { const area = v.closest('.jp-OutputArea-output').getBoundingClientRect();
                 return [...v.querySelectorAll('canvas')].map(c => c.getBoundingClientRect())
-                    .every(b => b.left >= area.left - 1 && b.right <= area.right + 1); }""")
-            assert fit and float(view.get_attribute("data-scale")) < 1
+                    .every(b => b.left >= area.left - 1 && b.right <= area.right + 1); }""", arg=view.element_handle())
+            assert float(view.get_attribute("data-scale")) < 1
             # C(1, 2) belongs to thread 5 (lane 5 of the first atom: row 5 // 4, columns 2 * (5 % 4) + {0, 1})
             c_panel.click(position=_at(c_panel, 32, 32, 1, 2))
             for name in "ABC":

@@ -42,11 +42,12 @@ THEMES = ("JupyterLab Dark", "JupyterLab Dark High Contrast", "JupyterLab Light"
 THEMED_COLOURS = """(scope) => {
   const root = document.querySelector(scope + ' .wb-grid'), canvas = root.querySelector('canvas.wb-canvas');
   const css = getComputedStyle(root), v = (n) => css.getPropertyValue(n).trim();
-  const rgb = (c) => { const d = document.createElement('div'); d.style.color = c; document.body.appendChild(d);
-                       const m = getComputedStyle(d).color.match(/\\d+/g).slice(0, 3).map(Number); d.remove(); return m; };
+  const computed = (c) => { const d = document.createElement('div'); d.style.color = c; document.body.appendChild(d);
+                            const m = getComputedStyle(d).color; d.remove(); return m; };
+  const rgb = (c) => computed(c).match(/\\d+/g).slice(0, 3).map(Number);
   const g = canvas.getContext('2d').getImageData(1, 1, 1, 1).data;   // the canvas's corner: its background
   return {bg: JSON.stringify(rgb(canvas.dataset.bg)), layout0: JSON.stringify(rgb(v('--jp-layout-color0'))),
-          title: getComputedStyle(root.querySelector('.wb-title')).color, font1: `rgb(${rgb(v('--jp-ui-font-color1')).join(', ')})`,
+          title: getComputedStyle(root.querySelector('.wb-title')).color, font1: computed(v('--jp-ui-font-color1')),
           bg_rgb: [g[0], g[1], g[2]], drawn: JSON.stringify([g[0], g[1], g[2]])};
 }"""
 THEMED = "(scope) => { const r = (" + THEMED_COLOURS + ")(scope); return r.bg === r.layout0 && r.drawn === r.layout0; }"
@@ -125,7 +126,7 @@ def test_stored_notebooks_show_every_picture(lab, tmp_path):  # noqa: F811 - the
             # trusted: the SVG pictures, and still no error for the widget outputs (stored without a model id)
             path = next((p for p in NOTEBOOKS if p.name == "01_layouts.ipynb"), NOTEBOOKS[0])
             scope = _open(page, base, token, path.name)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:trust')")
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:trust'); }")   # (its promise waits for the dialog)
             page.locator(".jp-Dialog button.jp-mod-accept").click()
             drawn = _all_drawn(page, scope, "svg+xml", _images(path, trusted=True)["svg+xml"])
             assert all(d["natural"] > 50 and 50 < d["shown"] <= d["area"] + 1 for d in drawn), drawn
@@ -137,13 +138,13 @@ def test_stored_notebooks_show_every_picture(lab, tmp_path):  # noqa: F811 - the
             first_view = next(i for i, c in enumerate(json.loads(path.read_text())["cells"])
                               if any(VIEW in o.get("data", {}) for o in c.get("outputs", [])))
             page.evaluate("""(i) => { const w = window.jupyterapp.shell.currentWidget; w.content.activeCellIndex = i;
-                                      return window.jupyterapp.commands.execute('notebook:run-all-above'); }""", first_view + 1)
+                                      window.jupyterapp.commands.execute('notebook:run-all-above'); }""", first_view + 1)
             cell = cells.nth(first_view)
             expect(cell.locator(".wb-grid canvas.wb-canvas")).to_be_visible(timeout=90_000)
             expect(cell.locator("img[src*='wb-static']")).to_be_hidden()
             # theme colours: the canvas background and the text follow JupyterLab's theme variables
             for theme in THEMES:
-                page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme)
+                page.evaluate("(t) => { window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}); }", theme)
                 page.wait_for_function("(t) => document.body.dataset.jpThemeName === t", arg=theme, timeout=60_000)
                 page.wait_for_function(THEMED, arg=scope, timeout=60_000)
                 colours = page.evaluate(THEMED_COLOURS, scope)

@@ -73,7 +73,9 @@ t = wb.from_dlpack(np.zeros((3, 5), np.float32)).mark_layout_dynamic()
 for L in ["1:0", "(2,(2,2)):(1,(65536,1048576))", "(1,1000):(1,1)", "((2,2),(2,2)):((1,4),(2,8))", "4096:1"]:
     display(LayoutView(wb.parse_layout(L)))
 display(LayoutView(t), AlgebraPlayground("(8,4):(1,8)", "(4,2):(2,16)", "logical_divide"),
-        MarkingExplorer(np.zeros((4, 3), np.float32)))"""
+        MarkingExplorer(np.zeros((4, 3), np.float32)))
+from widgets import ExplainView   # the README's example: 8 steps, the last two of 12288 cells
+display(ExplainView(wb.explain(wb.zipped_divide, wb.make_layout((100, 90)), (32, 32))))"""
 
 
 def _notebook(path: Path, sources: list | None = None) -> None:
@@ -132,7 +134,8 @@ def lab(tmp_path):
          f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
          f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
          f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--NotebookNotary.db_file=:memory:"],   # trust given in one test (or run) is not remembered by the next
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
@@ -249,6 +252,8 @@ INK = """(c) => {   // share of non-white pixels in the grid area of a view's ca
 # small size and the legend right under it, never pushed down by a stretched minimap
 FIT = """(root) => {
   const bad = [], rb = root.getBoundingClientRect();
+  const area = root.closest('.jp-OutputArea-output').getBoundingClientRect();
+  if (rb.right > area.right + 1 || rb.left < area.left - 1) bad.push('the view leaves the output area');
   const inside = (el, b) => {
     if (el.scrollWidth > el.clientWidth + 1) bad.push(el.className + ' overflows: ' + el.textContent.slice(0, 60));
     if (b.right > rb.right + 1 || b.left < rb.left - 1) bad.push(el.className + ' leaves the view');
@@ -312,6 +317,9 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             geo = bc.evaluate("c => ({...c.dataset})")
             assert float(geo["cellW"]) == float(geo["cellH"]) and float(geo["zoom"]) < 0.1
             assert bc.evaluate(INK) > 0.9 and vc.evaluate(INK) > 0.5
+            # a long vector keeps a visible thickness: (4,4096) is 4 square cells of 40 px tall, scrolling along
+            vgeo = vc.evaluate("c => ({...c.dataset})")
+            assert float(vgeo["cellW"]) == float(vgeo["cellH"]) and 4 * float(vgeo["cellH"]) >= 40
             assert not big.locator("canvas.wb-minimap").is_visible()   # all of it is in view
             expect(big.locator(".wb-hint")).to_have_text("Ctrl+wheel zooms, drag pans")
             # the wheel scrolls the page, never the grid; Ctrl+wheel zooms
@@ -335,10 +343,12 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             assert big.locator("canvas.wb-minimap").is_visible() and vec.locator("canvas.wb-minimap").is_visible()
             # hover the (4,4096) vector: the kernel's read-out for that cell
             geo = vc.evaluate("c => ({...c.dataset})")
-            cw, ch, left, top = (float(geo[k]) for k in ("cellW", "cellH", "left", "top"))
+            cw, ch, left, top, ox, oy = (float(geo[k]) for k in ("cellW", "cellH", "left", "top", "ox", "oy"))
             assert (int(geo["rows"]), int(geo["cols"])) == (4, 4096)
-            vc.hover(position={"x": left + 5 * cw + cw / 2, "y": top + 2 * ch + ch / 2})
-            expect(vec.locator(".wb-readout")).to_have_text("index 22  coordinate (2,5)  offset 22")
+            x, y = left + 5.5 * cw, top + 2.5 * ch   # the sixth visible column (1:1 zoomed about the centre)
+            r, c = int((y - top + oy) // ch), int((x - left + ox) // cw)
+            vc.hover(position={"x": x, "y": y})
+            expect(vec.locator(".wb-readout")).to_have_text(f"index {r + 4 * c}  coordinate ({r},{c})  offset {r + 4 * c}")
             # jump to the middle through the minimap: the kernel sends that window, labels come back
             mini = big.locator("canvas.wb-minimap")
             box = mini.bounding_box()
@@ -370,7 +380,7 @@ def test_large_views_zoom_hover_and_text_fit(lab):
 
             _run_cell(page, 1)
             sizes = page.locator(".jp-Cell").nth(1).locator(".wb-grid")
-            expect(sizes).to_have_count(6 + 3 + 2, timeout=90_000)
+            expect(sizes).to_have_count(6 + 3 + 2 + 8, timeout=90_000)
             # the 4096:1 vector: its minimap (small, beside the grid) and its legend are on screen in the view
             longvec = sizes.nth(4)
             expect(longvec.locator(".wb-title")).to_have_text("4096:1")

@@ -58,7 +58,7 @@ function render({ model, el }) {
   function fitScale() {
     const avail = Math.max(100, (area().clientWidth || 900) - 16);
     const widest = Math.max(1, ...canvases.map(({ canvas }) => canvas.width));
-    return Math.min(1, avail / widest);
+    return Math.min(1, (avail - 2) / widest);   // (the canvas's 1 px border on each side)
   }
   function place() {   // each canvas at its bitmap size times the scale; the panel boxes follow
     watch();
@@ -66,7 +66,7 @@ function render({ model, el }) {
     for (const { canvas, box, note } of canvases) {
       canvas.style.width = canvas.width * s + "px";
       canvas.style.height = canvas.height * s + "px";
-      box.style.maxWidth = Math.max(canvas.width * s, note ? NOTE_W : 0) + "px";
+      box.style.maxWidth = Math.max(canvas.width * s + 2, note ? NOTE_W : 0) + "px";
     }
     zoomInfo.textContent = `${Math.round(s * 1000) / 10}%` + (scale === null ? " (fit)" : "");
     root.dataset.scale = String(s);

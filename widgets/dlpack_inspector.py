@@ -126,9 +126,9 @@ class DLPackInspector(SvgFallback, W.VBox):
 
     @staticmethod
     def _table_html(rows, error: str = "") -> str:
-        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
+        body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em'>{html.escape(k)}</td>"
                        f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
-        err = f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(error)}</code></div>" if error else ""
+        err = f"<div class='wb-error' style='color:var(--jp-error-color1, #d7191c);overflow-wrap:anywhere'><code>{html.escape(error)}</code></div>" if error else ""
         return f"<table class='wb-dlpack'>{body}</table>{err}"
 
     def to_svg(self) -> str:

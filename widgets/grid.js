@@ -26,7 +26,7 @@ function u8(v) {
 const CELL_H = 18, CHAR_W = 7, MAX_W = 900, MAX_H = 600;
 const FONT = "11px 'DejaVu Sans Mono', Menlo, Consolas, monospace";
 const DYN = "#b35806", SEL = "#d7191c";
-const LABEL_PX = 11;      // cell height at which labels are drawn: below it cells are square (aspect kept)
+const LABEL_PX = 11, MIN_SIDE = 40;      // cell height at which labels are drawn: below it cells are square (aspect kept)
 // theme colours: JupyterLab's CSS variables, with the light theme's values where there are none
 const VARS = { fg: ["--jp-ui-font-color1", "#333333"], muted: ["--jp-ui-font-color2", "#555555"],
                bg: ["--jp-layout-color0", "#ffffff"], rule: ["--jp-border-color1", "#999999"],
@@ -197,11 +197,15 @@ function render({ model, el }) {
     ox = Math.max(0, Math.min(ox, st.cols * cellW() - (W - st.left)));
     oy = Math.max(0, Math.min(oy, st.rows * cellH() - (H - st.top)));
   }
+  // the whole grid, aspect kept; but a grid that would be thinner than MIN_SIDE px (a long vector) keeps its
+  // short side MIN_SIDE px thick and its long side scrolls (the minimap shows where)
   function fitZoom() {
     const w = maxW() - st.left - 1, h = MAX_H - st.top - 1;
     const labelled = Math.min(1, w / (st.cols * st.cw0), h / (st.rows * CELL_H));
     if (CELL_H * labelled >= LABEL_PX) return labelled;
-    return Math.min(LABEL_PX / CELL_H * 0.999, w / (st.cols * CELL_H), h / (st.rows * CELL_H));
+    const square = Math.min(LABEL_PX / CELL_H * 0.999, w / (st.cols * CELL_H), h / (st.rows * CELL_H));
+    const thin = Math.min(st.rows, st.cols) * CELL_H * square;
+    return thin >= MIN_SIDE ? square : Math.min(1, MIN_SIDE / (Math.min(st.rows, st.cols) * CELL_H));
   }
   function neededStep() {
     const s = Math.min(cellW(), cellH());

@@ -138,7 +138,7 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         rows = self.rows()
         body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em'>{html.escape(k)}</td>"
                        f"<td style='overflow-wrap:anywhere'><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
-        err = (f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(self._error)}</code></div>"
+        err = (f"<div class='wb-error' style='color:var(--jp-error-color1, #d7191c);overflow-wrap:anywhere'><code>{html.escape(self._error)}</code></div>"
                if self._error else "")
         self.info.value = f"<table class='wb-algebra'>{body}</table>{err}"
         for canvas, g in zip(self.canvases, self.grids()):
