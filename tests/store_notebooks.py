@@ -61,7 +61,9 @@ def store(path: Path) -> None:
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     tidy(nb)
-    nbformat.write(nb, path)
+    tmp = path.with_name(f".{path.name}.storing")
+    nbformat.write(nb, tmp)
+    os.replace(tmp, path)   # whole or not at all: a reader never sees half a notebook
 
 
 def shows_views(path: Path) -> bool:

@@ -144,3 +144,55 @@ def test_the_tours_cost_chart_says_what_it_draws():
     assert ax.get_xscale() == ("log" if max(vals) > 30 * min(vals) else "linear")
     assert plot_overhead({"a": 1.0, "b": 2.0}).get_xscale() == "linear"
     assert plot_overhead({"a": 1.0, "b": 93542.0}).get_xscale() == "log"
+
+
+def test_tv_view_of_a_whole_atom_points_at_tile_and_the_atoms_views():
+    mma = wb.make_tiled_mma(wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)), (32, 32, 16))
+    with pytest.raises(TypeError, match=r"got a TiledMMA: draw it with MMAView\(x\).*TVLayoutView\(x.tv_layout_C_tiled, tile=\(M, N\)\)"):
+        TVLayoutView(mma)
+    cp = wb.make_tiled_copy_A(wb.copy_atom("SM75_U32x4_LDSM_N", wb.Float16), mma)
+    with pytest.raises(TypeError, match=r"got a TiledCopy: draw it with CopyView\(x\)"):
+        TVLayoutView(cp)
+    with pytest.raises(TypeError, match=r"Expected tile= with the TV layout.*tile=\(8, 8\).*but got None"):
+        TVLayoutView(wb.Layout(((8, 4), 2), ((1, 16), 8)))
+    TVLayoutView(mma.tv_layout_C_tiled, tile=(32, 32))   # what the message says works
+
+
+def test_rank1_layouts_name_their_one_column():
+    from widgets.grid import RANK1_COLUMNS
+
+    assert LayoutView("8:2").canvas.col_title == RANK1_COLUMNS == "one (a rank-1 layout)"
+    v = ExplainView(wb.logical_divide, "100:1", 32)   # its steps B*, (B, B*) ... include rank-1 layouts
+    rank1 = [c for c in v.panels if hasattr(c, "col_title") and c.col_title == RANK1_COLUMNS]
+    assert rank1 and not any(getattr(c, "col_title", "") == "1:0" for c in v.panels)
+    assert "columns 1:0" not in v.to_svg()
+
+
+def test_colour_by_bank_and_chunk_shows_the_swizzle():
+    smem = wb.make_layout((8, 64), stride=(64, 1))
+    sw = wb.composition(wb.Swizzle(3, 3, 3), smem)
+    plain = LayoutView(smem, color_by="chunk", element_type=wb.Float16).grid.colors.reshape(8, 64)
+    swz = LayoutView(sw, color_by="chunk", element_type=wb.Float16).grid.colors.reshape(8, 64)
+    assert plain[:, ::8].tolist() == [list(range(8))] * 8               # every row: chunks 0..7 in order
+    assert swz[:, ::8].tolist() == [[c ^ r for c in range(8)] for r in range(8)]   # Swizzle<3,3,3>: chunk ^ row
+    banks = LayoutView(smem, color_by="bank", element_type=wb.Float16)
+    assert banks.grid.colors.reshape(8, 64)[0, :8].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]   # two halves a bank
+    assert banks.describe(1, 8) == "index 65  coordinate (1,8)  offset 72  bank 4  chunk 1"
+    assert banks.canvas.legend["label"] == "colour: shared-memory bank (16-bit elements)"
+    with pytest.raises(ValueError, match="Expected element_type="):
+        LayoutView(smem, color_by="bank")
+    mma = wb.make_tiled_mma(wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), wb.make_layout((2, 2, 1)), (32, 32, 64))
+    cp = wb.make_tiled_copy_A(wb.copy_atom("SM75_U32x4_LDSM_N", wb.Float16), mma)
+    view = CopyView(cp, wb.make_layout((32, 64), stride=(64, 1)), color_by="chunk", thread=0)
+    names = [p["name"] for p in view.panels]
+    assert names == ["src", "dst", "smem", "swizzled"]
+    import numpy as np
+
+    before, after = (np.asarray(view.panels[k]["fill"]).reshape(32, 64) for k in (2, 3))
+    assert before[:8, ::8].tolist() == [list(range(8))] * 8
+    assert after[:8, ::8].tolist() == [[c ^ r for c in range(8)] for r in range(8)]
+    # thread 0's 8 rows of one ldmatrix phase: all in chunk 0 before (8-way), 8 different chunks after
+    svg = view.to_svg()
+    assert svg.startswith("<svg") and 'viewBox="0 0 ' in svg.split(">", 1)[0]
+    with pytest.raises(ValueError, match="expected smem_layout="):
+        CopyView(cp, color_by="bank")

@@ -80,12 +80,12 @@ class LayoutView(SvgFallback, W.VBox):
         bits = None if element_type is None else element_type.bits
         options = [c for c in COLOR_BY if (c != "layout" or color_layout is not None) and (c != "value" or values is not None)
                    and (c not in ("bank", "chunk") or bits is not None)]
-        if color_by not in options:
-            raise ValueError(f"Expected color_by to be one of {', '.join(options)}, but got {color_by!r}.")
-        self._layout, self._tensor, self._color_layout, self._show = layout, tensor, color_layout, show
         if color_by in ("bank", "chunk") and bits is None:
             raise ValueError(f"Expected element_type= (e.g. wb.Float16) with color_by={color_by!r}: an offset's bank "
                              f"depends on the element's size, but got a layout without one.")
+        if color_by not in options:
+            raise ValueError(f"Expected color_by to be one of {', '.join(options)}, but got {color_by!r}.")
+        self._layout, self._tensor, self._color_layout, self._show = layout, tensor, color_layout, show
         self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values, tile=tile, mode=mode,
                                     element_bits=bits)
         if values is not None:
