@@ -2,7 +2,7 @@
 
 The same grid always gives the same bytes: one ``<svg>`` element, integer geometry, a fixed
 font, no ids, no timestamps and no object addresses.  This is the static fallback of every view
-(``_repr_mimebundle_``, so a saved notebook still shows it on GitHub and in nbval) and its export
+(the picture output written before the widget, so a saved notebook shows it everywhere and nbval compares it) and its export
 (``.to_svg()``).  Its size is bounded whatever the grid's: every document is built within a byte budget
 (``SVG_BUDGET`` for a whole view, shared out among the panels of a view that draws several); a grid is
 drawn whole when that fits, else as an overview heat map plus its first tile (see :func:`grid_svg`).
