@@ -41,11 +41,16 @@ class _Raise(logging.Handler):
 
 
 def _handle(widget, data) -> None:
+    import ipywidgets.widgets.widget as module
+
     handler = _Raise()
     widget.log.addHandler(handler)
+    shell = module.get_ipython   # with an IPython shell about, ipywidgets prints the traceback instead of logging it
+    module.get_ipython = lambda: None
     try:
         widget._handle_msg({"content": {"data": data}, "buffers": []})
     finally:
+        module.get_ipython = shell
         widget.log.removeHandler(handler)
 
 
