@@ -229,6 +229,19 @@ class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
     # What the browser sends is checked here, where it arrives: a thread that is not an int in range selects
     # none, a hover that names no cell of a panel is no hover (and its thread and value are read from the
     # panel, never taken from the message), and the panels are the view's own: a front-end cannot replace them.
+    def set_state(self, sync_data):
+        # a front-end's update, checked before it is applied (traitlets would skip the validators below for
+        # a value equal to the one held, e.g. False for thread 0, and keep the front-end's value)
+        sync_data = dict(sync_data)
+        own = getattr(self, "_own_panels", None)
+        if "panels" in sync_data and own is not None:
+            sync_data["panels"] = [dict(p) for p in own]
+        if "thread" in sync_data:
+            sync_data["thread"] = self._checked_thread(sync_data["thread"])
+        if "hover" in sync_data:
+            sync_data["hover"] = self._checked_hover(sync_data["hover"])
+        super().set_state(sync_data)
+
     @t.validate("panels")
     def _one_cell_size(self, proposal):
         own = getattr(self, "_own_panels", None)
@@ -242,12 +255,16 @@ class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
 
     @t.validate("thread")
     def _valid_thread(self, proposal):
-        v = proposal["value"]
+        return self._checked_thread(proposal["value"])
+
+    def _checked_thread(self, v):
         return v if type(v) is int and -1 <= v < self._num_threads else -1
 
     @t.validate("hover")
     def _valid_hover(self, proposal):
-        h = proposal["value"]
+        return self._checked_hover(proposal["value"])
+
+    def _checked_hover(self, h):
         if not isinstance(h, dict):
             return {}
         p = next((p for p in getattr(self, "_own_panels", None) or [] if p["name"] == h.get("panel")), None)

@@ -74,9 +74,21 @@ class GridCanvas(anywidget.AnyWidget):
         self.on_msg(self._on_message)
         self.observe(self._on_hover, "hover")
 
+    def set_state(self, sync_data):
+        # a front-end's update, checked before it is applied (traitlets would skip the validators below for a
+        # value equal to the one held, e.g. [True, 2] for [1, 2], and keep the front-end's value)
+        sync_data = dict(sync_data)
+        if "hover" in sync_data:
+            sync_data["hover"] = self._checked_hover(sync_data["hover"])
+        if "selected" in sync_data:
+            sync_data["selected"] = self._checked_selected(sync_data["selected"])
+        super().set_state(sync_data)
+
     @t.validate("hover")
     def _valid_hover(self, proposal):
-        h = proposal["value"]
+        return self._checked_hover(proposal["value"])
+
+    def _checked_hover(self, h):
         if (isinstance(h, (list, tuple)) and len(h) == 2 and all(type(x) is int for x in h)
                 and 0 <= h[0] < self.rows and 0 <= h[1] < self.cols):
             return list(h)
@@ -84,7 +96,9 @@ class GridCanvas(anywidget.AnyWidget):
 
     @t.validate("selected")
     def _valid_selected(self, proposal):
-        v = proposal["value"]
+        return self._checked_selected(proposal["value"])
+
+    def _checked_selected(self, v):
         if v is None or type(v) is bool or not isinstance(v, (int, float)):
             return None
         try:
