@@ -17,6 +17,7 @@ Everything asserted is waited for (Playwright's expect, wait_for_function): noth
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -29,8 +30,6 @@ from test_browser_widgets import CHROMIUM, FLAGS, REPO, _free_port, _wait_http, 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 VIEW = "application/vnd.jupyter.widget-view+json"
-import os  # noqa: E402
-
 NOTEBOOKS = [p for p in sorted((REPO / "notebooks").glob("*.ipynb")) if VIEW in p.read_text(encoding="utf-8")
              if not os.environ.get("WB_NOTEBOOKS") or p.name in os.environ["WB_NOTEBOOKS"].split(",")]
 KERNEL_IDLE = ("() => { const s = window.jupyterapp?.shell?.currentWidget?.sessionContext;"
@@ -165,7 +164,7 @@ def test_make_lab_prints_the_tours_url(tmp_path):
         [sys.executable, "-m", "jupyter", "lab", *shlex.split(args), "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          "--ServerApp.allow_root=True", f"--ServerApp.root_dir={REPO}", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
          f"--LabApp.workspaces_dir={tmp_path / 'ws'}"],
-        env={**__import__("os").environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config")},
+        env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config")},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         url = None
