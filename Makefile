@@ -29,7 +29,7 @@ $(TEST_STAMP): $(LAB_STAMP)
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  echo "chromium could not be installed: the browser test will skip"
 
-.PHONY: test test-asan test-binder lab bench install
+.PHONY: test test-asan test-binder lab bench install store-notebooks
 install: $(TEST_STAMP)
 
 test: $(TEST_STAMP) /usr/bin/chromium
@@ -82,9 +82,15 @@ test-binder:
 	$(BINDER_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts='' \
 	  --nbval --nbval-sanitize-with notebooks/sanitize.cfg --nbval-current-env notebooks/
 
-# root (containers, CI machines) needs --allow-root; nobody else gets it; opens the ten-minute tour
+# root (containers, CI machines) needs --allow-root; nobody else gets it.  The URL JupyterLab prints (and
+# opens) is the ten-minute tour's, not the Launcher's: default_url is what it prints.
+LAB_ARGS := --LabApp.default_url=/lab/tree/notebooks/00_tour.ipynb
 lab: $(LAB_STAMP)
-	$(VENV)/bin/jupyter lab notebooks/00_tour.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# re-execute the notebooks that draw views and store them as the repository keeps them (tests/store_notebooks.py)
+store-notebooks: $(TEST_STAMP)
+	$(PY) tests/store_notebooks.py
 
 bench: $(TEST_STAMP)
 	$(PY) -m workbench bench --out benchmarks/results/bench-latest.json

@@ -53,8 +53,7 @@ def test_mma_view_panels_and_selection():
         view.select(128)
     with pytest.raises(TypeError, match="TiledMMA"):
         MMAView(mma_atom(SM80))
-    bundle = view._repr_mimebundle_()
-    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    data = view.static_bundle()
     assert data["image/svg+xml"].startswith("<svg") and "MMAView" in data["text/plain"]
 
 

@@ -73,7 +73,9 @@ t = wb.from_dlpack(np.zeros((3, 5), np.float32)).mark_layout_dynamic()
 for L in ["1:0", "(2,(2,2)):(1,(65536,1048576))", "(1,1000):(1,1)", "((2,2),(2,2)):((1,4),(2,8))", "4096:1"]:
     display(LayoutView(wb.parse_layout(L)))
 display(LayoutView(t), AlgebraPlayground("(8,4):(1,8)", "(4,2):(2,16)", "logical_divide"),
-        MarkingExplorer(np.zeros((4, 3), np.float32)))"""
+        MarkingExplorer(np.zeros((4, 3), np.float32)))
+from widgets import ExplainView   # the README's example: 8 steps, the last two of 12288 cells
+display(ExplainView(wb.explain(wb.zipped_divide, wb.make_layout((100, 90)), (32, 32))))"""
 
 
 def _notebook(path: Path, sources: list | None = None) -> None:
@@ -97,16 +99,21 @@ def _free_port() -> int:
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> None:
+    """Poll ``url`` until it answers 200; between tries, wait on the server process itself (a server that
+    exits ends the wait at once)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"JupyterLab exited early with code {proc.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
-            time.sleep(0.3)
+            pass
+        try:
+            proc.wait(timeout=0.3)
+        except subprocess.TimeoutExpired:
+            continue
+        raise RuntimeError(f"JupyterLab exited early with code {proc.returncode}")
     raise TimeoutError(f"JupyterLab did not answer {url} within {timeout} s")
 
 
@@ -127,7 +134,8 @@ def lab(tmp_path):
          f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
          f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
          f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--NotebookNotary.db_file=:memory:"],   # trust given in one test (or run) is not remembered by the next
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
@@ -188,8 +196,9 @@ def test_layout_view_in_jupyterlab(lab):
             canvas.click(position={"x": left + col * cw + cw / 2, "y": top + row * ch + ch / 2})
             expect(readout).to_contain_text("selected offset 9: 2 cells")
 
-            # move a control: colour by row instead of offset
+            # move a control: colour by row instead of offset (the kernel's legend for it shows: synced)
             page.locator(".widget-dropdown select").first.select_option("row")
+            expect(page.locator(".wb-legend-title").first).to_have_text("colour: row index")
 
             # and the TV view's thread slider, from the keyboard: -1 (none) -> 2
             handle = page.locator(".widget-slider .noUi-handle").first
@@ -243,6 +252,8 @@ INK = """(c) => {   // share of non-white pixels in the grid area of a view's ca
 # small size and the legend right under it, never pushed down by a stretched minimap
 FIT = """(root) => {
   const bad = [], rb = root.getBoundingClientRect();
+  const area = root.closest('.jp-OutputArea-output').getBoundingClientRect();
+  if (rb.right > area.right + 1 || rb.left < area.left - 1) bad.push('the view leaves the output area');
   const inside = (el, b) => {
     if (el.scrollWidth > el.clientWidth + 1) bad.push(el.className + ' overflows: ' + el.textContent.slice(0, 60));
     if (b.right > rb.right + 1 || b.left < rb.left - 1) bad.push(el.className + ' leaves the view');
@@ -301,16 +312,43 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             expect(views).to_have_count(2, timeout=90_000)
             big, vec = views.nth(0), views.nth(1)
             bc, vc = big.locator("canvas.wb-canvas"), vec.locator("canvas.wb-canvas")
-            # drawn at once, labels and all: not a blank box
+            # large layouts open fitted, aspect kept: the 1024x1024 grid is a square, drawn everywhere
+            expect(bc).to_have_attribute("data-lod", re.compile("^heat map"))
+            geo = bc.evaluate("c => ({...c.dataset})")
+            assert float(geo["cellW"]) == float(geo["cellH"]) and float(geo["zoom"]) < 0.1
+            assert bc.evaluate(INK) > 0.9 and vc.evaluate(INK) > 0.5
+            # a long vector keeps a visible thickness: (4,4096) is 4 square cells of 40 px tall, scrolling along
+            vgeo = vc.evaluate("c => ({...c.dataset})")
+            assert float(vgeo["cellW"]) == float(vgeo["cellH"]) and 4 * float(vgeo["cellH"]) >= 40
+            assert not big.locator("canvas.wb-minimap").is_visible()   # all of it is in view
+            expect(big.locator(".wb-hint")).to_have_text("Ctrl+wheel zooms, drag pans")
+            # the wheel scrolls the page, never the grid; Ctrl+wheel zooms
+            scroller = page.locator(".jp-WindowedPanel-outer").first
+            before = scroller.evaluate("e => e.scrollTop")
+            bc.hover()
+            page.mouse.wheel(0, 300)
+            page.wait_for_function("([b]) => document.querySelector('.jp-WindowedPanel-outer').scrollTop !== b", arg=[before])
+            assert float(bc.get_attribute("data-zoom")) == float(geo["zoom"]) and bc.get_attribute("data-oy") == geo["oy"]
+            bc.scroll_into_view_if_needed()
+            bc.hover()
+            page.keyboard.down("Control")
+            page.mouse.wheel(0, -100)
+            page.keyboard.up("Control")
+            page.wait_for_function("([z]) => +document.querySelector('.wb-grid canvas.wb-canvas').dataset.zoom > z",
+                                   arg=[float(geo["zoom"])])
+            for view in (big, vec):   # full size from here on: the minimap shows where the viewport is
+                view.locator("button.wb-one").click()
             expect(bc).to_have_attribute("data-lod", "labels")
-            assert bc.evaluate(INK) > 0.5 and vc.evaluate(INK) > 0.5
+            expect(vc).to_have_attribute("data-zoom", "1")
             assert big.locator("canvas.wb-minimap").is_visible() and vec.locator("canvas.wb-minimap").is_visible()
             # hover the (4,4096) vector: the kernel's read-out for that cell
             geo = vc.evaluate("c => ({...c.dataset})")
-            cw, ch, left, top = (float(geo[k]) for k in ("cellW", "cellH", "left", "top"))
+            cw, ch, left, top, ox, oy = (float(geo[k]) for k in ("cellW", "cellH", "left", "top", "ox", "oy"))
             assert (int(geo["rows"]), int(geo["cols"])) == (4, 4096)
-            vc.hover(position={"x": left + 5 * cw + cw / 2, "y": top + 2 * ch + ch / 2})
-            expect(vec.locator(".wb-readout")).to_have_text("index 22  coordinate (2,5)  offset 22")
+            x, y = left + 5.5 * cw, top + 2.5 * ch   # the sixth visible column (1:1 zoomed about the centre)
+            r, c = int((y - top + oy) // ch), int((x - left + ox) // cw)
+            vc.hover(position={"x": x, "y": y})
+            expect(vec.locator(".wb-readout")).to_have_text(f"index {r + 4 * c}  coordinate ({r},{c})  offset {r + 4 * c}")
             # jump to the middle through the minimap: the kernel sends that window, labels come back
             mini = big.locator("canvas.wb-minimap")
             box = mini.bounding_box()
@@ -342,10 +380,12 @@ def test_large_views_zoom_hover_and_text_fit(lab):
 
             _run_cell(page, 1)
             sizes = page.locator(".jp-Cell").nth(1).locator(".wb-grid")
-            expect(sizes).to_have_count(6 + 3 + 2, timeout=90_000)
+            expect(sizes).to_have_count(6 + 3 + 2 + 8, timeout=90_000)
             # the 4096:1 vector: its minimap (small, beside the grid) and its legend are on screen in the view
             longvec = sizes.nth(4)
             expect(longvec.locator(".wb-title")).to_have_text("4096:1")
+            longvec.locator("button.wb-one").click()
+            expect(longvec.locator("canvas.wb-canvas")).to_have_attribute("data-zoom", "1")
             for part in ("canvas.wb-minimap", ".wb-legend"):
                 el = longvec.locator(part)
                 el.scroll_into_view_if_needed()
@@ -362,7 +402,7 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             assert abs(fy - 0.5) < 0.05, fy
             # JupyterLab's own floating boxes (toasts, the cell toolbar) must not sit over the screenshots
             page.add_style_tag(content=".Toastify, .jp-toast-container, .jp-cell-toolbar { display: none !important; }")
-            page.wait_for_timeout(500)
+            page.wait_for_function("() => [...document.querySelectorAll('.jp-cell-toolbar')].every(e => !e.offsetParent)")
             for k in range(sizes.count()):
                 root = sizes.nth(k)
                 assert root.evaluate(FIT) == [], root.locator(".wb-title").text_content()

@@ -1,7 +1,7 @@
 """Saved notebooks show their views anywhere: ``nbconvert --to html`` rendered offline in Chromium.
 
-A view's output carries the widget (``application/vnd.jupyter.widget-view+json``) and its static picture
-(``image/svg+xml``).  nbconvert picks the widget whenever the notebook stores widget state
+A view writes two outputs: its static picture (``image/svg+xml`` and ``image/png``) and then the widget
+(``application/vnd.jupyter.widget-view+json``).  nbconvert draws a widget whenever the notebook stores widget state
 (``metadata.widgets``, which executors write by default) and then the page fetches a widget manager
 from a CDN: offline, or on any viewer without that script, no view is shown at all.  The notebooks are
 therefore saved without widget state (execute them with ``store_widget_state=False``, e.g.
@@ -35,7 +35,7 @@ def _views(nb: dict) -> list[str]:
     for cell in nb["cells"]:
         for o in cell.get("outputs", []):
             data = o.get("data", {})
-            if VIEW in data and "image/svg+xml" in data:
+            if "image/svg+xml" in data and "".join(data.get("text/plain", "")).startswith("picture of"):
                 svg = "".join(data["image/svg+xml"])
                 m = re.search(r"<title>(.*?)</title>", svg)
                 out.append(m.group(1) if m else "")

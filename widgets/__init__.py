@@ -1,7 +1,8 @@
 """Interactive layout views and their deterministic SVG renderer.
 
-Each view is an ipywidgets box (custom drawing on one anywidget canvas) with ``.to_svg()`` and an
-``image/svg+xml`` fallback in its mimebundle, so a saved notebook still shows it.
+Each view is an ipywidgets box (custom drawing on one anywidget canvas) with ``.to_svg()``; displaying it
+writes that static picture (SVG and PNG) as an output of its own before the widget, so a saved notebook shows it
+in every viewer (see :mod:`widgets.base`).
 """
 
 from .atoms_view import CopyView, MMAView

@@ -27,11 +27,12 @@ import numpy as np
 import traitlets as t
 
 from workbench.atoms import TiledCopy, TiledMMA, bank_conflicts, suggest_swizzle
+from workbench.atoms.conflicts import _offsets as smem_offsets
 from workbench.interop import as_workbench
 from workbench.layout import inttuple as it
 
-from .base import SvgFallback
-from .svg import SVG_BUDGET, _png, _rgb, panel_budget
+from .base import STATIC_CSS, SvgFallback
+from .svg import FIT, SVG_BUDGET, _png, _rgb, panel_budget
 
 # CuTe's print_latex TV colours (thread % 8)
 PALETTE = ["#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2"]
@@ -75,6 +76,23 @@ def _panel(name, title, row_name, col_name, thr, val, shared=0):
     return p
 
 
+def bank_panel(name, title, smem, tiled_copy, color_by, thr, val):
+    """A panel of the copy's M x N tile coloured by the shared-memory bank (or 16-byte chunk) each cell's
+    offset in ``smem`` falls in (threads still label and select the cells)."""
+    from .grid import BANK_BYTES, BANK_PALETTE, BANKS, CHUNK_BYTES, CHUNK_PALETTE, CHUNKS
+
+    m, n = tiled_copy.tiler_mn
+    off = smem_offsets(smem, np.arange(m * n), (m, n)).reshape(n, m).T    # (m, n) -> element offset
+    byte = off.astype(np.int64) * tiled_copy.atom.value_type.bits // 8
+    bank = color_by == "bank"
+    fill = (byte // BANK_BYTES) % BANKS if bank else (byte // CHUNK_BYTES) % CHUNKS
+    p = _panel(name, title, "M", "N", thr, val)
+    p["fill"], p["fills"] = fill.reshape(-1).tolist(), list(BANK_PALETTE if bank else CHUNK_PALETTE)
+    p["fill_name"] = "bank" if bank else "chunk"
+    p["note"] = (f"colour: {'bank ((byte / 4) mod 32)' if bank else '16-byte chunk ((byte / 16) mod 8)'} of {smem}")
+    return p
+
+
 def common_cell(panels) -> int:
     """The one cell size (px) of all panels, so that their M, N and K lengths compare at a glance (as in
     CuTe's print_latex): the largest, up to 34 (room for a ``T#V#`` label), that keeps the longest side of
@@ -84,7 +102,10 @@ def common_cell(panels) -> int:
 
 
 def _fills(p, thr):
-    """Fill colour index per cell: thread % 8 into PALETTE, or (shared operands) 8 + group % 2, -1 none."""
+    """Fill colour index per cell: thread % 8 into PALETTE, or (shared operands) 8 + group % 2, -1 none; a
+    bank-coloured panel: its own indices into its own colours (see :func:`_palette_of`)."""
+    if "fill" in p:
+        return np.asarray(p["fill"]).reshape(thr.shape)
     if p["shared"]:
         return np.where(thr >= 0, 8 + (thr // p["shared"]) % 2, -1)
     return np.where(thr >= 0, thr % 8, -1)
@@ -110,7 +131,7 @@ def _panel_svg(p, cell, selected, x0, y0, budget=SVG_BUDGET):
     rows, cols = p["rows"], p["cols"]
     thr = np.asarray(p["thr"]).reshape(rows, cols)
     val = np.asarray(p["val"]).reshape(rows, cols)
-    fills = PALETTE + SHARED_FILLS
+    fills = p.get("fills") or PALETTE + SHARED_FILLS
     fid = _fills(p, thr)
     head = [f'<g transform="translate({x0},{y0})">',
             f'<text x="0" y="-6" font-size="12" font-weight="bold">{html.escape(p["title"])}</text>']
@@ -125,7 +146,13 @@ def _panel_svg(p, cell, selected, x0, y0, budget=SVG_BUDGET):
             height += 13
     own = selected >= 0 and not p["shared"]   # a shared operand has no per-thread cells to outline
     body = []
-    for t0, segs in sorted(_runs(thr, cell).items()):   # one path per thread, runs along a row merged
+    if "fill" in p:   # one path per colour, then the selected thread's outline on top
+        for f0, segs in sorted(_runs(fid, cell).items()):
+            body.append(f'<path fill="{fills[f0]}" d="{"".join(segs)}"/>')
+        if own:
+            sel = "".join(_runs((thr == selected).astype(np.int8), cell).get(1, []))
+            body.append(f'<path fill="none" stroke="#000" stroke-width="2" d="{sel}"/>')
+    for t0, segs in sorted(_runs(thr, cell).items()) if "fill" not in p else ():   # one path per thread
         fill = "#ffffff" if t0 < 0 else fills[int(_fills(p, np.array(t0)))]
         stroke = ' stroke="#000" stroke-width="2"' if own and t0 == selected else ""
         body.append(f'<path fill="{fill}"{stroke} d="{"".join(segs)}"/>')
@@ -185,25 +212,68 @@ def panels_svg(panels, selected=-1, footer=()):
     for line in footer:
         parts.append(f'<text x="10" y="{y}" font-size="11" font-family="monospace">{html.escape(line)}</text>')
         y += 14
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x}" height="{y}" font-family="sans-serif">\n'
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x}" height="{y}" viewBox="0 0 {x} {y}" {FIT} '
+            f'font-family="sans-serif">\n'
             + "\n".join(parts) + "\n</svg>\n")
 
 
 class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
     _esm = Path(__file__).with_name("atoms_view.js")
+    _css = STATIC_CSS
 
-    panels = t.List().tag(sync=True)
+    panels = t.Any([]).tag(sync=True)            # the view's panels (checked: a front-end cannot replace them)
     palette = t.List(t.Unicode(), default_value=PALETTE).tag(sync=True)
-    thread = t.Int(-1).tag(sync=True)           # the selected thread, -1 none
-    hover = t.Dict().tag(sync=True)             # {panel, thread, value, row, col} or {}
+    thread = t.Any(-1).tag(sync=True)           # the selected thread, -1 none
+    hover = t.Any({}).tag(sync=True)            # {panel, thread, value, row, col} or {}
     readout = t.List(t.Unicode()).tag(sync=True)
+
+    # What the browser sends is checked here, where it arrives: a thread that is not an int in range selects
+    # none, a hover that names no cell of a panel is no hover (and its thread and value are read from the
+    # panel, never taken from the message), and the panels are the view's own: a front-end cannot replace them.
+    def set_state(self, sync_data):
+        # a front-end's update, checked before it is applied (traitlets would skip the validators below for
+        # a value equal to the one held, e.g. False for thread 0, and keep the front-end's value)
+        sync_data = dict(sync_data)
+        own = getattr(self, "_own_panels", None)
+        if "panels" in sync_data and own is not None:
+            sync_data["panels"] = [dict(p) for p in own]
+        if "thread" in sync_data:
+            sync_data["thread"] = self._checked_thread(sync_data["thread"])
+        if "hover" in sync_data:
+            sync_data["hover"] = self._checked_hover(sync_data["hover"])
+        super().set_state(sync_data)
 
     @t.validate("panels")
     def _one_cell_size(self, proposal):
+        own = getattr(self, "_own_panels", None)
+        if own is not None and "panels" in self._property_lock:   # sent by a front-end (ipywidgets' set_state)
+            return [dict(p) for p in own]   # (a copy: the trait itself already holds what was sent)
         # The browser draws each panel with its "cell"; one size for all, the same as to_svg's.
         panels = proposal["value"]
         cell = common_cell(panels)
-        return [dict(p, cell=cell) for p in panels]
+        self._own_panels = [dict(p, cell=cell) for p in panels]
+        return [dict(p) for p in self._own_panels]
+
+    @t.validate("thread")
+    def _valid_thread(self, proposal):
+        return self._checked_thread(proposal["value"])
+
+    def _checked_thread(self, v):
+        return v if type(v) is int and -1 <= v < self._num_threads else -1
+
+    @t.validate("hover")
+    def _valid_hover(self, proposal):
+        return self._checked_hover(proposal["value"])
+
+    def _checked_hover(self, h):
+        if not isinstance(h, dict):
+            return {}
+        p = next((p for p in getattr(self, "_own_panels", None) or [] if p["name"] == h.get("panel")), None)
+        r, c = h.get("row"), h.get("col")
+        if p is None or type(r) is not int or type(c) is not int or not (0 <= r < p["rows"] and 0 <= c < p["cols"]):
+            return {}
+        i = r * p["cols"] + c
+        return {"panel": p["name"], "thread": p["thr"][i], "value": p["val"][i], "row": r, "col": c}
 
 
     def to_svg(self) -> str:
@@ -240,14 +310,19 @@ class MMAView(_AtomsWidget):
 
 
 class CopyView(_AtomsWidget):
-    """``CopyView(tiled_copy, smem_layout=None)``: the copy's source and destination (M x N) tiles.
+    """``CopyView(tiled_copy, smem_layout=None, swizzled=None, side=None, thread=-1, color_by='thread')``: the
+    copy's source and destination (M x N) tiles.
 
     With a shared-memory layout, the read-out gives the instruction's wavefronts per phase on it
     and after the swizzle :func:`workbench.atoms.suggest_swizzle` finds (or ``swizzled``, a
-    ComposedLayout to compare with instead).
+    ComposedLayout to compare with instead).  ``color_by='bank'`` (or ``'chunk'``, the 16-byte chunk) adds
+    that tile coloured by the bank each cell's offset falls in, in ``smem_layout`` and after the swizzle:
+    the swizzle's effect is the colours changing places (a thread's cells, outlined when it is selected,
+    then fall in different banks).
     """
 
-    def __init__(self, tiled_copy, smem_layout=None, swizzled=None, side=None, thread: int = -1, **kw):
+    def __init__(self, tiled_copy, smem_layout=None, swizzled=None, side=None, thread: int = -1,
+                 color_by: str = "thread", **kw):
         tiled_copy = as_workbench(tiled_copy)
         if not isinstance(tiled_copy, TiledCopy):
             raise TypeError(f"CopyView: expected a TiledCopy (wb.make_tiled_copy...), but got {type(tiled_copy).__name__}.")
@@ -266,6 +341,18 @@ class CopyView(_AtomsWidget):
             if swizzled is not None:
                 self.after = bank_conflicts(tiled_copy, swizzled, side=side)
             readout += _conflict_lines(self.before, smem_layout, self.after, swizzled)
+        if color_by not in ("thread", "bank", "chunk"):
+            raise ValueError(f"CopyView: expected color_by 'thread', 'bank' or 'chunk', but got {color_by!r}.")
+        if color_by != "thread":
+            if smem_layout is None:
+                raise ValueError(f"CopyView: expected smem_layout= with color_by={color_by!r} (the banks are those of a "
+                                 f"shared-memory layout), but got None.")
+            src = panels[0] if (side or ("dst" if tiled_copy.atom.kind in ("stsm", "cp_async") else "src")) == "src" else panels[1]
+            thr, val = (np.asarray(src[k]).reshape(m, n) for k in ("thr", "val"))
+            panels.append(bank_panel("smem", f"smem {color_by}s ({m} x {n})", smem_layout, tiled_copy, color_by, thr, val))
+            if swizzled is not None:
+                panels.append(bank_panel("swizzled", f"swizzled {color_by}s ({m} x {n})", swizzled, tiled_copy, color_by,
+                                         thr, val))
         super().__init__(panels=panels, readout=readout, **kw)
         self.select(thread)
 

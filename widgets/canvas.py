@@ -6,23 +6,38 @@ it is small).  Other windows are computed when the browser asks for them (a cust
 with binary buffers: float64 keys and uint8 palette indices).  The browser writes back ``hover``
 ([row, col], or [] when the pointer leaves) and ``selected`` (the key of a clicked cell, or None); the
 view owning the canvas answers a hover with ``hover_text``.
+
+Whatever a front-end sends is checked where it arrives (the validators below and ``_on_message``): a hover
+that is not two ints naming a cell of the grid becomes "no hover", a selection that is not a finite number
+becomes "nothing selected", a malformed tile request is dropped.  So the view keeps working and never
+describes a cell that does not exist.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import anywidget
 import traitlets as t
 
+from .base import STATIC_CSS
 from .tiles import overview, tile
 
 FIRST_TILE = 64        # rows and columns of the first exact tile
 SMALL = 1 << 14        # a grid of at most this many cells goes in whole
 
 
+class LiveMark(anywidget.AnyWidget):
+    """An empty widget that marks a view without a canvas as live (see :data:`widgets.base.STATIC_CSS`)."""
+
+    _esm = "export default { render({ el }) { el.classList.add('wb-live'); } };"
+    _css = STATIC_CSS
+
+
 class GridCanvas(anywidget.AnyWidget):
     _esm = Path(__file__).with_name("grid.js")
+    _css = STATIC_CSS
 
     title = t.Unicode("").tag(sync=True)
     subtitle = t.Unicode("").tag(sync=True)
@@ -47,9 +62,9 @@ class GridCanvas(anywidget.AnyWidget):
     row_dynamic = t.Bool(False).tag(sync=True)
     col_dynamic = t.Bool(False).tag(sync=True)
     key_name = t.Unicode("offset").tag(sync=True)
-    hover = t.List(t.Int()).tag(sync=True)
+    hover = t.Any([]).tag(sync=True)                  # [row, col] of a cell, or []
     hover_text = t.Unicode("").tag(sync=True)
-    selected = t.Float(None, allow_none=True).tag(sync=True)
+    selected = t.Any(None, allow_none=True).tag(sync=True)   # a key (float) or None
     selected_count = t.Int(-1).tag(sync=True)         # cells holding the selected key; -1: not counted
 
     def __init__(self, **kwargs):
@@ -58,6 +73,39 @@ class GridCanvas(anywidget.AnyWidget):
         self.describe = None        # (row, col) -> hover text, set by the owning view
         self.on_msg(self._on_message)
         self.observe(self._on_hover, "hover")
+
+    def set_state(self, sync_data):
+        # a front-end's update, checked before it is applied (traitlets would skip the validators below for a
+        # value equal to the one held, e.g. [True, 2] for [1, 2], and keep the front-end's value)
+        sync_data = dict(sync_data)
+        if "hover" in sync_data:
+            sync_data["hover"] = self._checked_hover(sync_data["hover"])
+        if "selected" in sync_data:
+            sync_data["selected"] = self._checked_selected(sync_data["selected"])
+        super().set_state(sync_data)
+
+    @t.validate("hover")
+    def _valid_hover(self, proposal):
+        return self._checked_hover(proposal["value"])
+
+    def _checked_hover(self, h):
+        if (isinstance(h, (list, tuple)) and len(h) == 2 and all(type(x) is int for x in h)
+                and 0 <= h[0] < self.rows and 0 <= h[1] < self.cols):
+            return list(h)
+        return []
+
+    @t.validate("selected")
+    def _valid_selected(self, proposal):
+        return self._checked_selected(proposal["value"])
+
+    def _checked_selected(self, v):
+        if v is None or type(v) is bool or not isinstance(v, (int, float)):
+            return None
+        try:
+            v = float(v)
+        except OverflowError:   # an int beyond float64: no key is that large
+            return None
+        return v if math.isfinite(v) else None
 
     @property
     def source(self):
@@ -96,11 +144,16 @@ class GridCanvas(anywidget.AnyWidget):
     def _on_message(self, _widget, content, _buffers) -> None:
         if not isinstance(content, dict) or content.get("type") != "tile" or self._source is None:
             return
-        try:
-            meta, keys, colors = tile(self._source, *(int(content.get(k, -1)) for k in ("r0", "c0", "nr", "nc", "step")))
-        except (ValueError, TypeError):   # a stale or malformed request: nothing to draw, nothing to raise
+        args = [content.get(k) for k in ("r0", "c0", "nr", "nc", "step", "gen")]
+        # JSON numbers arrive as int or float: whole numbers within the grid's reach, nothing else
+        if not all(type(a) in (int, float) and math.isfinite(a) and a == int(a) and 0 <= a <= 2**53 for a in args):
             return
-        meta.update(type="tile", gen=int(content.get("gen", -1)))
+        r0, c0, nr, nc, step, gen = (int(a) for a in args)
+        try:
+            meta, keys, colors = tile(self._source, r0, c0, nr, nc, step)
+        except ValueError:   # a stale or malformed request: nothing to draw, nothing to raise
+            return
+        meta.update(type="tile", gen=gen)
         self.send(meta, buffers=[keys.tobytes(), colors.tobytes()])
 
     def _on_hover(self, change) -> None:

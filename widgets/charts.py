@@ -70,10 +70,15 @@ def _rows(results) -> list[dict]:
     return rows
 
 
-def plot_overhead(results, ax=None, title: str = "Per-call overhead", unit: str = "µs", baseline: str | None = None):
+LOG_RATIO = 30   # costs spanning more than this factor are drawn on a log axis (one slow bar flattens the rest)
+
+
+def plot_overhead(results, ax=None, title: str = "Per-call overhead", unit: str = "µs", baseline: str | None = None,
+                  log: bool | None = None):
     """Horizontal bar chart of per-call costs; returns the matplotlib Axes.
 
-    With ``baseline`` (a row name) each bar is annotated with its ratio to that row.
+    With ``baseline`` (a row name) each bar is annotated with its ratio to that row.  ``log``: a log axis;
+    None (the default) chooses it when the largest cost is more than ``LOG_RATIO`` times the smallest.
     """
     import matplotlib.pyplot as plt
 
@@ -98,9 +103,18 @@ def plot_overhead(results, ax=None, title: str = "Per-call overhead", unit: str 
         label = f"{v:.2f}" + (f"  ({v / base:.2f}x)" if base else "")
         ax.text(end, yi, " " + label, va="center", fontsize=8)
     ax.set_yticks(y, [r["name"] for r in rows])
-    ax.set_xlabel(unit)
+    positive = [v for v in vals if v > 0]
+    if log is None:
+        log = bool(positive) and max(positive) > LOG_RATIO * min(positive)
+    if log:   # bars start at a decade below the smallest cost; labels need a decade of room on the right
+        ax.set_xscale("log")
+        lo = 10 ** np.floor(np.log10(min(positive)))
+        ax.set_xlim(lo, max(ends) * 30)
+        ax.set_xlabel(f"{unit} (log scale)")
+    else:
+        ax.set_xlim(0, max(ends) * 1.35)
+        ax.set_xlabel(unit)
     ax.set_title(title)
-    ax.set_xlim(0, max(ends) * 1.35)
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 

@@ -25,6 +25,7 @@ from workbench.dlpack.dtypes import element_type_of
 from workbench.dlpack.importer import consume, exchange_api_of
 
 from .base import SvgFallback
+from .canvas import LiveMark
 from .svg import table_svg, vstack_svg
 
 _GetName = ctypes.pythonapi.PyCapsule_GetName
@@ -73,7 +74,7 @@ class DLPackInspector(SvgFallback, W.VBox):
         self.capsule_html = W.HTML(self._table_html(self.capsule_rows()))
         self.interpretation_html = W.HTML(self._table_html(self.interpretation_rows(), self._error))
         super().__init__([W.HTML("<b>DLPack capsule</b>"), self.capsule_html,
-                          W.HTML("<b>wb.from_dlpack reads it as</b>"), self.interpretation_html])
+                          W.HTML("<b>wb.from_dlpack reads it as</b>"), self.interpretation_html, LiveMark()])
 
     @property
     def fields(self):
@@ -125,9 +126,9 @@ class DLPackInspector(SvgFallback, W.VBox):
 
     @staticmethod
     def _table_html(rows, error: str = "") -> str:
-        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
+        body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em'>{html.escape(k)}</td>"
                        f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
-        err = f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(error)}</code></div>" if error else ""
+        err = f"<div class='wb-error' style='color:var(--jp-error-color1, #d7191c);overflow-wrap:anywhere'><code>{html.escape(error)}</code></div>" if error else ""
         return f"<table class='wb-dlpack'>{body}</table>{err}"
 
     def to_svg(self) -> str:

@@ -1,11 +1,13 @@
 """ExplainView: ``wb.explain(op, *args)`` drawn step by step, one grid per intermediate layout.
 
-Each panel is a step's layout as LayoutView draws it (the same grids, canvas and SVG renderer), titled with
-the step's number and name and captioned with its formula and CuTe's reason.  Colour is the offset on one
-scale shared by every panel, so equal offsets have equal colours in every step (the cell labels give exact
-values).  A step holding an int, a layout of more than ``MAX_DRAWN`` cells or one with symbolic extents is
-shown as text.  The static SVG (the mimebundle's fallback, ``save('x.svg')``, ``save('x.png')``) stays under
-1 MB: the panels share one byte budget, and panels beyond what it can hold are shown as text.
+Each panel is a step's layout as LayoutView draws it (the same window-by-window source, canvas and SVG
+renderer), so a step of any size is drawn: a large one opens fitted, as a heat map, and zooms to its cells.
+It is titled with the step's number and name and captioned with its formula and CuTe's reason.  Each step
+is coloured by its own offsets on its own scale, with its own legend (one scale for all the steps would
+make a small step one colour next to a large one); the cell labels give exact offsets.  A step holding an
+int or a layout with symbolic extents is shown as text.  The static SVG (the picture output, ``save('x.svg')``,
+``save('x.png')``) stays under 1 MB: the panels share one byte budget (a large step is drawn as its overview
+and first tile), and panels beyond what it can hold are shown as text.
 """
 
 from __future__ import annotations
@@ -21,12 +23,10 @@ from workbench.layout.explanation import Explanation, explain
 
 from .base import SvgFallback
 from .canvas import GridCanvas
-from .colors import scale_indices
-from .grid import layout_grid
+from .grid import MAX_LABELS, LayoutSource
 from .svg import SVG_BUDGET, hstack_svg, panel_budget, table_svg, vstack_svg
 from .svg import grid_svg as _grid_svg
 
-MAX_DRAWN = 4096        # cells of one panel (as AlgebraPlayground): the shared colouring enumerates every panel
 PER_ROW = 3             # panels side by side in the static picture
 MIN_PANEL = 22_000      # bytes a drawn panel needs at least (panel_budget's floor and its frame)
 
@@ -43,15 +43,16 @@ class ExplainView(SvgFallback, W.VBox):
         elif args:
             raise TypeError(f"Expected an Explanation alone, but got {len(args)} more argument(s).")
         self.explanation = explanation
-        self._grids = None
+        self._sources = None
         self.info = W.HTML(self._header_html())
         panels = []
-        for k, (step, g) in enumerate(zip(explanation.steps, self.grids()), 1):
-            if g is None:
-                panels.append(W.HTML(self._text_html(k, step), layout=W.Layout(margin="0 12px 8px 0")))
-            else:
-                canvas = GridCanvas(layout=W.Layout(flex="0 0 auto", margin="0 12px 8px 0"))
-                canvas.show(g, step.formula)
+        for k, (step, src) in enumerate(zip(explanation.steps, self.sources()), 1):
+            if src is None:
+                panels.append(W.HTML(self._text_html(k, step), layout=W.Layout(margin="0 12px 8px 0", max_width="100%")))
+            else:   # each panel as wide as it draws, never wider than the output; the row wraps
+                canvas = GridCanvas(layout=W.Layout(flex="0 1 auto", margin="0 12px 8px 0", max_width="100%"))
+                canvas.describe = self._describer(src)
+                canvas.show(src, step.formula)
                 panels.append(canvas)
         self.panels = panels
         super().__init__([self.info, W.HBox(panels, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))])
@@ -64,37 +65,37 @@ class ExplainView(SvgFallback, W.VBox):
         n = known_value(value.size)   # a ? that carries its run-time value is drawn with it, as LayoutView does
         if n is None:
             return "symbolic extents (no run-time values) have no cells to draw"
-        if n > MAX_DRAWN:
-            return f"{n} cells, more than {MAX_DRAWN} (LayoutView draws any size)"
         return ""
 
-    def grids(self) -> list:
-        """One grid per step (None for a step shown as text), coloured by offset on one shared scale."""
-        if self._grids is None:
+    def sources(self) -> list:
+        """One LayoutSource per step (None for a step shown as text), each coloured by its own offsets."""
+        if self._sources is None:
             out = []
             for k, step in enumerate(self.explanation.steps, 1):
-                g = None
+                src = None
                 if not self.not_drawn(step.value):
                     try:
-                        g = layout_grid(step.value)
+                        src = LayoutSource(step.value)
                     except (ValueError, TypeError):   # e.g. a ? without a runtime value: shown as text
-                        g = None
-                if g is not None:
-                    g.title = f"{k}. {step.name}"
-                    g.notes = [step.why, *g.notes]
-                out.append(g)
-            keys = [g.keys[~np.isnan(g.keys)] for g in out if g is not None]
-            keys = [x for x in keys if x.size]
-            if keys:   # one scale for every panel: equal offsets, equal colours
-                lo, hi = min(float(x.min()) for x in keys), max(float(x.max()) for x in keys)
-                for g in out:
-                    if g is not None:
-                        g.colors = scale_indices(g.keys, lo, hi)
-                        g.legend = {"kind": "scale", "label": "colour: offset, one scale for every step",
-                                    "lo": int(lo), "hi": int(hi),
-                                    "note": "equal offsets have equal colours; labels give exact offsets"}
-            self._grids = out
-        return self._grids
+                        src = None
+                if src is not None:
+                    src.title = f"{k}. {step.name}"
+                    src.notes = [step.why, *src.notes]
+                out.append(src)
+            self._sources = out
+        return self._sources
+
+    def grids(self) -> list:
+        """Every cell of each step at once (None for a step shown as text or of more than 2^20 cells)."""
+        return [None if s is None or s.shape[0] * s.shape[1] > MAX_LABELS else s.to_grid() for s in self.sources()]
+
+    @staticmethod
+    def _describer(src):
+        def describe(row: int, col: int) -> str:
+            off = int(src.offsets_at(np.array([row]), np.array([col]))[0, 0])
+            crd = src.rows.label(row) if src.rank1 else f"({src.rows.label(row)},{src.cols.label(col)})"
+            return f"index {row + src.rows.n * col}  coordinate {crd}  offset {off}"
+        return describe
 
     # -- text ------------------------------------------------------------------------------------
     def rows(self) -> list[tuple[str, str]]:
@@ -103,19 +104,22 @@ class ExplainView(SvgFallback, W.VBox):
         return [("explain", params), ("result", str(ex.result)), ("steps", str(len(ex.steps)))]
 
     def _header_html(self) -> str:
-        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
-                       f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in self.rows())
-        return f"<table class='wb-explain'>{body}</table>"
+        body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em;vertical-align:top'>"
+                       f"{html.escape(k)}</td><td style='overflow-wrap:anywhere'><code style='white-space:pre-wrap'>"
+                       f"{html.escape(v)}</code></td></tr>" for k, v in self.rows())
+        return f"<table class='wb-explain' style='table-layout:fixed;width:100%'>{body}</table>"
 
     def _text_html(self, k: int, step) -> str:
         reason = self.not_drawn(step.value)
-        extra = f"<div style='color:#555'>not drawn: {html.escape(reason)}</div>" if reason else ""
-        return (f"<div class='wb-step'><b>{k}. {html.escape(step.name)}</b><br><code>{html.escape(step.formula)}"
-                f"</code><div style='color:#555'>{html.escape(step.why)}</div>{extra}</div>")
+        muted = "color:var(--jp-ui-font-color2, #555555)"
+        extra = f"<div style='{muted}'>not drawn: {html.escape(reason)}</div>" if reason else ""
+        return (f"<div class='wb-step' style='white-space:normal;overflow-wrap:anywhere;max-width:100%'>"
+                f"<b>{k}. {html.escape(step.name)}</b><br><code style='white-space:pre-wrap'>{html.escape(step.formula)}"
+                f"</code><div style='{muted}'>{html.escape(step.why)}</div>{extra}</div>")
 
     # -- output ----------------------------------------------------------------------------------
     def to_svg(self) -> str:
-        steps, grids = self.explanation.steps, self.grids()
+        steps, grids = self.explanation.steps, self.sources()
         header = table_svg("wb.explain", self.rows())
         drawn = [k for k, g in enumerate(grids) if g is not None]
         # text panels are small: reserve them, then draw as many grids as the budget holds, in step order

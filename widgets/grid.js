@@ -5,6 +5,10 @@
 // first tile; other windows are asked for with a custom message {type:"tile", r0, c0, nr, nc,
 // step, gen} and arrive as {type:"tile", ...} with two buffers (float64 keys, uint8 colours).
 // Hover writes `hover` = [row, col] and shows the kernel's `hover_text`; a click writes `selected`.
+// It fits its output area: a large grid opens fitted (square cells once labels no longer fit, so a square
+// layout is a square), the canvas is never wider than the output, text wraps.  The mouse wheel scrolls the
+// page; Ctrl (or Cmd) + wheel zooms, dragging pans, and the toolbar says so.  Colours of text, rules and
+// background come from JupyterLab's theme variables (light, dark, high contrast), redrawn on a theme change.
 
 function f64(v) {
   if (!v) return new Float64Array(0);
@@ -22,6 +26,17 @@ function u8(v) {
 const CELL_H = 18, CHAR_W = 7, MAX_W = 900, MAX_H = 600;
 const FONT = "11px 'DejaVu Sans Mono', Menlo, Consolas, monospace";
 const DYN = "#b35806", SEL = "#d7191c";
+const LABEL_PX = 11, MIN_SIDE = 40;      // cell height at which labels are drawn: below it cells are square (aspect kept)
+// theme colours: JupyterLab's CSS variables, with the light theme's values where there are none
+const VARS = { fg: ["--jp-ui-font-color1", "#333333"], muted: ["--jp-ui-font-color2", "#555555"],
+               bg: ["--jp-layout-color0", "#ffffff"], rule: ["--jp-border-color1", "#999999"],
+               ink: ["--jp-ui-font-color0", "#000000"] };
+function themeOf(node) {
+  const cs = getComputedStyle(node), out = {};
+  for (const [k, [name, dflt]] of Object.entries(VARS)) out[k] = cs.getPropertyValue(name).trim() || dflt;
+  return out;
+}
+const cssVar = (k) => `var(${VARS[k][0]}, ${VARS[k][1]})`;
 const LABEL_MIN_PX = 4;   // below this cell size a tile is asked for by blocks (a heat map)
 
 function rgbOf(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
@@ -50,11 +65,11 @@ function tileImage(colors, nr, nc, rgb) {
 }
 
 function render({ model, el }) {
-  const root = div("wb-grid", { fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
-                                whiteSpace: "normal", maxWidth: "100%" });
+  const root = div("wb-grid wb-live", { fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
+                                whiteSpace: "normal", maxWidth: "100%", color: cssVar("fg") });
   const title = div("wb-title", { fontWeight: "bold" });
   const sub = div("wb-subtitle");
-  const notes = div("wb-notes", { color: "#555" });
+  const notes = div("wb-notes", { color: cssVar("muted") });
   const bar = div("wb-toolbar", { display: "flex", gap: "4px", alignItems: "center", margin: "2px 0" });
   const mk = (cls, text, tip) => {
     const b = document.createElement("button");
@@ -66,31 +81,40 @@ function render({ model, el }) {
   const bOut = mk("wb-zoom-out", "\u2212", "zoom out"), bIn = mk("wb-zoom-in", "+", "zoom in");
   const bFit = mk("wb-fit", "fit", "the whole grid"), bOne = mk("wb-one", "1:1", "cells at full size");
   const zoomInfo = document.createElement("span");
-  zoomInfo.className = "wb-zoom"; zoomInfo.style.color = "#555";
-  bar.appendChild(zoomInfo);
+  zoomInfo.className = "wb-zoom"; zoomInfo.style.color = cssVar("muted");
+  const hint = document.createElement("span");
+  hint.className = "wb-hint"; hint.style.color = cssVar("muted");
+  hint.textContent = "Ctrl+wheel zooms, drag pans";
+  bar.style.flexWrap = "wrap";
+  bar.append(zoomInfo, hint);
   const colTitle = div("wb-coltitle");
   const body = div("wb-body", { display: "flex", flexWrap: "wrap", gap: "8px", alignItems: "flex-start", whiteSpace: "normal" });
   const canvas = document.createElement("canvas");
   canvas.className = "wb-canvas";
   canvas.style.cursor = "crosshair";
   canvas.style.flex = "none";
+  canvas.style.maxWidth = "100%";
   // flex-start: a stretched minimap would take the legend's width and push the legend far down
   const side = div("wb-side", { display: "flex", flexDirection: "column", alignItems: "flex-start", gap: "6px",
                                 whiteSpace: "normal" });
   const mini = document.createElement("canvas");
   mini.className = "wb-minimap";
-  mini.style.cssText = "border:1px solid #999;cursor:pointer";
+  mini.style.cssText = `border:1px solid ${cssVar("rule")};cursor:pointer`;
   const legend = div("wb-legend", { maxWidth: "220px" });
   side.append(mini, legend);
   body.append(canvas, side);
   const rowTitle = div("wb-rowtitle");
-  const readout = div("wb-readout", { minHeight: "1.4em" });
+  // the read-out stays on screen while the view is (sticky to the bottom of the scrolled notebook)
+  const readout = div("wb-readout", { minHeight: "1.4em", position: "sticky", bottom: "0", background: cssVar("bg"),
+                                      zIndex: "1" });
   root.append(title, sub, notes, bar, colTitle, body, rowTitle, readout);
   el.appendChild(root);
 
   let st = null;                 // geometry and data
   let tile = null, pending = null, queued = false;
   let z = 1, ox = 0, oy = 0;     // zoom and the content pixel at the viewport's corner
+  let th = themeOf(root);
+  let fitted = false;            // showing the whole grid: stays so when the output area resizes, until a zoom
 
   function decodeTile(meta, keysBuf, colorsBuf) {
     const t = Object.assign({}, meta);
@@ -110,16 +134,17 @@ function render({ model, el }) {
     st.ov = tileImage(u8(model.get("overview_colors")), om.nr, om.nc, st.rgb);
     tile = decodeTile(model.get("tile_meta"), model.get("tile_keys"), model.get("tile_colors"));
     pending = null;
-    // start at full size when the grid fits, else at full size from the corner (the minimap shows where)
-    z = 1; ox = 0; oy = 0;
+    // start at full size when the grid fits, else fitted (the whole grid, aspect kept)
+    ox = 0; oy = 0; z = 1;
+    fitted = st.left + cols * cellW() + 1 > maxW() || st.top + rows * cellH() + 1 > MAX_H;   // refitted as the area resizes
     title.textContent = model.get("title");
     sub.textContent = model.get("subtitle");
     notes.textContent = (model.get("notes") || []).join("\n");
     const cd = model.get("col_dynamic"), rd = model.get("row_dynamic");
     colTitle.textContent = "columns " + model.get("col_title") + (cd ? " (dynamic)" : "");
-    colTitle.style.color = cd ? DYN : "#333"; colTitle.style.fontStyle = cd ? "italic" : "normal";
+    colTitle.style.color = cd ? DYN : cssVar("fg"); colTitle.style.fontStyle = cd ? "italic" : "normal";
     rowTitle.textContent = "rows " + model.get("row_title") + (rd ? " (dynamic)" : "");
-    rowTitle.style.color = rd ? DYN : "#333"; rowTitle.style.fontStyle = rd ? "italic" : "normal";
+    rowTitle.style.color = rd ? DYN : cssVar("fg"); rowTitle.style.fontStyle = rd ? "italic" : "normal";
     drawLegend();
   }
 
@@ -127,12 +152,13 @@ function render({ model, el }) {
     const lg = model.get("legend") || {};
     legend.textContent = "";
     if (!lg.kind) return;
-    const head = div("wb-legend-title", { color: "#333" });
+    const head = div("wb-legend-title", { color: cssVar("fg") });
     head.textContent = lg.label || "";
     legend.appendChild(head);
     if (lg.kind === "scale") {
-      const pal = st.palette, stops = [];
-      for (let k = 0; k <= 8; k++) stops.push(pal[Math.round(k * (pal.length - 1) / 8)]);
+      const pal = lg.stops || st.palette, stops = [];
+      const n = Math.min(pal.length - 1, 32);
+      for (let k = 0; k <= n; k++) stops.push(pal[Math.round(k * (pal.length - 1) / n)]);
       const g = div("wb-legend-scale", { height: "10px", width: "160px", background: `linear-gradient(to right, ${stops.join(",")})` });
       const ends = div("wb-legend-ends", { display: "flex", justifyContent: "space-between", width: "160px", whiteSpace: "normal" });
       const a = document.createElement("span"), b = document.createElement("span");
@@ -142,17 +168,25 @@ function render({ model, el }) {
     } else {
       for (const [color, text] of lg.entries || []) {
         const row = div("wb-legend-entry", { display: "flex", gap: "4px", alignItems: "center", whiteSpace: "normal" });
-        const sw = div("", { width: "12px", height: "12px", background: color, border: "1px solid #777", flex: "none" });
+        const sw = div("", { width: "12px", height: "12px", background: color, border: `1px solid ${cssVar("rule")}`, flex: "none" });
         const tx = document.createElement("span"); tx.textContent = text;
         row.append(sw, tx);
         legend.appendChild(row);
       }
     }
-    if (lg.note) { const n = div("wb-legend-note", { color: "#555" }); n.textContent = lg.note; legend.appendChild(n); }
+    if (lg.note) { const n = div("wb-legend-note", { color: cssVar("muted") }); n.textContent = lg.note; legend.appendChild(n); }
   }
 
-  const cellW = () => st.cw0 * z, cellH = () => CELL_H * z;
-  const maxW = () => Math.min(MAX_W, Math.max(200, (root.clientWidth || MAX_W) - 4));   // never wider than the output
+  // cells are label-wide while labels fit (CELL_H * z >= LABEL_PX), square below: a square layout stays square
+  const cellH = () => CELL_H * z, cellW = () => (CELL_H * z >= LABEL_PX ? st.cw0 * z : CELL_H * z);
+  // never wider than the output area (measured there: a view inside a wrapping row is sized by its content)
+  const area = () => el.closest(".jp-OutputArea-output, .output_subarea, .cell-output-ipywidget-background") || el.parentElement || el;
+  const maxW = () => Math.min(MAX_W, Math.max(200, (area().clientWidth || MAX_W) - 16));
+  let watched = null, lastArea = 0;   // the output area resized (the file browser opened, a narrower window): fit again
+  const sizeWatch = new ResizeObserver(() => {
+    const w = area().clientWidth;
+    if (st && w && Math.abs(w - lastArea) > 1) { lastArea = w; draw(); }
+  });
   function viewSize() {
     const W = Math.max(120, Math.min(maxW(), st.left + st.cols * cellW() + 1));
     const H = Math.max(40, Math.min(MAX_H, st.top + st.rows * cellH() + 1));
@@ -163,8 +197,15 @@ function render({ model, el }) {
     ox = Math.max(0, Math.min(ox, st.cols * cellW() - (W - st.left)));
     oy = Math.max(0, Math.min(oy, st.rows * cellH() - (H - st.top)));
   }
+  // the whole grid, aspect kept; but a grid that would be thinner than MIN_SIDE px (a long vector) keeps its
+  // short side MIN_SIDE px thick and its long side scrolls (the minimap shows where)
   function fitZoom() {
-    return Math.min(1, (maxW() - st.left - 1) / (st.cols * st.cw0), (MAX_H - st.top - 1) / (st.rows * CELL_H));
+    const w = maxW() - st.left - 1, h = MAX_H - st.top - 1;
+    const labelled = Math.min(1, w / (st.cols * st.cw0), h / (st.rows * CELL_H));
+    if (CELL_H * labelled >= LABEL_PX) return labelled;
+    const square = Math.min(LABEL_PX / CELL_H * 0.999, w / (st.cols * CELL_H), h / (st.rows * CELL_H));
+    const thin = Math.min(st.rows, st.cols) * CELL_H * square;
+    return thin >= MIN_SIDE ? square : Math.min(1, MIN_SIDE / (Math.min(st.rows, st.cols) * CELL_H));
   }
   function neededStep() {
     const s = Math.min(cellW(), cellH());
@@ -203,6 +244,8 @@ function render({ model, el }) {
 
   function draw() {
     if (!st) setup();
+    if (area() !== watched) { if (watched) sizeWatch.unobserve(watched); watched = area(); sizeWatch.observe(watched); }
+    if (fitted) { z = fitZoom(); ox = 0; oy = 0; }
     clampPan();
     const [W, H] = viewSize();
     const { rows, cols, left, top } = st;
@@ -214,7 +257,8 @@ function render({ model, el }) {
     }
     const g = canvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
+    th = themeOf(root);
+    g.fillStyle = th.bg; g.fillRect(0, 0, W, H);
     g.imageSmoothingEnabled = false;
     const gw = Math.min(W - left, cols * cw - ox), gh = Math.min(H - top, rows * ch - oy);
     g.save();
@@ -235,7 +279,7 @@ function render({ model, el }) {
       for (let r = v.r0; r <= v.r1; r++) { g.moveTo(X(v.c0), Y(r)); g.lineTo(X(v.c1), Y(r)); }
       g.stroke();
     }
-    g.strokeStyle = "#000";
+    g.strokeStyle = "#000";   // on the cells' own colours: black reads on every palette entry
     const rules = (groups, dyn, vertical) => groups.forEach((p, level) => {
       const px = p * (vertical ? cw : ch);
       if (px < 4) return;
@@ -282,7 +326,7 @@ function render({ model, el }) {
     if (hover.length === 2) { g.strokeStyle = "#000"; g.lineWidth = 2; g.strokeRect(X(hover[1]), Y(hover[0]), cw, ch); }
     g.restore();
     // headers stay in place while the grid pans under them
-    g.font = FONT; g.fillStyle = "#fff";
+    g.font = FONT; g.fillStyle = th.bg;
     g.fillRect(0, 0, W, top); g.fillRect(0, 0, left, H);
     const labels = (n, first, last, size, pos, colLabels) => {
       const names = exact ? (colLabels ? t.col_labels : t.row_labels) : null;
@@ -294,14 +338,17 @@ function render({ model, el }) {
         pos(k, name);
       }
     };
-    g.fillStyle = model.get("col_dynamic") ? DYN : "#333"; g.textAlign = "center";
+    g.fillStyle = model.get("col_dynamic") ? DYN : th.fg; g.textAlign = "center";
     labels(cols, v.c0, v.c1, cw, (c, s) => g.fillText(s, X(c) + cw / 2, top - 5), true);
-    g.fillStyle = model.get("row_dynamic") ? DYN : "#333"; g.textAlign = "right";
+    g.fillStyle = model.get("row_dynamic") ? DYN : th.fg; g.textAlign = "right";
     labels(rows, v.r0, v.r1, ch, (r, s) => g.fillText(s, left - 5, Y(r) + ch / 2 + 4), false);
-    g.strokeStyle = "#000"; g.lineWidth = 1.5;
+    g.strokeStyle = th.fg; g.lineWidth = 1.5;
     g.strokeRect(left, top, Math.max(0, gw), Math.max(0, gh));
     Object.assign(canvas.dataset, { cellW: cw, cellH: ch, left, top, ox, oy, rows, cols, zoom: z, lod,
-                                    step: t ? t.step : om.step });
+                                    step: t ? t.step : om.step, bg: th.bg, fg: th.fg });
+    // text never sets the view's width: it wraps at the canvas's (and the side's) width, at least 320 px
+    const textW = Math.max(320, W + (mini.style.display === "none" ? 0 : 180)) + "px";
+    for (const d of [title, sub, notes, colTitle, rowTitle, readout]) d.style.maxWidth = textW;
     zoomInfo.textContent = `zoom ${Math.round(z * 1000) / 10}%  ${lod}`;
     drawMini(W, H);
     updateReadout();
@@ -345,15 +392,16 @@ function render({ model, el }) {
     return [r, c];
   }
   function zoomTo(nz, px, py) {   // keep the content point under (px, py) in place
+    fitted = false;
     const fz = Math.max(Math.min(fitZoom(), 1) / 4, Math.min(8, nz));
-    const cx = (ox + px) / z, cy = (oy + py) / z;
-    z = fz; ox = cx * z - px; oy = cy * z - py;
+    const fx = (ox + px) / (st.cols * cellW()), fy = (oy + py) / (st.rows * cellH());
+    z = fz; ox = fx * st.cols * cellW() - px; oy = fy * st.rows * cellH() - py;
     draw();
   }
   const center = () => { const [W, H] = viewSize(); return [(W - st.left) / 2, (H - st.top) / 2]; };
   bIn.onclick = () => zoomTo(z * 2, ...center());
   bOut.onclick = () => zoomTo(z / 2, ...center());
-  bFit.onclick = () => { z = fitZoom(); ox = 0; oy = 0; draw(); };
+  bFit.onclick = () => { fitted = true; draw(); };
   bOne.onclick = () => zoomTo(1, ...center());
 
   let last = "", drag = null;
@@ -363,7 +411,7 @@ function render({ model, el }) {
     if (drag && ev.buttons) {
       const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
       if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-      if (drag.moved) { ox = drag.ox - dx; oy = drag.oy - dy; draw(); return; }
+      if (drag.moved) { fitted = false; ox = drag.ox - dx; oy = drag.oy - dy; draw(); return; }
     }
     const rc = cellAt(ev);
     const key = rc ? rc.join(",") : "";
@@ -384,17 +432,12 @@ function render({ model, el }) {
     model.set("selected", model.get("selected") === k ? null : k);
     model.save_changes();
   });
+  // the wheel belongs to the page (a notebook is read by scrolling); Ctrl/Cmd + wheel zooms the grid
   canvas.addEventListener("wheel", (ev) => {
+    if (!(ev.ctrlKey || ev.metaKey)) return;
     const rect = canvas.getBoundingClientRect();
-    if (ev.ctrlKey || ev.metaKey) {
-      ev.preventDefault();
-      zoomTo(z * (ev.deltaY < 0 ? 1.25 : 0.8), ev.clientX - rect.left - st.left, ev.clientY - rect.top - st.top);
-      return;
-    }
-    const bx = ox, by = oy;
-    ox += ev.shiftKey ? ev.deltaY : ev.deltaX; oy += ev.shiftKey ? 0 : ev.deltaY;
-    clampPan();
-    if (ox !== bx || oy !== by) { ev.preventDefault(); draw(); }   // else the page scrolls
+    ev.preventDefault();
+    zoomTo(z * (ev.deltaY < 0 ? 1.25 : 0.8), ev.clientX - rect.left - st.left, ev.clientY - rect.top - st.top);
   }, { passive: false });
   mini.addEventListener("click", (ev) => {
     const rect = mini.getBoundingClientRect();
@@ -402,12 +445,16 @@ function render({ model, el }) {
     // the displayed box (border excluded), not the bitmap size: a click's fraction of the minimap
     const fx = (ev.clientX - rect.left - mini.clientLeft) / Math.max(1, mini.clientWidth);
     const fy = (ev.clientY - rect.top - mini.clientTop) / Math.max(1, mini.clientHeight);
+    fitted = false;
     ox = fx * st.cols * cellW() - (W - st.left) / 2;
     oy = fy * st.rows * cellH() - (H - st.top) / 2;
     draw();
   });
 
   const reset = () => { st = null; draw(); };
+  // a theme change (JupyterLab swaps its stylesheet and marks <body>) redraws the canvas in the new colours
+  const themeWatch = new MutationObserver(() => { if (st) draw(); });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
   const handlers = [["change:generation", reset], ["msg:custom", onMessage]];
   for (const n of ["selected", "hover", "selected_count"]) handlers.push(["change:" + n, draw]);
   handlers.push(["change:hover_text", updateReadout]);
@@ -415,7 +462,7 @@ function render({ model, el }) {
   handlers.push(["change:notes", () => { notes.textContent = (model.get("notes") || []).join("\n"); }]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   draw();
-  return () => { for (const [ev, fn] of handlers) model.off(ev, fn); };
+  return () => { themeWatch.disconnect(); sizeWatch.disconnect(); for (const [ev, fn] of handlers) model.off(ev, fn); };
 }
 
 export default { render };

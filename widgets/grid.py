@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.atoms.conflicts import BANK_BYTES, BANKS
 from workbench.layout import ComposedLayout, Dyn, Layout
 from workbench.layout import inttuple as it
 from workbench.layout.window import mode_offsets, offset_bounds, window_offsets
@@ -32,8 +33,28 @@ TV_PALETTE = (
     "#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2",
 )
 MAX_LABELS = 1 << 20   # an axis lists all its labels only up to this length (views ask for windows)
-COLOR_BY = ("offset", "row", "column", "tile", "mode", "layout", "value")
+COLOR_BY = ("offset", "row", "column", "tile", "mode", "layout", "value", "bank", "chunk")
+# shared memory, as workbench.atoms.conflicts counts it: 32 banks of 4 bytes; a 16-byte chunk is what one thread's
+# 128-bit access (or one ldmatrix row) reads, 8 of them to a 128-byte row of banks, and what a swizzle permutes
+CHUNK_BYTES = 16
+CHUNKS = BANKS * BANK_BYTES // CHUNK_BYTES
+
+
+def _hue_wheel(n: int) -> tuple:
+    """``n`` colours around the hue circle, alternately lighter and darker (neighbours stay apart)."""
+    import colorsys
+
+    out = []
+    for k in range(n):
+        r, g, b = colorsys.hls_to_rgb(k / n, 0.62 if k % 2 else 0.75, 0.75)
+        out.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return tuple(out)
+
+
+BANK_PALETTE = _hue_wheel(BANKS)          # bank k: hue k/32 (a cycle, as the banks are)
+CHUNK_PALETTE = _hue_wheel(CHUNKS)
 EXACT = 1 << 53        # float64 keys are exact integers below this; larger offsets are labelled from int64
+RANK1_COLUMNS = "one (a rank-1 layout)"   # what a view says of the appended 1:0
 
 
 @dataclass
@@ -294,10 +315,14 @@ class LayoutSource:
 
     def __init__(self, layout, color_by: str = "offset", color_layout: Layout | None = None,
                  selected: float | None = None, values: np.ndarray | None = None, tile: tuple | None = None,
-                 mode: tuple | int | None = None):
+                 mode: tuple | int | None = None, element_bits: int | None = None):
         rmode, cmode = fold(layout)
         self.layout = layout
         self.rows, self.cols = axis_of(rmode.shape, rmode.stride), axis_of(cmode.shape, cmode.stride)
+        outer = layout.outer if type(layout) is ComposedLayout else layout
+        self.rank1 = type(outer.shape) is not tuple or len(outer.shape) <= 1
+        if self.rank1:   # the column mode is print_latex's appended 1:0, not a mode of the layout
+            self.cols.title = RANK1_COLUMNS
         it_values(layout.shape), it_values(layout.stride)   # a symbolic ? cannot be drawn and says so
         self.folded = folded(layout)
         self.title = str(layout)
@@ -307,6 +332,7 @@ class LayoutSource:
         # offsets past 2**53 are not exact in the float64 keys: their labels come from the int64 offsets
         self.exact_labels = max(abs(self.bounds[0]), abs(self.bounds[1])) >= EXACT
         self.values = values
+        self.element_bits = element_bits   # what 'bank' and 'chunk' need: an offset's byte address
         if values is not None and int(np.prod(values.shape)) != self.rows.n * self.cols.n:
             raise ValueError(f"Expected values with {self.rows.n * self.cols.n} elements for {layout}, but got shape {values.shape}.")
         self.notes = []
@@ -353,20 +379,36 @@ class LayoutSource:
                 raise ValueError(f"Expected a color_layout of size {n}, but got {color_layout} of size {color_layout.size}.")
         if color_by == "value" and self.values is None:
             raise ValueError("Expected a tensor with host values when color_by='value', but got a layout only.")
+        if color_by in ("bank", "chunk") and self.element_bits is None:
+            raise ValueError(f"Expected an element type (element_type=wb.Float16, say) to colour by {color_by}: an "
+                             f"offset's bank depends on the element's size, but got a layout only.")
         if tile is not None:
             self.tile = self._check_tile(tile)
         if mode is not None:
             self.mode = self._check_mode(mode)
         self.color_by, self.color_layout = color_by, color_layout
         self.scale = color_by in ("offset", "value")
-        self.palette = SEQUENTIAL if self.scale else QUALITATIVE
+        self.palette = {"bank": BANK_PALETTE, "chunk": CHUNK_PALETTE}.get(color_by, SEQUENTIAL if self.scale else QUALITATIVE)
         if color_by == "value":
             v = np.asarray(self.values, dtype=float)
             self.value_bounds = (float(np.nanmin(v)), float(np.nanmax(v))) if v.size else (0.0, 0.0)
 
+    def bank_of(self, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(bank, 16-byte chunk within the 128-byte row of banks) of each offset's first byte."""
+        byte = np.asarray(offsets, np.int64) * self.element_bits // 8
+        return (byte // BANK_BYTES) % BANKS, (byte // CHUNK_BYTES) % CHUNKS
+
     @property
     def legend(self) -> dict:
         q = len(QUALITATIVE)
+        if self.color_by in ("bank", "chunk"):   # a cycle: the hue wheel, its ends named
+            bank = self.color_by == "bank"
+            n = BANKS if bank else CHUNKS
+            return {"kind": "scale", "label": f"colour: shared-memory {'bank' if bank else '16-byte chunk'} "
+                    f"({self.element_bits}-bit elements)", "lo": 0, "hi": n - 1, "stops": list(self.palette),
+                    "note": (f"bank = (byte address / {BANK_BYTES}) mod {BANKS}" if bank else
+                             f"chunk = (byte address / {CHUNK_BYTES}) mod {CHUNKS}: the 4 banks a 128-bit access reads")
+                    + "; hover a cell for its bank; a swizzle permutes them row by row"}
         if self.color_by == "offset":
             lo, hi = self.bounds
             return {"kind": "scale", "label": "colour: offset", "lo": lo, "hi": hi,
@@ -391,6 +433,9 @@ class LayoutSource:
             return out
         what = {"row": "row index", "column": "column index", "layout": f"{self.color_layout}(index)"}[self.color_by]
         kinds = {"row": self.rows.n, "column": self.cols.n, "layout": q}[self.color_by]
+        if self.color_by != "layout" and kinds <= q:   # every row (column) its own colour: nothing repeats
+            entries = [[QUALITATIVE[k], f"{what} {k}"] for k in range(kinds)]
+            return {"kind": "swatches", "label": f"colour: {what}", "entries": entries}
         entries = [[QUALITATIVE[k], f"{what} mod {q} = {k}"] for k in range(min(q, kinds))]
         return {"kind": "swatches", "label": f"colour: {what} mod {q} (repeats every {q})", "entries": entries}
 
@@ -424,6 +469,9 @@ class LayoutSource:
         elif self.color_by == "tile":
             pr, pc = self.tile
             idx = (r // pr)[:, None] + ((self.rows.n + pr - 1) // pr) * (c // pc)[None, :]
+        elif self.color_by in ("bank", "chunk"):
+            bank, chunk = self.bank_of(keys)
+            return (bank if self.color_by == "bank" else chunk).astype(np.uint8)
         elif self.color_by == "mode":   # the mode's digits of the 1-D index (its coordinate, colexicographic)
             before, size = _leaf_span(self._vshape, self.mode)
             flat = r[:, None].astype(np.int64) + self.rows.n * c[None, :].astype(np.int64)

@@ -40,12 +40,16 @@ def host_values(tensor) -> np.ndarray:
 
 class LayoutView(SvgFallback, W.VBox):
     """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None, selected_offset=None, show='offsets',
-    tile=None, mode=None)``.
+    tile=None, mode=None, element_type=None)``.
 
     Colourings (the "colour by" drop-down): ``offset`` (a scale), ``row``, ``column``, ``tile`` (tiles of
     ``tile=(rows, cols)`` cells; by default the innermost nested sub-modes, or small tiles of a flat mode),
     ``mode`` (the coordinate of one (sub-)mode, ``mode=(1, 0)`` for CuTe's ``get<1,0>``; a second drop-down
-    picks it), ``layout`` (``color_layout`` of the 1-D index) and ``value`` (a tensor's elements).
+    picks it), ``layout`` (``color_layout`` of the 1-D index), ``value`` (a tensor's elements), and for a
+    shared-memory layout ``bank`` (the 4-byte bank of 32 each offset falls in) and ``chunk`` (its 16-byte chunk
+    of the 128-byte row of banks), which need the element's size: a tensor's own, or ``element_type=wb.Float16``.
+    On a swizzled layout (``wb.composition(wb.Swizzle(3, 3, 3), smem)``) the swizzle shows as the chunks
+    changing places row by row; the hover read-out gives each cell's bank and chunk.
 
     Readable state (also what the browser changes): ``hover`` (the hovered cell's (row, col) or
     None), ``hover_text``, ``selected_offset`` (settable), ``selected_cells``, ``color_by``, ``tile``, ``mode``.
@@ -57,7 +61,7 @@ class LayoutView(SvgFallback, W.VBox):
 
     def __init__(self, layout_or_tensor, color_by: str = "offset", color_layout: Layout | None = None,
                  selected_offset: int | None = None, show: str = "offsets", tile: tuple | None = None,
-                 mode: tuple | int | None = None):
+                 mode: tuple | int | None = None, element_type=None):
         if show not in SHOW:
             raise ValueError(f"Expected show to be one of {', '.join(SHOW)}, but got {show!r}.")
         layout, tensor = as_layout(layout_or_tensor)
@@ -66,11 +70,24 @@ class LayoutView(SvgFallback, W.VBox):
             if tensor is None:
                 raise ValueError("Expected a tensor (torch, numpy, a wb.Tensor...) for show='values', but got a layout.")
             values = host_values(layout_or_tensor)
-        options = [c for c in COLOR_BY if (c != "layout" or color_layout is not None) and (c != "value" or values is not None)]
+        self._banks_asked = element_type is not None   # the read-out gives banks when asked, or colouring by them
+        if element_type is None and tensor is not None:
+            element_type = getattr(tensor, "element_type", None)
+        if element_type is not None and not isinstance(getattr(element_type, "bits", None), int):
+            raise TypeError(f"Expected element_type to be a workbench element type such as wb.Float16, but got "
+                            f"{type(element_type).__name__}.")
+        self._element_type = element_type
+        bits = None if element_type is None else element_type.bits
+        options = [c for c in COLOR_BY if (c != "layout" or color_layout is not None) and (c != "value" or values is not None)
+                   and (c not in ("bank", "chunk") or bits is not None)]
+        if color_by in ("bank", "chunk") and bits is None:
+            raise ValueError(f"Expected element_type= (e.g. wb.Float16) with color_by={color_by!r}: an offset's bank "
+                             f"depends on the element's size, but got a layout without one.")
         if color_by not in options:
             raise ValueError(f"Expected color_by to be one of {', '.join(options)}, but got {color_by!r}.")
         self._layout, self._tensor, self._color_layout, self._show = layout, tensor, color_layout, show
-        self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values, tile=tile, mode=mode)
+        self._source = LayoutSource(layout, color_by, color_layout, selected_offset, values, tile=tile, mode=mode,
+                                    element_bits=bits)
         if values is not None:
             self._source.key_name = "offset"
         self._grid = None
@@ -151,7 +168,7 @@ class LayoutView(SvgFallback, W.VBox):
         """The CuTe coordinate of a cell as text, e.g. ``(1,(0,2))``; just the row for a rank-1 layout."""
         self._check_cell(row, col)
         s = self._source
-        if s.cols.n == 1 and s.cols.title == "1:0":
+        if s.rank1:
             return s.rows.label(row)
         return f"({s.rows.label(row)},{s.cols.label(col)})"
 
@@ -171,6 +188,9 @@ class LayoutView(SvgFallback, W.VBox):
         if self._source.values is not None:
             v = self._source._values_at(np.array([row]), np.array([col]))[0, 0]
             text += f"  value {_format_value(v)}"
+        if self._source.element_bits is not None and (self._banks_asked or self.color_by in ("bank", "chunk")):
+            bank, chunk = self._source.bank_of(np.array([self.offset(row, col)]))
+            text += f"  bank {int(bank[0])}  chunk {int(chunk[0])}"
         return text
 
     @property

@@ -16,7 +16,7 @@ import ipywidgets as W
 import workbench as wb
 
 from .base import SvgFallback
-from .canvas import GridCanvas
+from .canvas import GridCanvas, LiveMark
 from .grid import LayoutSource
 from .svg import grid_svg, hstack_svg, panel_budget, table_svg, vstack_svg
 
@@ -70,7 +70,7 @@ class MarkingExplorer(SvgFallback, W.VBox):
         self.operation_control.observe(lambda _ch: self._show_controls(), "value")
         controls = W.VBox([self.operation_control, self.layout_dynamic_controls, self.compact_controls])
         wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
-        grids = W.HBox([self.static_canvas, self.marked_canvas], layout=wrap) if self._draw else W.HBox([])
+        grids = W.HBox([self.static_canvas, self.marked_canvas], layout=wrap) if self._draw else W.HBox([LiveMark()])
         super().__init__([controls, self.info, grids])
 
     @property
@@ -188,9 +188,9 @@ class MarkingExplorer(SvgFallback, W.VBox):
                 f"stride_order={'(' + so + ')' if so else None}, divisibility={self.divisibility_control.value})")
 
     def _html(self) -> str:
-        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
+        body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em'>{html.escape(k)}</td>"
                        f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in self.rows())
-        err = (f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(self._error)}</code></div>"
+        err = (f"<div class='wb-error' style='color:var(--jp-error-color1, #d7191c);overflow-wrap:anywhere'><code>{html.escape(self._error)}</code></div>"
                if self._error else "")
         return f"<table class='wb-marking'>{body}</table>{err}"
 

@@ -4,8 +4,9 @@ Colouring is shared: every cell is coloured by the offset of A's codomain it fin
 one scale for the three grids (the legend gives its ends; the cell labels give exact values), so the
 same memory element has the same colour everywhere.  A's cells show A(i); the result's cells show
 R(i); B's cells, when B's values index A's domain (composition, the divides), are coloured by A(B(i)),
-otherwise by their own offset.  Parse, algebra and drawing errors (offsets beyond int64) are shown in
-place with their message.
+otherwise by their own offset.  Every error the typed text leads to (parse, algebra, drawing: offsets beyond
+int64) is shown in place with its message, and what is shown is bounded: at most ``MAX_TEXT`` characters are
+read from each box, and each read-out line is cut at ``MAX_SHOWN`` characters, saying so.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ OPERATIONS = {
     "left_inverse": (wb.left_inverse, "none", False),
 }
 MAX_DRAWN = 4096
+MAX_TEXT = 2000     # characters read from a text box (a layout of rank 1000 is about 4000: far past any use here)
+MAX_SHOWN = 400     # characters of one read-out value
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 40] + f" ... ({len(text)} characters in all)"
 
 
 class AlgebraPlayground(SvgFallback, W.VBox):
@@ -72,6 +79,10 @@ class AlgebraPlayground(SvgFallback, W.VBox):
         self._b_indexes_a = b_indexes_a
         self._grids = [None, None, None]
         try:
+            for name, box in (("A", self.a_control), ("B", self.b_control)):
+                if len(box.value) > MAX_TEXT:
+                    raise ValueError(f"Expected at most {MAX_TEXT} characters of layout text in {name}, but got "
+                                     f"{len(box.value)}.")
             self.A = parse_layout(self.a_control.value)
             btext = self.b_control.value.strip()
             if bkind == "layout":
@@ -85,8 +96,8 @@ class AlgebraPlayground(SvgFallback, W.VBox):
             if type(self.result) is not Layout:
                 raise TypeError(f"Expected the {op} of two layouts to be a Layout, but got {type(self.result).__name__}.")
             self._grids = self._draw()   # drawing evaluates offsets, which may refuse too (beyond int64)
-        except (ValueError, TypeError, ArithmeticError) as e:   # shown in place (ArithmeticError: overflow, 1/0)
-            self._error = f"{type(e).__name__}: {e}"
+        except Exception as e:   # noqa: BLE001 - typed text: whatever it leads to is shown in place, never lost
+            self._error = _cut(f"{type(e).__name__}: {e}")
         self._refresh()
 
     def grids(self) -> list:
@@ -125,9 +136,9 @@ class AlgebraPlayground(SvgFallback, W.VBox):
 
     def _refresh(self) -> None:
         rows = self.rows()
-        body = "".join(f"<tr><td style='color:#555;padding-right:1em'>{html.escape(k)}</td>"
-                       f"<td><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
-        err = (f"<div class='wb-error' style='color:#d7191c'><code>{html.escape(self._error)}</code></div>"
+        body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em'>{html.escape(k)}</td>"
+                       f"<td style='overflow-wrap:anywhere'><code>{html.escape(v)}</code></td></tr>" for k, v in rows)
+        err = (f"<div class='wb-error' style='color:var(--jp-error-color1, #d7191c);overflow-wrap:anywhere'><code>{html.escape(self._error)}</code></div>"
                if self._error else "")
         self.info.value = f"<table class='wb-algebra'>{body}</table>{err}"
         for canvas, g in zip(self.canvases, self.grids()):
@@ -157,7 +168,7 @@ class AlgebraPlayground(SvgFallback, W.VBox):
                if lay is not None and lay.is_static and lay.size > MAX_DRAWN]
         if big:   # the shared colouring enumerates A, B and the result: say what is not drawn
             rows.append(("not drawn", f"{', '.join(big)}: more than {MAX_DRAWN} cells (use LayoutView for any size)"))
-        return rows
+        return [(k, _cut(v)) for k, v in rows]
 
     def to_svg(self) -> str:
         table = table_svg("AlgebraPlayground", self.rows(), self._error)

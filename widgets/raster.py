@@ -237,8 +237,13 @@ def svg_to_array(svg: str) -> np.ndarray:
     return np.clip(np.rint(canvas.a), 0, 255).astype(np.uint8)
 
 
+def png_bytes(svg: str) -> bytes:
+    """The PNG file of ``svg`` (from this package), pixel for pixel."""
+    return _png(svg_to_array(svg), level=6)   # level 6: a few times faster than 9 on megapixel pictures
+
+
 def save_png(svg: str, path) -> None:
-    """Write ``svg`` (from this package) as a PNG file, pixel for pixel."""
-    data = _png(svg_to_array(svg), level=6)   # level 6: a few times faster than 9 on megapixel pictures
-    with open(path, "wb") as f:
-        f.write(data)
+    """Write ``svg`` (from this package) as a PNG file, whole or not at all."""
+    from .base import write_atomically
+
+    write_atomically(path, data=png_bytes(svg))

@@ -2,7 +2,7 @@
 
 The same grid always gives the same bytes: one ``<svg>`` element, integer geometry, a fixed
 font, no ids, no timestamps and no object addresses.  This is the static fallback of every view
-(``_repr_mimebundle_``, so a saved notebook still shows it on GitHub and in nbval) and its export
+(the picture output written before the widget, so a saved notebook shows it everywhere and nbval compares it) and its export
 (``.to_svg()``).  Its size is bounded whatever the grid's: every document is built within a byte budget
 (``SVG_BUDGET`` for a whole view, shared out among the panels of a view that draws several); a grid is
 drawn whole when that fits, else as an overview heat map plus its first tile (see :func:`grid_svg`).
@@ -25,6 +25,7 @@ CHAR_W = 7       # px per character at font-size 11 (monospace), rounded up
 CELL_H = 18
 DYN_COLOR = "#b35806"   # dynamic (?) modes: orange text and dashed rules
 SEL_COLOR = "#d7191c"
+FIT = 'style="max-width:100%;height:auto"'   # a picture shown inline shrinks to its box, aspect kept (viewBox)
 
 
 def _esc(s: str) -> str:
@@ -83,8 +84,10 @@ def _legend_svg(legend: dict, x: int, y: int) -> tuple[list, int, int]:
     if legend["kind"] == "scale":
         from .colors import SEQUENTIAL
 
+        stops = legend.get("stops") or SEQUENTIAL   # a scale of its own (the banks' hue wheel) or viridis
         for k in range(32):
-            out.append(f'<rect x="{x + 5 * k}" y="{y + 18}" width="5" height="10" fill="{SEQUENTIAL[k * 255 // 31]}"/>')
+            out.append(f'<rect x="{x + 5 * k}" y="{y + 18}" width="5" height="10" '
+                       f'fill="{stops[k * (len(stops) - 1) // 31]}"/>')
         hi = str(legend["hi"])
         out.append(f'<text x="{x}" y="{y + 40}">{_esc(str(legend["lo"]))}</text>')
         out.append(f'<text x="{x + 160}" y="{y + 40}" text-anchor="end">{_esc(hi)}</text>')
@@ -167,7 +170,7 @@ def _grid_svg(grid, subtitle: str, side: int | None, budget: int) -> str:
     top_ov = 18 * len(lines) + 4
     top = top_ov + ov_h + 40                  # titles, overview, then the column-mode line and column labels
     row_labels = meta["row_labels"]
-    left = max(CHAR_W * max(len(s) for s in row_labels) + 12, 12)
+    left = max(CHAR_W * max((len(s) for s in row_labels), default=1) + 12, 12)
     grid_w = left + nc * cw + 12
     # the legend goes under the row-mode line, so it never widens the picture beyond its text
     leg, leg_w, leg_h = _legend_svg(getattr(grid, "legend", {}) or {}, 4, top + nr * ch + 26)
@@ -177,7 +180,7 @@ def _grid_svg(grid, subtitle: str, side: int | None, budget: int) -> str:
     height = top + nr * ch + 26 + (leg_h + 6 if leg else 0)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
+        f'viewBox="0 0 {width} {height}" {FIT} {FONT} font-size="11">',
         f"<title>{_esc(_clip(grid.title))}</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
     ]
@@ -281,7 +284,7 @@ def hstack_svg(parts: list[str], captions: list[str] | None = None, gap: int = 1
     width = sum(w for w, _ in sizes) + gap * (len(parts) - 1)
     height = max(h for _, h in sizes) + cap_h
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">']
+           f'viewBox="0 0 {width} {height}" {FIT} {FONT} font-size="11">']
     x = 0
     for k, (p, (w, h)) in enumerate(zip(parts, sizes)):
         if captions:
@@ -300,7 +303,7 @@ def table_svg(title: str, rows: list[tuple[str, str]], error: str = "") -> str:
     width, line = max(kw + vw, CHAR_W * max(len(title), len(error)) + 16), 18
     height = line * (len(rows) + 1 + bool(error)) + 12
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">',
+           f'viewBox="0 0 {width} {height}" {FIT} {FONT} font-size="11">',
            f"<title>{_esc(title)}</title>",
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
            f'<text x="4" y="14" font-weight="bold">{_esc(title)}</text>']
@@ -321,7 +324,7 @@ def vstack_svg(parts: list[str], gap: int = 8) -> str:
     width = max(w for w, _ in sizes)
     height = sum(h for _, h in sizes) + gap * (len(parts) - 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" {FONT} font-size="11">']
+           f'viewBox="0 0 {width} {height}" {FIT} {FONT} font-size="11">']
     y = 0
     for p, (w, h) in zip(parts, sizes):
         body = p.split(">", 1)[1].rsplit("</svg>", 1)[0]

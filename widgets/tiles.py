@@ -36,6 +36,9 @@ def tile(source, r0: int, c0: int, nr: int, nc: int, step: int = 1) -> tuple[dic
     """(meta, keys float64 (nr*nc,), colours uint8 (nr*nc,)) of a window; meta carries what the canvas
     draws with it: the window, the row and column labels (exact tiles) and the cell texts."""
     R, C = source.shape
+    if R == 0 or C == 0:   # an empty tensor: nothing to draw, an empty window (labels of the other axis kept)
+        meta = {"r0": 0, "c0": 0, "nr": 0, "nc": 0, "step": 1, "row_labels": [], "col_labels": []}
+        return meta, np.zeros(0, "<f8"), np.zeros(0, np.uint8)
     for name, v in (("r0", r0), ("c0", c0), ("nr", nr), ("nc", nc), ("step", step)):
         if type(v) is not int or v < (1 if name in ("nr", "nc", "step") else 0):
             raise ValueError(f"Expected {name} to be a {'positive' if name in ('nr', 'nc', 'step') else 'non-negative'} "

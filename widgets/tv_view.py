@@ -72,8 +72,15 @@ class TVLayoutView(SvgFallback, W.VBox):
             tile, tv_layout = tv_layout
             if type(tile) is tuple and all(type(x) is Layout for x in tile):
                 tile = tuple(int(x.size) for x in tile)  # a tiler of layouts: its sizes are the tile shape
+        kind = type(tv_layout).__name__
+        if kind in ("TiledMMA", "MMAAtom", "TiledCopy", "CopyAtom"):   # a whole atom: its own view draws it
+            view, tv = ("MMAView", "tv_layout_C_tiled") if "MMA" in kind else ("CopyView", "layout_src_tv_tiled")
+            raise TypeError(f"Expected a TV layout (a wb.Layout) and tile=, but got a {kind}: draw it with {view}(x), or "
+                            f"one of its TV layouts on its tile with TVLayoutView(x.{tv}, tile=(M, N)).")
         if tile is None:
-            raise TypeError("Expected a tile (shape or Layout) with the TV layout, but got None.")
+            raise TypeError("Expected tile= with the TV layout: the tile's shape such as tile=(8, 8) or its Layout, "
+                            "e.g. TVLayoutView(tv, tile=(8, 8)) (or TVLayoutView((tiler, tv)) as make_layout_tv returns), "
+                            "but got None.")
         self._tv, self._tile = tv_layout, _as_tile(tile)
         if int(self._tile.size) > MAX_TILE_CELLS:   # ownership and access costs enumerate every element
             raise ValueError(f"Expected a tile of at most {MAX_TILE_CELLS} elements for a TV view, but got "
@@ -188,10 +195,12 @@ class TVLayoutView(SvgFallback, W.VBox):
         self._select(None if change["new"] is None or change["new"] < 0 else change["new"])
 
     def _on_click(self, change) -> None:
-        new = change["new"]
-        t = -1 if new is None else int(new)
+        new = change["new"]   # a finite float or None (the canvas checked it); a thread only if it is one
+        t = int(new) if new is not None and new == int(new) and 0 <= new < self._T else -1
         if self.thread_control.value != t:
             self.thread_control.value = t   # the slider observer re-selects and refreshes
+        elif t == -1 and new is not None:
+            self._select(None)   # no such thread: nothing selected
 
     def _on_element(self, change) -> None:
         self._update_report()
