@@ -82,12 +82,12 @@ def test_a_notebook_cell_ending_in_check_shows_the_verdict_once(capsys):
 
 
 def test_each_lesson_asks_for_design_inverse_and_bug_finding():
-    # issue 22: a design task and an inverse question in 04, 05 and 06, find-the-bug tasks in 03 and 08
+    # issue 22: a design task and an inverse question in 04, 05 and 06, find-the-bug tasks in dynamic marking (07) and 08
     def asks(nb, kind):
         return any(q.question.startswith(kind) for k, q in EXERCISES.items() if k.startswith(nb + "."))
     for nb in ("04", "05", "06"):
         assert asks(nb, "Design") and asks(nb, "Inverse"), nb
-    for nb in ("03", "08"):
+    for nb in ("07", "08"):
         assert asks(nb, "Find the bug"), nb
 
 
@@ -100,13 +100,13 @@ def test_the_new_references_are_what_their_hints_derive():
     assert _reference("06.6") == (64 // 16, 16 // 8, 1)
     assert _reference("05.2") == 33 and _reference("04.2") == 4 and _reference("04.5") == 16
     assert _reference("08.3") == 1002 and _reference("08.4") == 3
-    assert _reference("03.6") == 0 and _reference("03.7") == 0
+    assert _reference("07.6") == 0 and _reference("07.7") == 0
 
 
 def test_no_answer_is_printed_before_its_question():
     # a distinctive reference (a layout, a tuple of two or more) must not appear in the outputs above the
     # cell that asks for it (the lessons issue 22 reviewed)
-    for nb in [n for n in NOTEBOOKS if n.name[:2] in ("03", "04", "05", "06", "08")]:
+    for nb in [n for n in NOTEBOOKS if n.name[:2] in ("04", "05", "06", "07", "08")]:
         cells = json.loads(nb.read_text())["cells"]
         for i, c in enumerate(cells):
             m = re.search(r'check\("(\d\d\.\d+)"', "".join(c["source"])) if c["cell_type"] == "code" else None

@@ -97,7 +97,7 @@ def test_dynamic_divisibility_deviation_is_what_04_says(capsys):
     assert "?{div=4}" in ours and "div=4" not in theirs
 
 
-# item 11 (03): an extent past 2^31 - 1: CuTe DSL prints a 32-bit ?, we keep 64 bits
+# item 11 (07): an extent past 2^31 - 1: CuTe DSL prints a 32-bit ?, we keep 64 bits
 def test_huge_extent_is_i64_here_and_not_in_cute_dsl():
     x = torch.zeros(1).expand(2**31 + 8)
     theirs = str(cute_runtime.from_dlpack(x).mark_layout_dynamic())
@@ -105,7 +105,7 @@ def test_huge_extent_is_i64_here_and_not_in_cute_dsl():
     assert str(wb.from_dlpack(x).mark_layout_dynamic().layout) == "(?{i64}):(0)"
 
 
-# item 11 (03): the refusals 03 shows are ValueError here and RuntimeError in CuTe DSL, with the same message
+# item 11 (07): the refusals 07 shows are ValueError here and RuntimeError in CuTe DSL, with the same message
 @pytest.mark.parametrize("make", [
     lambda fd: fd(torch.empty(6).as_strided((2, 3), (1, 1))).mark_layout_dynamic(),
     lambda fd: fd(torch.empty(6, 8)).mark_layout_dynamic(leading_dim=0),

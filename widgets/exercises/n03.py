@@ -1,77 +1,58 @@
-"""Exercises of notebook 03 (dynamic marking: mark_layout_dynamic, mark_compact_shape_dynamic, refusals)."""
+"""Exercises of notebook 03: mdspan and DLPack as CCCL sees them."""
+
+import numpy as np
 
 import workbench as wb
 
 from . import exercise
 
 
-@exercise("03.1", "t = wb.from_dlpack(torch.empty(3, 1, 5).expand(3, 4, 5)).mark_layout_dynamic(). "
-                  "What is t.dynamic_strides_mask?",
-          hint="every stride becomes ? except the leading dimension's 1 and zero (broadcast) strides; "
-               "expand gives the new mode stride 0")
+@exercise("03.1", "What is required_span_size() of the 'stride' view of np.zeros((4, 6), np.float32)[::2, 1:]?",
+          hint="the view has extents (2, 5) and strides (12, 1); the span is one past the largest offset, "
+               "1 + (2-1)*12 + (5-1)*1")
 def _():
-    import torch
-
-    return wb.from_dlpack(torch.empty(3, 1, 5).expand(3, 4, 5)).mark_layout_dynamic().dynamic_strides_mask
+    return wb.to_host_mdspan(np.zeros((4, 6), np.float32)[::2, 1:], wb.Float32, 2).required_span_size()
 
 
-@exercise("03.2", "torch.empty(6, 1) arrives as (6,1):(1,1). Which leading_dim does mark_layout_dynamic() deduce?",
-          hint="two modes have stride 1, but the stride of an extent-1 mode means nothing: the mode with "
-               "extent > 1 wins")
+@exercise("03.2", "Which of the layouts 'right', 'left', 'stride', 'stride_relaxed' accept a.T (a: row-major 3x4 float32)?",
+          hint="a.T has extents (4, 3) and strides (1, 4): column-major, compact, and all strides positive")
 def _():
-    import torch
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    accepted = []
+    for layout in ("right", "left", "stride", "stride_relaxed"):
+        try:
+            wb.to_host_mdspan(a.T, wb.Float32, 2, layout)
+        except ValueError:
+            accepted.append(False)
+        else:
+            accepted.append(True)
+    return tuple(accepted)
 
-    return wb.from_dlpack(torch.empty(6, 1)).mark_layout_dynamic().leading_dim
 
-
-@exercise("03.3", "Write the layout (as text, exactly as printed) of "
-                  "wb.from_dlpack(torch.empty(6, 8, 2)).mark_compact_shape_dynamic(mode=1, divisibility=4).",
-          hint="the strides of the dynamic mode and of the modes inside it stay static; a stride outside it is "
-               "a product that includes the dynamic extent, so it becomes ?{i64 div=N}, N the divisibility times "
-               "the static factors")
+@exercise("03.3", "What are (is_unique(), is_exhaustive(), is_strided()) of the 'stride_relaxed' view of "
+                  "np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::-1]?",
+          hint="strides (3, -1) with offset 2: the offsets are 0..5, each once; is_strided() asks whether the offset "
+               "is a plain sum of index times stride, with nothing added")
 def _():
-    import torch
+    v = wb.to_host_mdspan(np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::-1], wb.Float32, 2, "stride_relaxed")
+    return (v.is_unique(), v.is_exhaustive(), v.is_strided())
 
-    return str(wb.from_dlpack(torch.empty(6, 8, 2)).mark_compact_shape_dynamic(mode=1, divisibility=4).layout)
 
-
-@exercise("03.4", "t = wb.from_dlpack(torch.empty(16, 8, 4)).mark_compact_shape_dynamic(0, divisibility=4)"
-                  ".mark_compact_shape_dynamic(2, divisibility=2). What is t.dynamic_strides_mask?",
-          hint="the calls chain: after both, which stride depends on a dynamic extent? (the innermost stride "
-               "is always 1)")
+@exercise("03.4", "What is offset() of the 'stride_relaxed' view of np.arange(20, dtype=np.float32).reshape(4, 5)[::-1, 1:]?",
+          hint="element [0, 0] of the view is element 16 of the buffer; the view rebases its data handle to the lowest "
+               "element it reaches (row 0 of memory, column 1) and counts the offset from there")
 def _():
-    import torch
-
-    t = wb.from_dlpack(torch.empty(16, 8, 4)).mark_compact_shape_dynamic(0, divisibility=4)
-    return t.mark_compact_shape_dynamic(2, divisibility=2).dynamic_strides_mask
+    return wb.to_host_mdspan(np.arange(20, dtype=np.float32).reshape(4, 5)[::-1, 1:], wb.Float32, 2,
+                             "stride_relaxed").offset()
 
 
-@exercise("03.5", "Which exception does wb.from_dlpack(torch.empty(16, 8)).mark_compact_shape_dynamic(0, "
-                  "divisibility=2.0) raise?",
-          hint="a bad value raises ValueError, a value of the wrong type raises TypeError")
+@exercise("03.5", "Which exception does writing bm[0, 0] = 1.0 raise, bm the mdspan of a numpy broadcast?",
+          hint="numpy's broadcasts are read-only, DLPack carries that as READ_ONLY, and a read-only tensor becomes a "
+               "view of const float")
 def _():
-    import torch
-
+    bm = wb.to_host_mdspan(np.broadcast_to(np.arange(3, dtype=np.float32), (4, 3)), wb.Float32, 2, "stride_relaxed")
     try:
-        wb.from_dlpack(torch.empty(16, 8)).mark_compact_shape_dynamic(0, divisibility=2.0)
-    except Exception as e:  # the class is the answer
+        bm[0, 0] = 1.0
+    except Exception as e:  # the class the library raises is the answer
         return type(e)
-    raise AssertionError("a float divisibility was accepted")
-
-
-@exercise("03.6", "Find the bug: t = wb.from_dlpack(torch.empty(8, 6).T).mark_layout_dynamic(leading_dim=1) raises. "
-                  "Which leading_dim is the right one?",
-          hint="x.T of a row-major 8x6 tensor is (6,8):(1,6): the leading dimension is the mode whose stride is 1")
-def _():
-    import torch
-    return wb.from_dlpack(torch.empty(8, 6).T).mark_layout_dynamic().leading_dim
-
-
-@exercise("03.7", "Find the bug: a kernel wants a row-major (M, 64) fp32 tensor whose M is dynamic and a multiple of 8, "
-                  "and marks it with .mark_compact_shape_dynamic(mode=1, divisibility=8). Which mode should it pass?",
-          hint="mode counts the tensor's modes in order: M is mode 0, the 64 columns are mode 1; the mode made "
-               "dynamic is the one whose extent varies")
-def _():
-    import torch
-    t = wb.from_dlpack(torch.empty(16, 64)).mark_compact_shape_dynamic(mode=0, divisibility=8)
-    return next(i for i, d in enumerate(t.dynamic_shapes_mask) if d)
+    raise AssertionError("writing through a view of a read-only broadcast was accepted")
