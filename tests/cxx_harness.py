@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -29,6 +30,43 @@ CACHE_ROOT = REPO / "build" / "cxx_harness"
 def missing_toolchain(requirements):
     """``requirements``: (description, path-or-None) pairs; returns the descriptions that are absent."""
     return [what for what, ok in requirements if not ok or (isinstance(ok, pathlib.Path) and not ok.exists())]
+
+
+CUDA_INCLUDE = pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+
+
+def cutlass_include():
+    """The CUTLASS headers the nvidia-cutlass wheel ships (cutlass_library/source/include), or None."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    p = pathlib.Path(spec.submodule_search_locations[0]) / "source" / "include"
+    return p if (p / "cute" / "atom" / "mma_atom.hpp").is_file() else None
+
+
+def cccl_include():
+    """The CCCL headers of nvidia-cuda-cccl (nvidia/cu*/include/cccl), or None."""
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for cand in sorted(pathlib.Path(root).glob("cu*/include/cccl")):
+            if (cand / "cuda" / "std" / "cstdint").is_file():
+                return cand
+    return None
+
+
+def cute_toolchain(what):
+    """(CUTLASS include, CCCL include) for a host-only CuTe C++ harness; skips the calling test, naming what is
+    missing, when g++ or a header set is absent (``what``: the test, for the message)."""
+    import pytest
+    cutlass, cccl = cutlass_include(), cccl_include()
+    missing = missing_toolchain([
+        ("g++", shutil.which("g++")), ("CUTLASS headers (pip install nvidia-cutlass)", cutlass),
+        ("CCCL headers (pip install nvidia-cuda-cccl)", cccl),
+        (f"CUDA headers in {CUDA_INCLUDE}", CUDA_INCLUDE / "vector_types.h"),
+    ])
+    if missing:
+        pytest.skip(f"{what} needs " + ", ".join(missing))
+    return cutlass, cccl
 
 
 def _digest(sources, hash_files, flags, cxx):

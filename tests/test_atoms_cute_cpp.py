@@ -13,16 +13,14 @@ conventions may differ.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import re
-import shutil
 import tempfile
 
 import numpy as np
 import pytest
-from cxx_harness import CACHE_ROOT, build_harnesses, missing_toolchain, run_harness
+from cxx_harness import CACHE_ROOT, CUDA_INCLUDE, build_harnesses, cute_toolchain, cutlass_include, run_harness
 
 import workbench as wb
 from workbench._element_types import ALL_SCALAR_TYPES
@@ -42,7 +40,6 @@ from workbench.atoms.smem import GMMA_SMEM_ATOMS, gmma_smem_atom
 HERE = pathlib.Path(__file__).parent
 TILED_SOURCES = [HERE / "cute" / n for n in ("atoms_tiled_mma.cpp", "atoms_tiled_copy.cpp")]
 HEADERS = sorted((HERE / "cute").glob("*.hpp"))
-CUDA_INCLUDE = pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
 
 
 # ---- the generated atom harness ----------------------------------------------------------------
@@ -138,33 +135,9 @@ def generated_sources():
     return paths
 
 
-def _cutlass_include():
-    spec = importlib.util.find_spec("cutlass_library")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    p = pathlib.Path(spec.submodule_search_locations[0]) / "source" / "include"
-    return p if (p / "cute" / "atom" / "mma_atom.hpp").is_file() else None
-
-
-def _cccl_include():
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for cand in sorted(pathlib.Path(root).glob("cu*/include/cccl")):
-            if (cand / "cuda" / "std" / "cstdint").is_file():
-                return cand
-    return None
-
-
 @pytest.fixture(scope="module")
 def cute_output():
-    cutlass, cccl = _cutlass_include(), _cccl_include()
-    missing = missing_toolchain([
-        ("g++", shutil.which("g++")), ("CUTLASS headers (pip install nvidia-cutlass)", cutlass),
-        ("CCCL headers (pip install nvidia-cuda-cccl)", cccl),
-        (f"CUDA headers in {CUDA_INCLUDE}", CUDA_INCLUDE / "vector_types.h"),
-    ])
-    if missing:
-        pytest.skip("the CuTe C++ differential test needs " + ", ".join(missing))
+    cutlass, cccl = cute_toolchain("the CuTe C++ differential test")
     cute_dir = cutlass / "cute"
     hash_files = [*HEADERS, *cute_dir.glob("atom/*.hpp"), *cute_dir.glob("arch/*.hpp"), *cute_dir.glob("*.hpp")]
     sources = [*TILED_SOURCES, *generated_sources()]  # the slow tiled units first: they start at once
@@ -242,7 +215,7 @@ NOT_IN_CATALOG = {
 
 
 def test_catalog_has_every_cute_mma_atom():
-    cutlass = _cutlass_include()
+    cutlass = cutlass_include()
     if cutlass is None:
         pytest.skip("needs the CUTLASS headers (pip install nvidia-cutlass)")
     cute = cutlass / "cute"

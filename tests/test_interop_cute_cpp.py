@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import tempfile
 
 import numpy as np
 import pytest
-from cxx_harness import CACHE_ROOT, build_harnesses, missing_toolchain, run_harness
-from test_atoms_cute_cpp import CUDA_INCLUDE, HERE, _cccl_include, _cutlass_include, tiled_copies, tiled_mmas
+from cxx_harness import CACHE_ROOT, CUDA_INCLUDE, build_harnesses, cute_toolchain, run_harness
+from test_atoms_cute_cpp import HERE, tiled_copies, tiled_mmas
 
 import workbench as wb
 from workbench.atoms import copy_atom, mma_atom
@@ -209,14 +208,7 @@ def _printed(out):
 
 
 def _build(sources):
-    cutlass, cccl = _cutlass_include(), _cccl_include()
-    missing = missing_toolchain([
-        ("g++", shutil.which("g++")), ("CUTLASS headers (pip install nvidia-cutlass)", cutlass),
-        ("CCCL headers (pip install nvidia-cuda-cccl)", cccl),
-        (f"CUDA headers in {CUDA_INCLUDE}", CUDA_INCLUDE / "vector_types.h"),
-    ])
-    if missing:
-        pytest.skip("the CuTe C++ interop test needs " + ", ".join(missing))
+    cutlass, cccl = cute_toolchain("the CuTe C++ interop test")
     cute_dir = cutlass / "cute"
     hash_files = [*sorted((HERE / "cute").glob("*.hpp")), *cute_dir.glob("atom/*.hpp"), *cute_dir.glob("*.hpp")]
     exes, seconds = build_harnesses(sources, [HERE / "cute", cutlass, CUDA_INCLUDE, cccl], hash_files)
