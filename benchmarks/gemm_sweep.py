@@ -57,7 +57,7 @@ def main(argv=None):
             g = r.kernel.specialize((ta, tb, tc)).gpu
             err = float(((c - ref.float()).abs().max() / ref.float().abs().max()).item())
             row = {"size": size, "config": repr(cfg), "tflops": flop / t / 1e12, "cublas_tflops": flop / t_cublas / 1e12,
-                   "ratio_to_cublas": t_cublas / t, "registers": g.raw.num_regs, "local_bytes": g.raw.local_size_bytes,
+                   "ratio_to_cublas": t_cublas / t, "registers": g.attributes()["registers"], "local_bytes": g.attributes()["local_bytes"],
                    "max_rel_error": err}
             out["results"].append(row)
             print(size, cfg, f"{row['tflops']:.1f} TFLOPS ({row['ratio_to_cublas']:.3f}x cuBLAS {row['cublas_tflops']:.0f})",

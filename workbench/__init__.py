@@ -68,6 +68,23 @@ from .atoms import (
     suggest_swizzle,
 )
 from .dsl import (
+    TmaLoad,
+    fence_proxy_async,
+    make_tma_load,
+    mbarrier_arrive,
+    mbarrier_arrive_and_expect_tx,
+    mbarrier_init,
+    mbarrier_init_fence,
+    mbarrier_wait,
+    tma_load,
+    tma_store,
+    tma_store_commit_group,
+    tma_store_wait_group,
+    warpgroup_commit_group,
+    warpgroup_fence,
+    warpgroup_reg_alloc,
+    warpgroup_reg_dealloc,
+    warpgroup_wait_group,
     Constexpr,
     Kernel,
     KernelError,
@@ -207,4 +224,6 @@ __all__ = [
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
     "grid_dim", "sync_threads", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
+    # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
+    "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async",
 ]

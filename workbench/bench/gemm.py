@@ -106,7 +106,7 @@ def run(quick: bool = False, rungs=None) -> dict:
             g = sp.load_gpu()
             threads = r.config.threads if r.config else (r.mma.size if r.mma else 256)
             entry = {"tflops": flop / t / 1e12, "ratio_to_cublas": t_cublas / t, "max_rel_error": err,
-                     "registers_per_thread": g.raw.num_regs, "local_bytes": g.raw.local_size_bytes,
+                     "registers_per_thread": g.attributes()["registers"], "local_bytes": g.attributes()["local_bytes"],
                      "shared_bytes": sp.ir.shared_bytes, "threads": threads,
                      "blocks_per_sm": _blocks_per_sm(g.handle, threads, sp.ir.dynamic_smem),
                      "compile_seconds": g.compile_seconds}

@@ -66,7 +66,7 @@ def run(quick: bool = False) -> dict:
         gbs = nbytes / t / 1e9
         out["rungs"][name] = {
             "GB_per_s": gbs, "seconds": t, "correct": ok, "vectorized_128bit": "uint4" in code,
-            "threads": threads, "registers_per_thread": gk.raw.num_regs, "blocks_per_sm": bps,
+            "threads": threads, "registers_per_thread": gk.attributes()["registers"], "blocks_per_sm": bps,
             "bytes_in_flight_per_thread": per_thread,
             "bytes_in_flight_per_sm": resident * per_thread if resident > 0 else -1,
             # Little's law backwards: the latency this bandwidth implies if that much were in flight; an upper

@@ -19,6 +19,25 @@ from .builtins import (
 from .cache import cache_info
 from .cpu_executor import KernelRuntimeError
 from .frontend import KernelError
+from .hopper import (
+    TmaLoad,
+    fence_proxy_async,
+    make_tma_load,
+    mbarrier_arrive,
+    mbarrier_arrive_and_expect_tx,
+    mbarrier_init,
+    mbarrier_init_fence,
+    mbarrier_wait,
+    tma_load,
+    tma_store,
+    tma_store_commit_group,
+    tma_store_wait_group,
+    warpgroup_commit_group,
+    warpgroup_fence,
+    warpgroup_reg_alloc,
+    warpgroup_reg_dealloc,
+    warpgroup_wait_group,
+)
 from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
@@ -26,4 +45,22 @@ __all__ = [
     "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr",
     "range_dynamic", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",
+    # Hopper: TMA, mbarriers, warpgroup MMA (hopper.py)
+    "TmaLoad",
+    "make_tma_load",
+    "tma_load",
+    "tma_store",
+    "tma_store_commit_group",
+    "tma_store_wait_group",
+    "mbarrier_init",
+    "mbarrier_init_fence",
+    "mbarrier_arrive",
+    "mbarrier_arrive_and_expect_tx",
+    "mbarrier_wait",
+    "warpgroup_fence",
+    "warpgroup_commit_group",
+    "warpgroup_wait_group",
+    "warpgroup_reg_alloc",
+    "warpgroup_reg_dealloc",
+    "fence_proxy_async",
 ]

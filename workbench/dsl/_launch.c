@@ -21,6 +21,8 @@
  *          read-only flag are checked against the spec without building a wb.Tensor.
  *   (7, slot, numpy scalar type, kind)                 kind 0 f32, 1 f64, 2..5 i8/i16/i32/i64, 6..9 u8..u64, 10 bool
  *   (8, scalar spec 1..4, numpy spec 7)                 either form of one scalar
+ *   (9, slot, TmaLoad class, key)                       a TMA descriptor: exact class, equal _key; its 128-byte
+ *        _desc fills 16 slots (None, a host tensor's descriptor for the CPU executor: zeros)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,6 +33,7 @@
 
 #define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
 #define MAX_RANK 64
+#define TMA_DESC_BYTES 128   /* a CUtensorMap */
 
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
@@ -149,12 +152,19 @@ static int compile_spec(PyObject *spec, CSpec *c, Py_ssize_t *extent, int depth)
     return 0;
   }
   int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
-                 (kind == 7 && len == 4);
+                 (kind == 7 && len == 4) || (kind == 9 && len == 4);
   if (!shape_ok) return -1;
   long long slot = as_ll(PyTuple_GET_ITEM(spec, 1), &bad);
   if (bad || slot < 0 || slot >= LAUNCHER_MAX_PARAM_BYTES / 8) return -1;
   c->slot = (Py_ssize_t)slot;
   *extent = 8 * (c->slot + 1);
+  if (kind == 9) {
+    if (!PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
+    c->want = PyTuple_GET_ITEM(spec, 2);
+    c->key = PyTuple_GET_ITEM(spec, 3);
+    *extent = 8 * (c->slot + TMA_DESC_BYTES / 8);
+    return 0;
+  }
   if (kind == 7) {
     long long k = as_ll(PyTuple_GET_ITEM(spec, 3), &bad);
     if (bad || k < 0 || k > 10 || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
@@ -523,6 +533,23 @@ static int put_arg(char *buf, const CSpec *c, PyObject *a) {
   case 7:
     ok = put_numpy_scalar(buf, c, a);
     break;
+  case 9: {  /* a TMA descriptor (CUtensorMap, passed by value as a __grid_constant__ parameter) */
+    if ((PyObject *)Py_TYPE(a) != c->want) break;
+    PyObject *key = PyObject_GetAttrString(a, "_key");
+    if (!key) break;
+    int same = PyObject_RichCompareBool(key, c->key, Py_EQ) == 1;
+    Py_DECREF(key);
+    if (!same) break;
+    PyObject *desc = PyObject_GetAttrString(a, "_desc");
+    if (!desc) break;
+    if (desc == Py_None) ok = 1;   /* zeros: a host tensor's box, which only the CPU executor runs */
+    else if (PyBytes_CheckExact(desc) && PyBytes_GET_SIZE(desc) == TMA_DESC_BYTES) {
+      memcpy(buf + 8 * c->slot, PyBytes_AS_STRING(desc), TMA_DESC_BYTES);
+      ok = 1;
+    }
+    Py_DECREF(desc);
+    break;
+  }
   case 8:   /* either form of one scalar: a Python scalar or the numpy scalar of the same dtype */
     ok = put_arg(buf, c->either[0], a) || put_arg(buf, c->either[1], a);
     break;

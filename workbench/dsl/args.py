@@ -57,6 +57,20 @@ class ScalarSpec:
         return self.etype.name
 
 
+class TmaSpec:
+    """A TMA descriptor argument (wb.make_tma_load): its box, element type and memory space are the
+    specialization; the descriptor's 128 bytes are the parameter."""
+
+    __slots__ = ("key", "box", "etype", "memspace", "smem_layout")
+
+    def __init__(self, tma):
+        self.key, self.box, self.etype, self.memspace = tma._key, tma.box, tma.element_type, tma.memspace
+        self.smem_layout = tma.box.smem_layout
+
+    def __str__(self):
+        return f"tma<{self.etype} box {self.box.box}>"
+
+
 def const_key(v):
     """A Constexpr value as a cache key that tells apart what == confuses: (7, 2) vs (7.0, 2.0) vs
     (7, True), 0.0 vs -0.0; floats by their bits (so a NaN is one key, not a new kernel per call)."""
@@ -131,6 +145,9 @@ def spec_of(arg, constexpr: bool, pname: str):
     st = _scalar_type(arg)
     if st is not None:
         return ScalarSpec(st)
+    from .hopper import TmaLoad
+    if t is TmaLoad:
+        return TmaSpec(arg)
     raise TypeError(f"Expected a tensor (wb.Tensor or any __dlpack__ object), a wb.Pointer, an int, float or bool for "
                     f"kernel argument '{pname}', but got {t.__name__}.")
 
@@ -140,8 +157,8 @@ _PACK = {Boolean: "?7x", ir.Int8: "b7x", ir.Int16: "h6x", Int32: "i4x", Int64: "
 
 
 def pack_format(params) -> str:
-    """struct format of the parameter buffer: one 8-byte slot per kernel parameter."""
-    return "<" + "".join("Q" if p.kind == "ptr" else _PACK[p.etype] for p in params)
+    """struct format of the parameter buffer: one 8-byte slot per kernel parameter, 16 for a TMA descriptor."""
+    return "<" + "".join("Q" if p.kind == "ptr" else "128s" if p.kind == "tma" else _PACK[p.etype] for p in params)
 
 
 def bind(names, specs, constexpr_names):
@@ -161,6 +178,10 @@ def bind(names, specs, constexpr_names):
             var = ir.Var(cname[n], s.etype, 1)
             params.append(ir.Param(cname[n], "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
             env[n] = var
+        elif type(s) is TmaSpec:
+            from .hopper import KTma
+            params.append(ir.Param(cname[n], "tma", s.etype, arg_index=i, source=("tma", i)))
+            env[n] = KTma(params[-1], s.box, s.etype)
         elif type(s) is PointerSpec:
             buf = ir.Buffer(cname[n], s.etype, "gmem", s.align, param=i)
             params.append(ir.Param(cname[n], "ptr", s.etype, buf=buf, arg_index=i, source=("ptr", i)))

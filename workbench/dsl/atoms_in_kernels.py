@@ -198,11 +198,15 @@ def _same_type(frag, want, atom, which):
                     f"frag.load().to({want}).")
 
 
+WARPGROUP_GEMM: list = []   # hopper.gemm_gmma, registered by the module that lowers it
+
+
 @builtin
 def gemm(cx, tiled_mma, d, a, b, c):
     """CuTe DSL's ``cute.gemm(tiled_mma, d, a, b, c)``: d = a x b + c over register fragments a (V, M, K),
     b (V, N, K), c and d (V, M, N) (or lower ranks), one atom call per (m, n, k), k outermost and n in
-    serpentine order (CuTe's, reusing a's registers)."""
+    serpentine order (CuTe's, reusing a's registers).  An SM90 GMMA atom takes a and b as the shared tiles
+    ``thr_mma.partition_A/B`` gives and accumulates in place (``workbench.dsl.hopper``)."""
     atom = (tiled_mma.atom if type(tiled_mma) is TiledMMA else
             tiled_mma.tiled.atom if type(tiled_mma) is ThrMMA else tiled_mma)
     if type(atom) is not MMAAtom:
@@ -210,9 +214,8 @@ def gemm(cx, tiled_mma, d, a, b, c):
     for t, w in ((d, "d"), (a, "a"), (b, "b"), (c, "c")):
         if type(t) is not KTensor:
             raise TypeError(f"gemm({atom.name}): expected register fragments for {w}, but got {type(t).__name__}.")
-    if atom.name.startswith("SM90"):
-        raise ValueError(f"gemm({atom.name}): warpgroup (GMMA) atoms do not run in kernels yet; use an SM80 atom "
-                         "(mma.sync), e.g. SM80_16x8x16_F32F16F16F32_TN.")
+    if atom.name.startswith("SM90"):   # warpgroup MMA: operands in shared memory through descriptors (hopper.py)
+        return WARPGROUP_GEMM[0](cx, tiled_mma, atom, d, a, b, c)
     if atom.name.startswith("SM70"):
         raise ValueError(f"gemm({atom.name}): SM70 quad-pair atoms do not run in kernels (mma.m8n8k4 is emulated and "
                          "slow on SM80 and later); use an SM80 atom.")

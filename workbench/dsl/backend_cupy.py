@@ -40,7 +40,7 @@ def compile_ptx(source: str, arch: str = "sm_90", name: str = "kernel.cu") -> st
     from cupy_backends.cuda.libs import nvrtc
     prog = nvrtc.createProgram(source, name, [], [])
     try:
-        opts = [f"--gpu-architecture=compute_{arch.removeprefix('sm_')}", *_NVRTC_OPTIONS]
+        opts = [f"--gpu-architecture=compute_{arch.removeprefix('sm_')}", *_NVRTC_OPTIONS]   # sm_90a -> compute_90a
         try:
             nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError as e:
@@ -97,26 +97,54 @@ def error_string(code: int) -> str:
 
 
 class GPUKernel:
-    """A loaded kernel with its prebuilt parameter buffer."""
+    """A loaded kernel with its prebuilt parameter buffer.  ``slots``: each parameter's first 8-byte slot;
+    ``arch_specific``: compiled for sm_90a (wgmma, setmaxnreg), which cupy's arch selection cannot name, so NVRTC
+    makes the cubin here and the driver loads it."""
 
-    def __init__(self, source: str, name: str, fmt_size: int, nparams: int, dynamic_smem: int = 0):
+    def __init__(self, source: str, name: str, fmt_size: int, slots, dynamic_smem: int = 0,
+                 arch_specific: bool = False):
         import cupy
+        from cupy.cuda import driver
         t0 = time.perf_counter()
-        self.module = cupy.RawModule(code=source, options=_NVRTC_OPTIONS)
-        self.raw = self.module.get_function(name)
-        self.handle = ctypes.c_void_p(self.raw.kernel.ptr)   # loads the module now
+        if arch_specific:
+            self.module = cupy.cuda.function.Module()
+            self.module.load(compile_cubin(source, current_arch() + "a"))
+            self.func = self.module.get_function(name)
+        else:
+            self.module = cupy.RawModule(code=source, options=_NVRTC_OPTIONS)
+            self.func = self.module.get_function(name).kernel   # loads the module now
+        self.handle = ctypes.c_void_p(self.func.ptr)
         if dynamic_smem > 48 * 1024:   # above 48 KiB the driver wants the kernel's opt-in first
-            self.raw.max_dynamic_shared_size_bytes = dynamic_smem
+            driver.funcSetAttribute(self.func.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem)
         self.compile_seconds = time.perf_counter() - t0
         self.buf = ctypes.create_string_buffer(max(8, fmt_size))
         base = ctypes.addressof(self.buf)
-        self.params = (ctypes.c_void_p * max(1, nparams))(*[base + 8 * i for i in range(nparams)])
+        self.params = (ctypes.c_void_p * max(1, len(slots)))(*[base + 8 * k for k in slots])
         self.params_ptr = ctypes.cast(self.params, ctypes.c_void_p)
         self.launch_fn = libcuda().cuLaunchKernel
 
     def attributes(self) -> dict:
-        return {"registers": self.raw.num_regs, "shared_bytes": self.raw.shared_size_bytes,
-                "local_bytes": self.raw.local_size_bytes, "max_threads_per_block": self.raw.max_threads_per_block}
+        from cupy.cuda import driver
+        get = lambda a: driver.funcGetAttribute(a, self.func.ptr)   # noqa: E731
+        return {"registers": get(driver.CU_FUNC_ATTRIBUTE_NUM_REGS),
+                "shared_bytes": get(driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+                "local_bytes": get(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+                "max_threads_per_block": get(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)}
+
+
+def compile_cubin(source: str, arch: str, name: str = "kernel.cu") -> bytes:
+    """CUDA C++ -> a cubin for ``arch`` (e.g. 'sm_90a') with NVRTC.  Raises RuntimeError with NVRTC's log."""
+    from cupy_backends.cuda.libs import nvrtc
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, [f"--gpu-architecture={arch}", *_NVRTC_OPTIONS])
+        except nvrtc.NVRTCError as e:
+            raise RuntimeError(f"NVRTC failed to compile the generated code: {e}\n{nvrtc.getProgramLog(prog)}\n"
+                               f"--- source ---\n{source}") from None
+        return nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
 
 
 def stream_handle(stream):

@@ -163,8 +163,13 @@ def shared_tensor(cx, element_type, layout):
     lay = layout if type(layout) in (Layout, ComposedLayout) else make_layout(layout)
     if not lay.is_static or (type(lay) is ComposedLayout and (type(lay.offset) is not int or type(lay.inner) is not Swizzle)):
         raise ValueError(f"Expected a static layout for shared memory (or a swizzle composed with one), but got {lay}.")
-    swizzled = type(lay) is ComposedLayout
-    return KTensor(cx.declare_shared(element_type, cosize(lay), align=128 if swizzled else 16), 0, lay)
+    # a swizzle reads absolute address bits: the buffer is aligned to its period (SW128: 1024 bytes), as
+    # wgmma descriptors and TMA boxes need; tiles of 1 KiB or more are 128-byte aligned (a TMA destination)
+    nbytes = cosize(lay) * element_type.bits // 8
+    align = 128 if nbytes >= 1024 else 16
+    if type(lay) is ComposedLayout:
+        align = max(128, lay.inner.size * element_type.bits // 8)
+    return KTensor(cx.declare_shared(element_type, cosize(lay), align=align), 0, lay)
 
 
 @builtin

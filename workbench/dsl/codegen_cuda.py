@@ -112,6 +112,7 @@ class _Emitter:
         self.lines: list[str] = []
         self.tmp = 0
         self.dynamic_smem = 0
+        self.wgmma_accs = []     # (accumulator buffer, C type code) of every wgmma: fenced around fence/wait
 
     def w(self, depth, text):
         self.lines.append("    " * depth + text)
@@ -195,6 +196,28 @@ class _Emitter:
             self.w(d, f"// {s.text}")
         elif k is ir.VecCopy:
             self.veccopy(s, d)
+        elif k is ir.Wgmma:
+            self.wgmma(s, d)
+        elif k is ir.MbarInit:
+            self.w(d, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" :: "r"({_saddr(s.bar_buf, s.bar_off)}), '
+                      f'"r"((unsigned)({expr(s.count)})) : "memory");')
+        elif k is ir.MbarArrive:
+            a = _saddr(s.bar_buf, s.bar_off)
+            if s.tx is None:
+                self.w(d, f'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" :: "r"({a}) : "memory");')
+            else:
+                self.w(d, f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" :: "r"({a}), '
+                          f'"r"({s.tx}u) : "memory");')
+        elif k is ir.MbarWait:   # try_wait suspends the thread for a while; loop until the phase has completed
+            self.w(d, f"for (unsigned _ok = 0; !_ok;) {{")
+            self.w(d + 1, f'asm volatile("{{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n'
+                          f'selp.u32 %0, 1, 0, p;\\n}}\\n" : "=r"(_ok) : "r"({_saddr(s.bar_buf, s.bar_off)}), '
+                          f'"r"((unsigned)({expr(s.phase)})) : "memory");')
+            self.w(d, "}")
+        elif k is ir.TmaCopy:
+            self.tma(s, d)
+        elif k is ir.AsyncOp:
+            self.async_op(s, d)
         else:
             raise TypeError(f"codegen: unexpected statement {k.__name__}")
 
@@ -217,6 +240,65 @@ class _Emitter:
         o = ", ".join(f'"{c}"({r})' for c, r in outs[0])
         i = ", ".join(f'"{c}"({r})' for ops in ins for c, r in ops)
         self.w(d, f'asm volatile("{text}\\n" : {o} : {i});')
+
+    def wgmma(self, s, d):
+        """wgmma.mma_async: the accumulators in place ("+f"/"+r"), A and B as descriptors built from each tile's
+        shared address and the static fields proven while tracing."""
+        from .hopper import wgmma_ptx
+        atom = s.atom
+        head, tail = wgmma_ptx(atom)
+        buf, offs = s.acc
+        regs = _registers(buf, offs, atom.type_codes[0])
+        descs = []
+        for sbuf, base, desc in (s.a, s.b):
+            n = f"_desc{self.tmp}"
+            self.tmp += 1
+            self.w(d, f"const unsigned long long {n} = ((unsigned long long)((({_saddr(sbuf, base)}) + {desc.start}u) >> 4) "
+                      f"& 0x3FFFull) | 0x{desc.static_bits():016x}ull;")
+            descs.append(n)
+        nr = len(regs)
+        acc = "{" + ", ".join(f"%{i}" for i in range(nr)) + "}"
+        ops = f"{acc}, %{nr}, %{nr + 1}, p" + (f", {tail}" if tail else "")
+        text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n{head} {ops};\\n}}\\n"
+        outs = ", ".join(f'"+{c}"({r})' for c, r in regs)
+        self.w(d, f'asm volatile("{text}" : {outs} : "l"({descs[0]}), "l"({descs[1]}), "r"(1));')
+
+    def tma(self, s, d):
+        r = len(s.coords)
+        crd = ", ".join(f"%{i + 2}" for i in range(r))
+        coords = "".join(f', "r"((int)({expr(c)}))' for c in s.coords)
+        smem = _saddr(s.smem_buf, s.smem_off)
+        desc = f"reinterpret_cast<unsigned long long>(&{s.tma.name})"
+        if s.bar_buf is not None:
+            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes '
+                      f'[%0], [%1, {{{crd}}}], [%{r + 2}];\\n" :: "r"({smem}), "l"({desc}){coords}, '
+                      f'"r"({_saddr(s.bar_buf, s.bar_off)}) : "memory");')
+        else:
+            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.global.shared::cta.tile.bulk_group [%1, {{{crd}}}], [%0];\\n" '
+                      f':: "r"({smem}), "l"({desc}){coords} : "memory");')
+
+    def async_op(self, s, d):
+        k = s.kind
+        if k in ("wgmma_fence", "wgmma_wait"):   # the accumulators stay where the async MMAs write them
+            self.fence_accumulators(d)
+        text = {"wgmma_fence": "wgmma.fence.sync.aligned;", "wgmma_commit": "wgmma.commit_group.sync.aligned;",
+                "wgmma_wait": f"wgmma.wait_group.sync.aligned {s.n};",
+                "mbarrier_init_fence": "fence.mbarrier_init.release.cluster;",
+                "fence_proxy_async": "fence.proxy.async.shared::cta;",
+                "setmaxnreg_inc": f"setmaxnreg.inc.sync.aligned.u32 {s.n};",
+                "setmaxnreg_dec": f"setmaxnreg.dec.sync.aligned.u32 {s.n};",
+                "bulk_commit": "cp.async.bulk.commit_group;",
+                "bulk_wait": f"cp.async.bulk.wait_group.read {s.n};"}[k]
+        self.w(d, f'asm volatile("{text}\\n" ::: "memory");')
+        if k == "wgmma_wait":
+            self.fence_accumulators(d)
+
+    def fence_accumulators(self, d):
+        """CUTLASS's warpgroup_fence_operand: the compiler may not move reads or writes of the accumulator registers
+        across the asynchronous MMAs' fence and wait."""
+        for buf, code in self.wgmma_accs:
+            for c, r in _registers(buf, list(range(buf.count)), code):
+                self.w(d, f'asm volatile("" : "+{c}"({r}) :: "memory");')
 
     def ldmatrix(self, s, d):
         atom = s.atom
@@ -252,6 +334,21 @@ class _Emitter:
             self.w(d, f"*reinterpret_cast<{vt}*>({db.name} + {expr(do)}) = {n};")
 
 
+def _saddr(buf, off) -> str:
+    """The 32-bit shared-memory address of buf[off] (what mbarrier, TMA and descriptors take)."""
+    return f"(unsigned)__cvta_generic_to_shared({buf.name} + {expr(off)})"
+
+
+def _wgmma_accumulators(stmts, out):
+    for s in stmts:
+        if type(s) is ir.Wgmma and all(b is not s.acc[0] for b, _ in out):
+            out.append((s.acc[0], s.atom.type_codes[0]))
+        for sub in ("then", "orelse", "body"):
+            if hasattr(s, sub):
+                _wgmma_accumulators(getattr(s, sub), out)
+    return out
+
+
 def _registers(buf, offs, code):
     """[(constraint, lvalue)] of the 32/64-bit registers holding buf's elements at offs: f32 and s32 values
     are one register each ("f", "r"), f64 one "d"; narrower values share a 32-bit register ("r")."""
@@ -272,13 +369,16 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
     """The whole translation unit: one ``extern "C" __global__`` function."""
     params = []
     for p in k.params:
-        if p.kind == "ptr":
+        if p.kind == "tma":   # the descriptor by value in parameter space, as the TMA unit reads it
+            params.append(f"const __grid_constant__ _wb_tma_desc {p.name}")
+        elif p.kind == "ptr":
             q = "" if p.buf.written else "const "
             params.append(f"{q}{ctype(p.etype)}* {p.name}")
         else:
             params.append(f"{ctype(p.etype)} {p.name}")
     em = _Emitter()
     em.dynamic_smem = k.dynamic_smem
+    em.wgmma_accs = _wgmma_accumulators(k.body, [])
     em.block(k.body, 1)
     body = "\n".join(em.lines)
     uses_half = any(p.etype is Float16 for p in k.params) or "__half" in body
@@ -292,9 +392,11 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
         out.append("#include <cuda_bf16.h>")
     if "_wb_to_tf32" in body:
         out.append(_TF32_HELPER)
+    if any(p.kind == "tma" for p in k.params):
+        out.append("struct __align__(64) _wb_tma_desc { unsigned long long v[16]; };   // a CUtensorMap")
     out.append(f'extern "C" __global__ void {k.name}({", ".join(params)}) {{')
     if k.dynamic_smem:
-        out.append("    extern __shared__ __align__(128) unsigned char _wb_smem[];")
+        out.append("    extern __shared__ __align__(1024) unsigned char _wb_smem[];   // SW128 tiles: 1024-byte aligned")
     out += em.lines
     out.append("}")
     return "\n".join(out) + "\n"

@@ -489,6 +489,28 @@ class _PyEmitter:
             self.w(d, f"{b.name} = _zeros({b.count}, _dtype_{b.name})")
         elif k is ir.SharedDecl or k is ir.Comment:
             pass
+        elif k is ir.MbarInit:
+            self.w(d, f"_mb_init(_MB, {_bar_key(s)}, {pyexpr(s.count)})")
+        elif k is ir.MbarArrive:
+            self.w(d, f"_mb_arrive(_MB, {_bar_key(s)}, {s.tx or 0})")
+        elif k is ir.MbarWait:   # spins: the scheduler runs the other threads until the phase completes
+            self.w(d, f"while not _mb_done(_MB, {_bar_key(s)}, {pyexpr(s.phase)}):")
+            self.w(d + 1, f"yield ('spin', {s.line}, {_bar_key(s)})")
+        elif k is ir.TmaCopy:
+            crd = "(" + "".join(f"{pyexpr(c)}, " for c in s.coords) + ")"
+            load = s.bar_buf is not None
+            self.w(d, f"_tma_box_copy({s.tma.name}, {s.smem_buf.name}, {pyexpr(s.smem_off)}, {crd}, {load})")
+            if load:
+                self.w(d, f"_mb_tx(_MB, {_bar_key(s)}, {s.nbytes})")
+        elif k is ir.Wgmma:
+            (ab, ao, _), (bb, bo, _) = s.a, s.b
+            buf, offs = s.acc
+            acc = "(" + "".join(f"{buf.name}.item({o}), " for o in offs) + ")"
+            self.w(d, f"_r = yield ('wgmma', {self.collective(s)}, ({ab.name}, {pyexpr(ao)}, {bb.name}, {pyexpr(bo)}, {acc}))")
+            for i, o in enumerate(offs):
+                self.w(d, f"{buf.name}[{o}] = _r[{i}]")
+        elif k is ir.AsyncOp:   # the executor's asynchronous units complete at issue: nothing left to wait for
+            pass
         elif k is ir.VecCopy:
             names = []
             for sb, so, _, _ in s.pairs:
@@ -517,6 +539,11 @@ class _PyEmitter:
             raise TypeError(f"cpu executor: unexpected statement {k.__name__}")
 
 
+def _bar_key(s) -> str:
+    """An mbarrier's identity in the block's mbarrier state: (buffer name, element offset)."""
+    return f"('{s.bar_buf.name}', {pyexpr(s.bar_off)})"
+
+
 def generate_python(k: ir.KernelIR):
     """(Python source of a factory make(params, shared) -> thread(tx, ty, tz, bx, by, bz), the atoms its
     warp-collective statements name)."""
@@ -524,7 +551,7 @@ def generate_python(k: ir.KernelIR):
     em.block(k.body, 2)
     names = [p.name for p in k.params]
     shared = _shared(k.body)
-    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B):"]
+    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B, _MB):"]
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     for p in k.params:
@@ -582,6 +609,59 @@ def _smem_chk(arr, off, n, nbytes):
 _HELPERS["_cp_done"], _HELPERS["_smem_chk"] = _cp_done, _smem_chk
 
 
+# -- mbarriers: a block's state is {(buffer, offset): [expected arrivals, pending arrivals, bytes, phase]} ---------
+def _mb_state(mb, key, what):
+    st = mb.get(key)
+    if st is None:
+        raise KernelRuntimeError(f"{what} on mbarrier {key[0]}[{key[1]}], which no thread initialized "
+                                 "(wb.mbarrier_init before use)")
+    return st
+
+
+def _mb_check(mb, key, st):
+    if st[1] == 0 and st[2] == 0:     # every arrival and every byte: the phase completes
+        st[3] ^= 1
+        st[1] = st[0]
+    mb["_epoch"] = mb.get("_epoch", 0) + 1
+
+
+def _mb_init(mb, key, count):
+    mb[key] = [count, count, 0, 0]
+    mb["_epoch"] = mb.get("_epoch", 0) + 1
+
+
+def _mb_arrive(mb, key, tx):
+    st = _mb_state(mb, key, "mbarrier_arrive")
+    if st[1] <= 0:
+        raise KernelRuntimeError(f"more arrivals at mbarrier {key[0]}[{key[1]}] than the {st[0]} its phase expects")
+    st[2] += tx
+    st[1] -= 1
+    _mb_check(mb, key, st)
+
+
+def _mb_tx(mb, key, nbytes):
+    st = _mb_state(mb, key, "a TMA load")
+    st[2] -= nbytes
+    _mb_check(mb, key, st)
+
+
+def _mb_done(mb, key, parity):
+    """try_wait.parity: the phase of this parity has completed once the current phase's parity differs."""
+    return _mb_state(mb, key, "mbarrier_wait")[3] != parity
+
+
+def _tma_box_copy(tma, smem, off, coords, load):
+    from .hopper import tma_box_copy, tma_extent
+    try:
+        tma_box_copy(tma, host_view(tma.address, tma.element_type, 0, tma_extent(tma)), smem, off, coords, load)
+    except IndexError as e:
+        raise KernelRuntimeError(str(e)) from None
+
+
+_HELPERS.update(_mb_init=_mb_init, _mb_arrive=_mb_arrive, _mb_tx=_mb_tx, _mb_done=_mb_done,
+                _tma_box_copy=_tma_box_copy)
+
+
 def host_view(address: int, etype, lo: int, hi: int):
     """A writable numpy view of elements [lo, hi) relative to ``address`` (may be negative)."""
     dt = np.dtype(_NP.get(etype) or etype.numpy)
@@ -611,7 +691,13 @@ class CompiledCPU:
         check_launch_limits(grid, block, self.ir.shared_bytes - dyn, smem, dyn)
         P, IX, AL = [], {}, {}
         for p, v in zip(self.ir.params, values):
-            if p.kind == "ptr":
+            if p.kind == "tma":   # the descriptor's tensor and box (extents carries the TmaLoad)
+                tma = extents[p.name]
+                if tma.memspace != "generic":
+                    raise ValueError(f"Expected a TMA descriptor of a host tensor for the CPU executor, but '{p.name}' "
+                                     f"describes {tma.memspace} memory.")
+                P.append(tma)
+            elif p.kind == "ptr":
                 lo, hi = extents[p.name]
                 arr = host_view(v, p.etype, lo, hi)
                 P.append(arr)
@@ -627,7 +713,8 @@ class CompiledCPU:
             for gby in range(gy):
                 for gbx in range(gx):
                     S = {b.name: np.zeros(b.count, dtype=np.dtype(_NP.get(b.etype) or b.etype.numpy)) for b in self.shared}
-                    th = self.make(P, S, IX, AL, bx, by, bz, gx, gy, gz, budget)
+                    mb: dict = {}     # the block's mbarriers
+                    th = self.make(P, S, IX, AL, bx, by, bz, gx, gy, gz, budget, mb)
                     if not self.ir.uses_sync:
                         for tz in range(bz):
                             for ty in range(by):
@@ -637,58 +724,93 @@ class CompiledCPU:
                                     except KernelRuntimeError as e:
                                         raise _located(e, (gbx, gby, gbz), (tx, ty, tz)) from None
                     else:
-                        self._run_block(th, (bx, by, bz), (gbx, gby, gbz))
+                        self._run_block(th, (bx, by, bz), (gbx, gby, gbz), mb)
 
-    def _run_block(self, th, block, bidx):
-        """The block's threads in step: each runs to its next barrier or warp-collective instruction; a barrier
-        releases when every live thread waits at it, a collective (mma.sync, ldmatrix) is carried out for each
-        warp from its 32 lanes' operands (the atom's TV layouts) and each lane resumes with its result."""
+    def _run_block(self, th, block, bidx, mb):
+        """The block's threads in step: each runs to its next barrier, warp-collective instruction or mbarrier wait.
+        A barrier releases when every live thread waits at it; a collective (mma.sync, ldmatrix: a warp; wgmma: a
+        warpgroup) is carried out once all its threads wait at it, each resuming with its result; a thread waiting
+        on an mbarrier re-checks it every round.  When no thread can move and no mbarrier changed, the block would
+        hang on a GPU: that is reported, with what each thread waits for."""
         tids = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
-        live = [(th(*t, *bidx), t, i) for i, t in enumerate(tids)]
+        gens = {i: th(*t, *bidx) for i, t in enumerate(tids)}
+        waiting: dict = {}
         results: dict = {}
-        while live:
-            nxt, marks = [], {}
-            for g, t, lin in live:
+        run = list(gens)
+        while gens:
+            epoch = mb.get("_epoch", 0)
+            moved = False        # a thread ran code other than re-checking an mbarrier it still waits on
+            for lin in run:
+                before = waiting.pop(lin, None)
                 try:
-                    marks[lin] = g.send(results.pop(lin, None))
-                    nxt.append((g, t, lin))
+                    m = gens[lin].send(results.pop(lin, None))
                 except StopIteration:
-                    pass
-                except (KernelRuntimeError, IndexError) as e:
-                    raise _located(KernelRuntimeError(str(e)), bidx, t) from None
-            kinds = {m if type(m) is int else m[:2] for m in marks.values()}
-            if len(kinds) > 1 and all(type(k) is int for k in kinds):
-                raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines {sorted(kinds)}): "
-                                         "a barrier inside divergent control flow is undefined in CUDA.")
-            if len(kinds) > 1:
-                what = sorted(f"line {k}" if type(k) is int else f"{k[0]} ({self.collectives[k[1]].name})" for k in kinds)
-                raise KernelRuntimeError(f"threads of block {bidx} wait at different barriers or warp-collective "
-                                         f"instructions ({', '.join(what)}): divergent control flow around them is "
-                                         "undefined in CUDA.")
-            if kinds and type(next(iter(kinds))) is tuple:
-                results = self._collective(marks, tids, bidx)
-            live = nxt
+                    del gens[lin]
+                    moved = True
+                    continue
+                except (KernelRuntimeError, IndexError, ValueError) as e:
+                    raise _located(KernelRuntimeError(str(e)), bidx, tids[lin]) from None
+                waiting[lin] = m
+                moved = moved or type(before) is not tuple or before[0] != "spin" or m != before
+            run = []
+            syncs = {lin: m for lin, m in waiting.items() if type(m) is int}
+            if syncs and len(syncs) == len(gens):
+                lines = set(syncs.values())
+                if len(lines) > 1:
+                    raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines "
+                                             f"{sorted(lines)}): a barrier inside divergent control flow is undefined in CUDA.")
+                run = sorted(syncs)
+            groups: dict = {}
+            for lin, m in waiting.items():
+                if type(m) is tuple and m[0] != "spin":
+                    size = 128 if m[0] == "wgmma" else 32
+                    groups.setdefault((lin // size, size), {})[lin] = m
+            for (g, size), members in groups.items():
+                if len(members) == size and len({m[:2] for m in members.values()}) == 1:
+                    results.update(self._collective(members, g, size, bidx))
+                    run += sorted(members)
+            spinning = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "spin"]
+            if spinning and (run or moved or mb.get("_epoch", 0) != epoch):
+                run += spinning          # something changed: the waiters re-check their mbarriers
+            if not run and gens:
+                raise KernelRuntimeError(self._stuck(waiting, gens, bidx))
 
-    def _collective(self, marks, tids, bidx):
-        """Carry out one warp-collective instruction for every warp of the block (all 32 lanes must be there)."""
+    def _stuck(self, waiting, gens, bidx) -> str:
+        """Why no thread of the block can move (what a GPU would hang on)."""
+        what: dict = {}
+        for lin, m in sorted(waiting.items()):
+            if type(m) is int:
+                w = f"sync_threads() at line {m}"
+            elif m[0] == "spin":
+                w = f"mbarrier {m[2][0]}[{m[2][1]}] (wait at line {m[1]}) whose phase never completes"
+            else:
+                w = f"{m[0]} ({self.collectives[m[1]].name}), which is {'warpgroup' if m[0] == 'wgmma' else 'warp'}-wide"
+            what.setdefault(w, []).append(lin)
+        parts = [f"threads {ids[0]}..{ids[-1]} ({len(ids)}) wait at {w}" if len(ids) > 1 else f"thread {ids[0]} waits at {w}"
+                 for w, ids in what.items()]
+        hint = ("all 32 lanes of a warp (128 threads of a warpgroup for wgmma) must execute a collective together, every "
+                "live thread must reach a sync_threads(), and an mbarrier's phase completes only after the arrivals "
+                "init announced and every byte arrive_and_expect_tx announced")
+        return f"block {bidx} can never continue: {'; '.join(parts)} ({len(gens)} live threads); {hint}"
+
+    def _collective(self, members, group, size, bidx):
+        """Carry out one collective instruction for one warp (32 threads) or warpgroup (128, wgmma)."""
         from .atoms_in_kernels import emulate_ldmatrix, emulate_mma
-        kind, k = next(iter(marks.values()))[:2]
-        atom = self.collectives[k]
-        warps: dict = {}
-        for lin, m in marks.items():
-            warps.setdefault(lin // 32, {})[lin % 32] = m[2]
-        out = {}
-        for w, lanes in warps.items():
-            if len(lanes) != 32:
-                missing = sorted(set(range(32)) - set(lanes))
-                raise KernelRuntimeError(f"{atom.name} is warp-wide: all 32 lanes of warp {w} must execute it together, "
-                                         f"but lanes {missing[:8]}{'...' if len(missing) > 8 else ''} did not (exited, "
-                                         f"diverged, or the block has {len(tids)} threads) in block {bidx}")
-            ops = [lanes[i] for i in range(32)]
-            res = emulate_mma(atom, ops) if kind == "mma" else emulate_ldmatrix(atom, ops)
-            for lane in range(32):
-                out[w * 32 + lane] = res[lane]
-        return out
+        from .hopper import emulate_wgmma
+        kind, k = next(iter(members.values()))[:2]
+        op = self.collectives[k]
+        lins = sorted(members)
+        ops = [members[lin][2] for lin in lins]
+        try:
+            if kind == "mma":
+                res = emulate_mma(op, ops)
+            elif kind == "ldsm":
+                res = emulate_ldmatrix(op, ops)
+            else:
+                res = emulate_wgmma(op, ops)
+        except (IndexError, ValueError) as e:
+            raise KernelRuntimeError(f"{e} (block {bidx}, {'warpgroup' if size == 128 else 'warp'} {group})") from None
+        return dict(zip(lins, res))
 
 
 def _located(e: KernelRuntimeError, block, thread) -> KernelRuntimeError:

@@ -36,6 +36,7 @@ from . import builtins as B
 from . import captures, ir
 from . import views as V
 from .builtins import Triple
+from .hopper import close_tx_ledger
 from .limits import TraceBudget, check_static_bits, check_static_int
 from .names import c_name
 from .views import KPointer
@@ -316,6 +317,8 @@ class Lowering:
         inner = self.env
         try:
             yield region
+            if nested:   # a block of code ends: its TMA byte announcements must be matched (hopper.py)
+                close_tx_ledger(self)
         finally:
             self.out, self.env, self.src, self.loop_kind, self.depth = saved
             if nested:
@@ -336,6 +339,7 @@ class Lowering:
     def run(self):
         for s in self.src.fdef.body:
             self.visit(s)
+        close_tx_ledger(self)
         dynamic = self.shared_bytes if self.shared_bytes > MAX_STATIC_SMEM else 0
         k = ir.KernelIR(c_name(self.name), self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
                         dynamic, self.min_arch)

@@ -406,6 +406,73 @@ class CpAsyncWait(Stmt):
         self.n = n
 
 
+class MbarInit(Stmt):
+    """``mbarrier.init.shared::cta.b64``: the mbarrier at bar_buf[bar_off] expects ``count`` arrivals a phase."""
+
+    __slots__ = ("bar_buf", "bar_off", "count")
+
+    def __init__(self, bar_buf, bar_off, count):
+        self.bar_buf, self.bar_off, self.count = bar_buf, bar_off, count
+
+
+class MbarArrive(Stmt):
+    """``mbarrier.arrive[.expect_tx]``: one arrival at the mbarrier; ``tx`` (None or bytes) first raises the
+    transaction count the phase also waits for (the bytes TMA loads will complete on it)."""
+
+    __slots__ = ("bar_buf", "bar_off", "tx")
+
+    def __init__(self, bar_buf, bar_off, tx):
+        self.bar_buf, self.bar_off, self.tx = bar_buf, bar_off, tx
+
+
+class MbarWait(Stmt):
+    """``mbarrier.try_wait.parity`` in a loop: wait until the phase of parity ``phase`` has completed."""
+
+    __slots__ = ("bar_buf", "bar_off", "phase")
+
+    def __init__(self, bar_buf, bar_off, phase):
+        self.bar_buf, self.bar_off, self.phase = bar_buf, bar_off, phase
+
+
+class TmaCopy(Stmt):
+    """``cp.async.bulk.tensor``: one TMA box between the tensor of descriptor parameter ``tma`` (a Param) at
+    element coordinates ``coords`` (the descriptor's dimension order) and shared memory smem_buf[smem_off].
+    A load (``bar_buf`` set) completes its ``nbytes`` on the mbarrier; a store (``bar_buf`` None) joins the
+    thread's bulk group."""
+
+    __slots__ = ("tma", "box", "smem_buf", "smem_off", "coords", "bar_buf", "bar_off", "nbytes")
+
+    def __init__(self, tma, box, smem_buf, smem_off, coords, bar_buf, bar_off, nbytes):
+        self.tma, self.box, self.smem_buf, self.smem_off, self.coords = tma, box, smem_buf, smem_off, coords
+        self.bar_buf, self.bar_off, self.nbytes = bar_buf, bar_off, nbytes
+
+
+class Wgmma(Stmt):
+    """``wgmma.mma_async`` of a GMMA atom by a warpgroup: acc = (register buffer, static offsets in the atom's
+    C order), accumulated in place; a and b = (shared buffer, element offset of the tile's aligned base,
+    :class:`~workbench.atoms.gmma_desc.GmmaDescriptor` of the tile from there)."""
+
+    __slots__ = ("atom", "acc", "a", "b")
+
+    def __init__(self, atom, acc, a, b):
+        self.atom, self.acc, self.a, self.b = atom, acc, a, b
+
+    @property
+    def name(self):
+        return self.atom.name
+
+
+class AsyncOp(Stmt):
+    """One operand-less instruction of the asynchronous machinery: 'wgmma_fence', 'wgmma_commit',
+    'wgmma_wait' (n), 'mbarrier_init_fence', 'fence_proxy_async', 'setmaxnreg_inc'/'setmaxnreg_dec' (n),
+    'bulk_commit', 'bulk_wait' (n)."""
+
+    __slots__ = ("kind", "n")
+
+    def __init__(self, kind, n=0):
+        self.kind, self.n = kind, n
+
+
 class Comment(Stmt):
     __slots__ = ("text",)
 
@@ -437,6 +504,12 @@ class KernelIR:
         self.min_arch = min_arch    # the compute capability (e.g. 80) the kernel's instructions need
         self.min_arch_reason = ""
         self.block_threads = None   # (n, what): a tiled MMA/copy the kernel partitions by needs n threads a block
+
+    @property
+    def arch_specific(self) -> bool:
+        """wgmma, setmaxnreg (and the TMA kernels built with them) exist only in sm_90a: compiled for it, run on
+        compute capability 9.0 exactly."""
+        return self.min_arch >= 90
 
 
 # -- expression building with folding -------------------------------------------------------

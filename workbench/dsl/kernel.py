@@ -54,6 +54,8 @@ class Specialization:
         self.captures = tuple(low.captured.values())   # the globals/closures it compiled in (captures.py)
         self.params = self.ir.params
         self.fmt = A.pack_format(self.params)
+        # each parameter's first 8-byte slot in the buffer (a TMA descriptor takes 16)
+        self.slots = [struct.calcsize(A.pack_format(self.params[:k])) // 8 for k in range(len(self.params))]
         self.size = struct.calcsize(self.fmt)
         self.written = frozenset(self.ir.written_args)
         self.cuda_source = generate(self.ir, header=self.describe())
@@ -86,11 +88,15 @@ class Specialization:
         if self.gpu is None:
             _DEVICE[0] = backend_cupy.current_device()
             arch = backend_cupy.current_arch()
+            if self.ir.arch_specific and arch != "sm_90":
+                raise ValueError(f"Expected an SM90 GPU (H100/H200) for {self.kernel.__name__}: it uses "
+                                 f"{self.ir.min_arch_reason}, compiled for sm_90a, which only compute capability 9.0 runs; "
+                                 f"the device is {arch}.")
             if self.ir.min_arch and int(arch.removeprefix("sm_")) < self.ir.min_arch:
                 raise ValueError(f"Expected a GPU of compute capability {self.ir.min_arch} or newer for "
                                  f"{self.kernel.__name__} (it uses {self.ir.min_arch_reason}), but the device is {arch}.")
-            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, len(self.params),
-                                              self.ir.dynamic_smem)
+            self.gpu = backend_cupy.GPUKernel(self.cuda_source, self.ir.name, self.size, self.slots,
+                                              self.ir.dynamic_smem, self.ir.arch_specific)
             self.arg_specs = self._arg_specs()   # device tensors are checked against the device loaded on
             self._gos.clear()
             st = self.kernel.stats
@@ -112,10 +118,13 @@ class Specialization:
             mine = slots.get(i, [])
             if kind is A.ConstSpec:
                 out.append((5, s.value, s.key[1], A.const_key))
+            elif kind is A.TmaSpec:
+                from .hopper import TmaLoad
+                out.append((9, self.slots[mine[0][0]], TmaLoad, s.key))
             elif kind is A.PointerSpec:
-                out.append((0, mine[0][0], s.etype, s.memspace, s.align, i in self.written))
+                out.append((0, self.slots[mine[0][0]], s.etype, s.memspace, s.align, i in self.written))
             elif kind is A.ScalarSpec:
-                slot = mine[0][0]
+                slot = self.slots[mine[0][0]]
                 code = {ir.Int32: 1, ir.Int64: 2, ir.Float32: 3, Boolean: 4}.get(s.etype)
                 np_kind = _NUMPY_KIND.get(s.etype.name)
                 if code is not None and np_kind is None:
@@ -125,8 +134,8 @@ class Specialization:
                 else:   # a Python scalar or the numpy scalar of the same dtype (np.float32(2) is a Float32)
                     out.append((8, (code, slot), (7, slot, type(_np_scalar(s.etype)), np_kind)))
             else:
-                ptr = [k for k, p in mine if p.source[0] == "ptr"][0]
-                dyn = tuple((k, 2 if p.source[0] == "shape" else 3, p.source[2], p.etype is ir.Int64)
+                ptr = self.slots[[k for k, p in mine if p.source[0] == "ptr"][0]]
+                dyn = tuple((self.slots[k], 2 if p.source[0] == "shape" else 3, p.source[2], p.etype is ir.Int64)
                             for k, p in mine if p.source[0] in ("shape", "stride"))
                 e = s.etype
                 packed = _PACKED_OF.get(e, -1)   # -1: no framework tensor carries it (only wb.Tensors match)
@@ -171,6 +180,9 @@ class Specialization:
         """Element ranges [lo, hi) each pointer parameter may touch (for the CPU executor's views)."""
         ext = {}
         for p in self.params:
+            if p.kind == "tma":   # the CPU executor's TMA reads the descriptor's tensor itself
+                ext[p.name] = args[p.arg_index]
+                continue
             if p.kind != "ptr":
                 continue
             a = args[p.arg_index]
@@ -345,9 +357,10 @@ class Kernel:
             raise TypeError(f"Expected {len(names)} arguments for {self.__name__}({', '.join(names)}), but got {len(args)}.")
         nargs = tuple(A.normalize(a) for a in args)
         specs = [A.spec_of(a, n in self.source.constexpr, n) for a, n in zip(nargs, names)]
-        spaces = {s.memspace for s in specs if type(s) in (A.TensorSpec, A.PointerSpec)}
+        spaces = {s.memspace for s in specs if type(s) in (A.TensorSpec, A.PointerSpec, A.TmaSpec)}
         if len(spaces) > 1:
-            detail = ", ".join(f"{n}: {s.memspace}" for n, s in zip(names, specs) if type(s) in (A.TensorSpec, A.PointerSpec))
+            detail = ", ".join(f"{n}: {s.memspace}" for n, s in zip(names, specs)
+                               if type(s) in (A.TensorSpec, A.PointerSpec, A.TmaSpec))
             raise ValueError(f"Expected all tensor and pointer arguments of {self.__name__} in one memory space, but got {detail}.")
         space = spaces.pop() if spaces else None
         if backend is None:
