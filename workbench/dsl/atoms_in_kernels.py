@@ -50,7 +50,8 @@ _pure(TiledCopy, "retile")
 
 def _get_slice(cx, tiled, thr_idx):
     """A thread's slice: the block must have exactly the tiled object's threads (checked at launch)."""
-    cx.require_block_threads(tiled.size, repr(tiled))
+    gmma = type(tiled) is TiledMMA and tiled.atom.name.startswith("SM90")   # warpgroups: others may specialize
+    cx.require_block_threads(tiled.size, repr(tiled), at_least=gmma)
     return tiled.get_slice(thr_idx)
 
 

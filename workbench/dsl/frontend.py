@@ -254,12 +254,13 @@ class Lowering:
         if cc > self.min_arch:
             self.min_arch, self.min_arch_reason = cc, what
 
-    def require_block_threads(self, n: int, what: str):
-        """The kernel partitions by a tiled MMA or copy of n threads: launches must have n threads a block."""
+    def require_block_threads(self, n: int, what: str, at_least: bool = False):
+        """The kernel partitions by a tiled MMA or copy of n threads: launches must have n threads a block (at_least:
+        n or more, whole warpgroups: a warp-specialized kernel's other warpgroups do not take part)."""
         if self.block_threads and self.block_threads[0] != n:
             raise ValueError(f"Expected every tiled MMA and copy of a kernel to partition the same threads, but "
                              f"{self.block_threads[1]} has {self.block_threads[0]} and {what} has {n}.")
-        self.block_threads = (n, what)
+        self.block_threads = (n, what, at_least and (self.block_threads is None or self.block_threads[2]))
 
     def uses_collectives(self):
         """A warp-collective instruction (mma.sync, ldmatrix): the CPU executor runs the block's threads in step

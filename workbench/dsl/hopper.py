@@ -454,13 +454,13 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
         raise ValueError(f"gemm({atom.name}): wgmma accumulates in place: pass the same fragment as d and c "
                          "(wb.gemm(tiled_mma, acc, a, b, acc)); start from acc.fill(0.0).")
     _same_type(c, atom.c_type, atom, "C")
+    swa, offa, am = _smem_operand(a, "A", atom)
+    swb, offb, bm = _smem_operand(b, "B", atom)
     for t, w in ((a, "A"), (b, "B")):
         want = atom.a_type if w == "A" else atom.b_type
         if t.etype.bits != want.bits or (t.etype is not want and not (want is et.TFloat32 and t.etype is et.Float32)):
             raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the shared tile holds {t.etype}.")
     M_atom, N_atom, K_atom = atom.shape_mnk
-    swa, offa, am = _smem_operand(a, "A", atom)
-    swb, offb, bm = _smem_operand(b, "B", atom)
     cm = _modes3(c, "c", "V, M, N")
     M, N, K = am[1].size, bm[1].size, am[2].size
     if bm[2].size != K:
@@ -476,16 +476,19 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
     ops = {}
     for t, sw, inner_off, w in ((a, swa, offa, "A"), (b, swb, offb, "B")):
         period = sw.size * (bits // 8) if sw is not None and sw.bits else 16
-        for x in (t.offset, inner_off):
+        outer_dyn, outer_static = _peel(t.offset)
+        inner_dyn, inner_static = _peel(inner_off)
+        for x, what in ((outer_dyn, "offset"), (outer_static, "offset"), (inner_dyn, "offset inside the swizzle")):
             dv = divisibility_of(x) if x != 0 else 1 << 30
             if (dv * bits // 8) % period:
-                raise ValueError(f"gemm({atom.name}): the {w} tile's base offset {x} must be a multiple of the swizzle's "
+                raise ValueError(f"gemm({atom.name}): the {w} tile's {what} {x} must be a multiple of the swizzle's "
                                  f"period ({period} bytes) so that the descriptor's swizzle is the tile's, but it is only "
-                                 f"known to be a multiple of {dv * bits // 8} bytes.")
+                                 f"known to be a multiple of {dv * bits // 8} bytes; pass a whole stage "
+                                 f"(tCs{w}[None, None, None, stage]) and let wb.gemm walk its k-blocks.")
         if t.buf.align < period:
             raise ValueError(f"gemm({atom.name}): the {w} tile's buffer must be {period}-byte aligned for the "
                              f"descriptor's swizzle, but it is {t.buf.align}-byte aligned.")
-        ops[w] = (t, sw, ir.as_expr(ir.binop("+", t.offset, inner_off)))
+        ops[w] = (t, sw, ir.as_expr(ir.binop("+", t.offset, inner_dyn)), inner_static)
     cx.require_arch(90, atom.name)
     cx.uses_collectives()
     cx.emit(ir.AsyncOp("wgmma_fence"))
@@ -494,8 +497,8 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
             for n in range(N):
                 descs = []
                 for w, modes, mn, idx in (("A", am, M_atom, m), ("B", bm, N_atom, n)):
-                    t, sw, base = ops[w]
-                    off = modes[1](idx) + modes[2](k)
+                    t, sw, base, static = ops[w]
+                    off = static + modes[1](idx) + modes[2](k)
                     tile = ComposedLayout(sw, off, modes[0]) if sw is not None else \
                         (ComposedLayout(_NOSWIZZLE, off, modes[0]) if off else modes[0])
                     major = atom.major_a if w == "A" else atom.major_b
@@ -507,6 +510,19 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
                 co = _register_offsets(c, cm[0], cm[1](m) + cm[2](n), "c")
                 cx.emit(ir.Wgmma(atom, (c.buf, co), descs[0], descs[1]))
     cx.mark_written(c.buf)
+
+
+def _peel(x):
+    """(dynamic part, static int) of an offset expression x == dynamic + static (constants of its sums)."""
+    if type(x) is int:
+        return 0, x
+    if type(x) is ir.Const and type(x.value) is int:
+        return 0, x.value
+    if type(x) is ir.BinOp and x.op == "+":
+        da, sa = _peel(x.a)
+        db, sb = _peel(x.b)
+        return ir.binop("+", da, db), sa + sb
+    return x, 0
 
 
 from ..layout import Swizzle as _Swizzle  # noqa: E402  (an identity swizzle carries a static offset)
@@ -549,32 +565,42 @@ def emulate_wgmma(stmt, lanes):
     A = _gather(arrA, baseA, da, M, K, acode)
     B = _gather(arrB, baseB, db, N, K, bcode)
     is_int = dcode == "S32"
-    ic = _aik._tv_indices(atom.tv_layout_C, 128, atom.tv_layout_C[1].size)
-    C = [[0] * N for _ in range(M)] if is_int else [[0.0] * N for _ in range(M)]
-    for lane, op in enumerate(lanes):
-        for v, x in enumerate(op[4]):
-            i = ic[lane][v]
-            C[i % M][i // M] = x
-    D = [[C[m][n] + sum(A[m][k] * B[n][k] for k in range(K)) for n in range(N)] for m in range(M)]
-    if is_int:
+    ic = np.asarray(_aik._tv_indices(atom.tv_layout_C, 128, atom.tv_layout_C[1].size), dtype=np.int64)
+    C = np.zeros(M * N, dtype=object if is_int else np.float64)
+    C[ic.reshape(-1)] = [x for op in lanes for x in op[4]]
+    C = C.reshape(N, M).T                                # tile index i = m + M * n
+    if is_int:   # exact integers, wrapped to 32 bits
+        D = C + np.asarray(A, dtype=object) @ np.asarray(B, dtype=object).T
         lo = -(1 << 31)
-        D = [[((x - lo) % (1 << 32)) + lo for x in row] for row in D]
-    elif dcode == "F32":
-        D = [[struct.unpack("<f", struct.pack("<f", x))[0] for x in row] for row in D]
-    return [tuple(D[i % M][i // M] for i in ic[lane]) for lane in range(128)]
+        D = np.vectorize(lambda x: ((int(x) - lo) % (1 << 32)) + lo, otypes=[object])(D)
+    else:        # exact products of <= 16-bit inputs, summed in float64, rounded once to D's type
+        D = C + A @ B.T
+        if dcode == "F32":
+            D = D.astype(np.float32).astype(np.float64)
+    flat = D.T.reshape(-1)
+    return [tuple(flat[i].item() if hasattr(flat[i], "item") else flat[i] for i in row) for row in ic]
+
+
+_WALKS: dict = {}
 
 
 def _gather(arr, base, desc, mn, k, code):
-    e = desc.element_bits // 8
-    out = [[0.0] * k for _ in range(mn)]
-    for y in range(k):
-        for x in range(mn):
-            j = base + desc.address(x, y) // e
-            if not 0 <= j < arr.shape[0]:
-                raise IndexError(f"wgmma reads shared element {j} (descriptor {desc}, element ({x}, {y})), outside the "
-                                 f"buffer of {arr.shape[0]}")
-            out[x][y] = _aik._decode(code, arr[j].item() if hasattr(arr[j], "item") else arr[j])
-    return out
+    """The (mn, k) operand tile as float64 (or exact ints), read where the descriptor's walk puts each element."""
+    key = (desc.major, desc.swizzle_bits, desc.lbo, desc.sbo, desc.start, desc.element_bits, mn, k)
+    rel = _WALKS.get(key)
+    if rel is None:   # the descriptor's walk, once per distinct descriptor
+        e = desc.element_bits // 8
+        rel = _WALKS[key] = np.array([[desc.address(x, y) // e for y in range(k)] for x in range(mn)], dtype=np.int64)
+    idx = base + rel
+    if idx.min() < 0 or idx.max() >= arr.shape[0]:
+        raise IndexError(f"wgmma reads shared elements {int(idx.min())}..{int(idx.max())} (descriptor {desc}), outside "
+                         f"the buffer of {arr.shape[0]}")
+    raw = arr[idx]
+    if code in ("S8", "U8", "S32"):
+        return raw.astype(object)
+    if code in ("F16", "F32"):
+        return raw.astype(np.float64)
+    return np.vectorize(lambda x: _aik._decode(code, x), otypes=[np.float64])(raw)
 
 
 def tma_box_copy(tma: TmaLoad, g, smem, smem_off, coords, load: bool):

@@ -159,7 +159,12 @@ class Specialization:
     def check_block(self, block):
         """Raise unless the block has the threads the kernel's tiled MMAs and copies partition."""
         need = self.ir.block_threads
-        if need and block[0] * block[1] * block[2] != need[0]:
+        n = block[0] * block[1] * block[2]
+        if need and need[2]:
+            if n < need[0] or n % 128:
+                raise ValueError(f"Expected blocks of at least {need[0]} threads, in whole warpgroups (128), for "
+                                 f"{self.kernel.__name__}: it partitions by {need[1]}, but the launch has block {tuple(block)}.")
+        elif need and n != need[0]:
             raise ValueError(f"Expected blocks of {need[0]} threads for {self.kernel.__name__}: it partitions by "
                              f"{need[1]}, which has {need[0]} threads, but the launch has block {tuple(block)}.")
 

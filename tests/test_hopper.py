@@ -1,0 +1,325 @@
+"""Hopper in kernels (issue 23): GMMA descriptors, TMA boxes, mbarriers, wgmma, the warp-specialized GEMM.
+
+On the CPU (CI): every GMMA smem layout atom's tiles give a descriptor whose hardware walk
+(``GmmaDescriptor.address``) is the layout, element by element; TMA boxes are proven against their shared
+layouts; a wgmma probe runs every GMMA N on the CPU executor against numpy; the Hopper GEMM runs at ragged sizes;
+bad input (a tile that is no GMMA layout, a byte count that does not match, a wait that can never complete)
+raises.  ``gpu``: the same probes on the GPU, each thread's accumulator registers compared with what
+``tv_layout_C`` says (the drawing is the hardware), and the GEMM rungs exact against torch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.atoms.gmma_desc import GmmaDescriptor, make_gmma_desc
+from workbench.dsl import backend_cupy
+from workbench.dsl.cpu_executor import KernelRuntimeError
+from workbench.dsl.frontend import KernelError
+from workbench.dsl.gemm_hopper import HopperGemm, make_hopper_gemm
+from workbench.layout import ComposedLayout, Swizzle, slice_and_offset
+
+KINDS = ("INTER", "SW32", "SW64", "SW128")
+
+
+def _gpu():
+    return backend_cupy.gpu_available() and backend_cupy.current_arch() == "sm_90"
+
+
+# -- descriptors -------------------------------------------------------------------------------------------
+def _k_block_tile(p, kb):
+    """The (V) tile of k-block kb of a partition (V, M, K): what wb.gemm builds a descriptor from."""
+    outer = p.outer if type(p) is ComposedLayout else p
+    v, off = slice_and_offset((None, 0, kb), outer)
+    if type(p) is ComposedLayout:
+        return ComposedLayout(p.inner, p.offset + off, v)
+    return ComposedLayout(Swizzle(0, 4, 3), off, v) if off else v
+
+
+@pytest.mark.parametrize("bits,dtype,code", [(16, wb.Float16, "F32F16F16"), (32, wb.Float32, "F32TF32TF32"),
+                                             (8, wb.Int8, "S32S8S8")])
+@pytest.mark.parametrize("major", ["K", "MN"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_smem_atom_tiling_has_a_descriptor_whose_walk_is_the_layout(bits, dtype, code, major, kind):
+    if major == "MN" and bits != 16:
+        pytest.skip("only 16-bit GMMA takes MN-major operands")
+    k = 256 // bits
+    atom = wb.gmma_smem_atom(f"Layout_{major}_{kind}_Atom", dtype)
+    for n in (64, 256):
+        name = f"SM90_64x{n}x{k}_{code}_SS" + ("_TN" if bits != 16 else "")
+        mma = wb.make_tiled_mma(wb.mma_atom(name, major_a=major, major_b=major), wb.make_layout((2, 1, 1)))
+        for tid in (0, 130):
+            thr = mma.get_slice(tid)
+            for which, tile, mn in (("A", wb.tile_to_shape(atom, (128, 4 * k)), 64),
+                                    ("B", wb.tile_to_shape(atom, (n, 4 * k)), n)):
+                p = getattr(thr, "partition_" + which)(tile)
+                for kb in range(4):
+                    t = _k_block_tile(p, kb)
+                    d = make_gmma_desc(t, bits, major, mn, k)   # raises unless every element's address matches
+                    assert d.swizzle == kind
+                    w = d.encode(1024)
+                    back = GmmaDescriptor.decode(w, major, bits, mn, k)
+                    assert (back.lbo, back.sbo, back.swizzle_bits, back.start) == (d.lbo, d.sbo, d.swizzle_bits,
+                                                                                   (1024 + d.start) & 0x3FFF0)
+
+
+def test_a_tile_that_is_no_gmma_layout_is_refused_naming_the_element():
+    plain = wb.make_layout((64, 16), stride=(16, 1))      # row-major 16 wide: K-major but rows of 32 B, unswizzled
+    with pytest.raises(ValueError, match=r"not a K-major GMMA layout \(INTER\): element"):
+        make_gmma_desc(plain, 16, "K", 64, 16)
+    wrong = wb.composition(wb.Swizzle(3, 4, 3), wb.make_layout((64, 16), stride=(64, 1)))
+    with pytest.raises(ValueError, match="Swizzle<B,4,3> on byte addresses"):
+        make_gmma_desc(wrong, 16, "K", 64, 16)
+
+
+# -- TMA boxes -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind,cols", [("SW128", 64), ("SW64", 32), ("SW32", 16), ("INTER", 8)])
+def test_tma_boxes_are_proven_against_their_shared_layouts(kind, cols):
+    a = np.zeros((300, 136), np.float16)
+    sl = wb.tile_to_shape(wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", wb.Float16), (128, cols))
+    t = wb.make_tma_load(a, sl)
+    assert t.box.box == (128, cols) and t.box.dims == (1, 0) and t.nbytes == 128 * cols * 2
+    f = t.fields()
+    assert f["global_dim"] == [136, 300] and f["global_strides_bytes"] == [272] and f["box_dim"] == [cols, 128]
+
+
+def test_tma_bad_input_is_refused():
+    a = np.zeros((300, 136), np.float16)
+    sw128 = wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16)
+    with pytest.raises(ValueError, match="rows of exactly 128 bytes"):
+        wb.make_tma_load(a, wb.tile_to_shape(sw128, (128, 128)))
+    with pytest.raises(ValueError, match="1 to 256 elements a mode"):
+        wb.make_tma_load(np.zeros((600, 64), np.float16), wb.tile_to_shape(sw128, (512, 64)))
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        wb.make_tma_load(np.zeros((300, 132), np.float16)[:, :128], wb.tile_to_shape(sw128, (128, 64)))
+    with pytest.raises(ValueError, match="the TMA writes box element"):   # MN-major tile for a K-major tensor
+        wb.make_tma_load(a, wb.tile_to_shape(wb.gmma_smem_atom("Layout_MN_SW128_Atom", wb.Float16), (64, 64)))
+
+
+# -- one wgmma, probed -------------------------------------------------------------------------------------------
+def make_probe(n, dtype=wb.Float16, major="K", kind="SW128"):
+    """A one-warpgroup kernel: A (64, K) and B (n, K) into shared tiles of the GMMA layout atom (threads' stores),
+    one wb.gemm over the tile's k-blocks, then every thread's accumulators in its registers' order to
+    regs[thread, v] and through partition_C to C."""
+    bits = dtype.bits
+    code = {16: ("F32F16F16" if dtype is wb.Float16 else "F32BF16BF16")}[bits]
+    k = 64 if kind in ("SW128", "INTER") else {"SW64": 32, "SW32": 16}[kind]
+    atom = wb.mma_atom(f"SM90_64x{n}x16_{code}_SS", major_a=major, major_b=major)
+    mma = wb.make_tiled_mma(atom, wb.make_layout((1, 1, 1)))
+    sm = wb.gmma_smem_atom(f"Layout_{major}_{kind}_Atom", dtype)
+    la, lb = wb.tile_to_shape(sm, (64, k)), wb.tile_to_shape(sm, (n, k))
+
+    @wb.kernel
+    def probe(A, B, C, regs):
+        tid = wb.thread_idx().x
+        sA = wb.shared_tensor(dtype, la)
+        sB = wb.shared_tensor(dtype, lb)
+        for i in wb.range_dynamic(tid, 64 * k, 128):
+            sA[i % 64, i // 64] = A[i % 64, i // 64]
+        for i in wb.range_dynamic(tid, n * k, 128):
+            sB[i % n, i // n] = B[i % n, i // n]
+        wb.fence_proxy_async()        # the threads' stores become visible to the wgmma's reads
+        wb.sync_threads()
+        thr = mma.get_slice(tid)
+        gC = wb.local_tile(C, (64, n), (0, 0))
+        acc = mma.make_fragment_C(thr.partition_C(gC))
+        acc.fill(0.0)
+        wb.warpgroup_fence()
+        wb.gemm(mma, acc, thr.partition_A(sA), thr.partition_B(sB), acc)
+        wb.warpgroup_commit_group()
+        wb.warpgroup_wait_group(0)
+        for v in range(wb.size(acc)):
+            regs[tid, v] = acc[v]
+        wb.copy(acc, thr.partition_C(gC))
+
+    return probe, atom, k
+
+
+def _probe_inputs(n, k, rng, xp=np):
+    a = rng.integers(-4, 5, (64, k)).astype(np.float16)
+    b = rng.integers(-4, 5, (n, k)).astype(np.float16)
+    return a, b
+
+
+def _check_probe(atom, a, b, c, regs):
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_array_equal(c, want)
+    tv = atom.tv_layout_C
+    m = 64
+    for t in range(128):
+        for v in range(tv[1].size):
+            i = tv((t, v))
+            assert regs[t, v] == want[i % m, i // m], (t, v)
+
+
+@pytest.mark.parametrize("n", [8, 64, 256])
+def test_wgmma_probe_on_the_cpu_executor(n):
+    probe, atom, k = make_probe(n)
+    a, b = _probe_inputs(n, k, np.random.default_rng(n))
+    c = np.full((64, n), np.nan, np.float32)
+    regs = np.full((128, n // 2), np.nan, np.float32)
+    probe[1, 128](a, b, c, regs)
+    _check_probe(atom, a, b, c, regs)
+
+
+@pytest.mark.parametrize("major,kind", [(m, k) for m in ("K", "MN") for k in KINDS])
+def test_wgmma_probe_every_smem_atom_on_the_cpu_executor(major, kind):
+    probe, atom, k = make_probe(64, major=major, kind=kind)
+    a, b = _probe_inputs(64, k, np.random.default_rng(7))
+    c = np.full((64, 64), np.nan, np.float32)
+    regs = np.full((128, 32), np.nan, np.float32)
+    probe[1, 128](a, b, c, regs)
+    _check_probe(atom, a, b, c, regs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", list(range(8, 257, 8)))
+def test_every_gmma_n_runs_as_drawn_on_the_gpu(n):
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import cupy as cp
+    probe, atom, k = make_probe(n)
+    a, b = _probe_inputs(n, k, np.random.default_rng(n))
+    c = cp.full((64, n), cp.nan, cp.float32)
+    regs = cp.full((128, n // 2), cp.nan, cp.float32)
+    probe[1, 128](cp.asarray(a), cp.asarray(b), c, regs)
+    _check_probe(atom, a, b, cp.asnumpy(c), cp.asnumpy(regs))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("major,kind", [(m, k) for m in ("K", "MN") for k in KINDS])
+@pytest.mark.parametrize("dtype", [wb.Float16, wb.BFloat16])
+def test_every_smem_atom_descriptor_reads_what_the_layout_says_on_the_gpu(major, kind, dtype):
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import cupy as cp
+    import torch
+    probe, atom, k = make_probe(128, dtype=dtype, major=major, kind=kind)
+    a, b = _probe_inputs(128, k, np.random.default_rng(3))
+    tdt = torch.float16 if dtype is wb.Float16 else torch.bfloat16
+    ta = torch.from_numpy(a.astype(np.float32)).to("cuda", tdt)
+    tb = torch.from_numpy(b.astype(np.float32)).to("cuda", tdt)
+    c = torch.full((64, 128), float("nan"), device="cuda")
+    regs = torch.full((128, 64), float("nan"), device="cuda")
+    probe[1, 128](ta, tb, c, regs)
+    _check_probe(atom, a, b, c.cpu().numpy(), regs.cpu().numpy())
+    _ = cp
+
+
+# -- the warp-specialized GEMM ----------------------------------------------------------------------------------
+SMALL = HopperGemm(bm=128, bn=64, bk=64, stages=2)
+
+
+@pytest.mark.parametrize("mnk", [(130, 70, 136), (64, 64, 64), (200, 129, 72)])
+def test_hopper_gemm_runs_on_the_cpu_executor(mnk):
+    m, n, k = mnk
+    kern = make_hopper_gemm(SMALL)
+    rng = np.random.default_rng(m)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    ta, tb = SMALL.tma(a, b)
+    kern[SMALL.grid(m, n), (SMALL.threads, 1, 1)](ta, tb, c, k)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
+    cfg = HopperGemm(bm=128, bn=64, bk=64, stages=3, persistent=True, group=2)
+    kern = make_hopper_gemm(cfg)
+    m, n, k = 260, 200, 200
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    ta, tb = cfg.tma(a, b)
+    kern[(2, 1, 1), (cfg.threads, 1, 1)](ta, tb, c, k)    # 2 blocks walk 12 tiles
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-4)
+
+
+# -- bad input inside kernels ---------------------------------------------------------------------------------
+def _tma_kernel(announce):
+    sl = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
+
+    @wb.kernel
+    def k(tma, out):
+        tid = wb.thread_idx().x
+        s = wb.shared_tensor(wb.Float16, sl)
+        bars = wb.shared_tensor(wb.Uint64, 1)
+        if tid == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init_fence()
+        wb.sync_threads()
+        if tid == 0:
+            wb.mbarrier_arrive_and_expect_tx(bars, 0, announce)
+            wb.tma_load(tma, s, (0, 0), bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        for i in wb.range_dynamic(tid, 64 * 64, 128):
+            out[i % 64, i // 64] = s[i % 64, i // 64]
+    return k, sl
+
+
+def test_tma_load_on_the_cpu_executor_zero_fills_outside_the_tensor():
+    k, sl = _tma_kernel(8192)
+    a = np.zeros((50, 36), np.float16)     # rows of 72 B: no multiple of 16
+    b = np.arange(50 * 48, dtype=np.float16).reshape(50, 48)
+    out = np.full((64, 64), np.nan, np.float16)
+    tma = wb.make_tma_load(b, sl)
+    k[1, 128](tma, out)
+    want = np.zeros((64, 64), np.float16)
+    want[:50, :48] = b
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        wb.make_tma_load(a, sl)
+
+
+def test_a_byte_count_that_does_not_match_the_boxes_is_refused_while_tracing():
+    k, sl = _tma_kernel(4096)
+    b = np.zeros((64, 64), np.float16)
+    with pytest.raises(KernelError, match="move 8192 bytes, but arrive_and_expect_tx announced 4096"):
+        k[1, 128](wb.make_tma_load(b, sl), np.zeros((64, 64), np.float16))
+
+
+def test_a_wait_that_can_never_complete_is_reported_not_hung():
+    @wb.kernel
+    def hang(out):
+        tid = wb.thread_idx().x
+        bars = wb.shared_tensor(wb.Uint64, 1)
+        if tid == 0:
+            wb.mbarrier_init(bars, 0, 2)      # expects two arrivals, gets one
+            wb.mbarrier_init_fence()
+        wb.sync_threads()
+        if tid == 0:
+            wb.mbarrier_arrive(bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        out[tid] = 1.0
+    with pytest.raises(KernelRuntimeError, match=r"can never continue: .*mbarrier .* whose phase never completes"):
+        hang[1, 64](np.zeros(64, np.float32))
+
+
+def test_gmma_needs_whole_warpgroups_and_shared_operands():
+    kern = make_hopper_gemm(SMALL)
+    a = np.zeros((64, 64), np.float16)
+    ta, tb = SMALL.tma(a, a)
+    with pytest.raises(ValueError, match="at least 256 threads, in whole warpgroups"):
+        kern[1, 320](ta, tb, np.zeros((64, 64), np.float32), 64)
+    atom = wb.mma_atom("SM90_64x64x16_F32F16F16_SS")
+    mma = wb.make_tiled_mma(atom, wb.make_layout((1, 1, 1)))
+
+    @wb.kernel
+    def regs_operands(C):
+        thr = mma.get_slice(wb.thread_idx().x)
+        acc = mma.make_fragment_C(thr.partition_C(wb.local_tile(C, (64, 64), (0, 0))))
+        wb.gemm(mma, acc, acc, acc, acc)
+    with pytest.raises(KernelError, match="reads A from shared memory through a descriptor"):
+        regs_operands[1, 128](np.zeros((64, 64), np.float32))
+
+
+def test_gmma_kernels_refuse_other_gpus_before_launch():
+    kern = make_hopper_gemm(SMALL)
+    a = np.zeros((64, 64), np.float16)
+    ta, tb = SMALL.tma(a, a)
+    sp = kern.specialize((ta, tb, np.zeros((64, 64), np.float32), 64))
+    assert sp.ir.arch_specific and sp.ir.min_arch == 90
+    backend_cupy.compile_cubin(sp.cuda_source, "sm_90a")      # NVRTC builds it without a GPU
