@@ -31,7 +31,9 @@ def _blocks_per_sm(handle, threads, smem):
 
 def _operands(r, a, b, c):
     """The tensors a rung takes: fp16 A and B and fp32 C, all assumed 16-byte aligned (torch's allocations are),
-    or fp32 A and B^T for the SIMT floor."""
+    or fp32 A and B^T for the SIMT floor; the Hopper rungs' TMA descriptors (rung.args)."""
+    if r.args is not None:
+        return r.args(a, b, c)
     if r.name == "simt":
         return a.float(), b.float().t(), c
     return tuple(wb.from_dlpack(x, assumed_align=16) for x in (a, b, c))
@@ -74,7 +76,9 @@ def run(quick: bool = False, rungs=None) -> dict:
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "sms": props.multi_processor_count, "dtype": "float16, fp32 accumulation",
            "sizes": {}, "irregular": {}}
-    ladder = [r for r in G.ladder() if rungs is None or r.name in rungs]
+    from workbench.dsl.gemm_hopper import hopper_rungs
+    sm90 = backend_cupy.current_arch() == "sm_90"
+    ladder = [r for r in G.ladder() + (hopper_rungs() if sm90 else []) if rungs is None or r.name in rungs]
     gen = torch.Generator(device="cuda").manual_seed(0)
     # correctness at a ragged size: small integers make every product exact in fp32, so equality is expected
     m, n, k = IRREGULAR
@@ -110,8 +114,9 @@ def run(quick: bool = False, rungs=None) -> dict:
                      "shared_bytes": sp.ir.shared_bytes, "threads": threads,
                      "blocks_per_sm": _blocks_per_sm(g.handle, threads, sp.ir.dynamic_smem),
                      "compile_seconds": g.compile_seconds}
-            if r.config is not None:
+            if r.config is not None and hasattr(r.config, "conflicts"):
                 entry["ldmatrix_wavefronts"] = {w: {"plain_tile": p, "used": u} for w, (p, u) in r.config.conflicts.items()}
+            if r.config is not None:
                 entry["config"] = repr(r.config)
             res["rungs"][r.name] = entry
         out["sizes"][str(size)] = res

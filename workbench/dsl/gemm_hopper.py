@@ -22,9 +22,9 @@ import math
 
 import workbench as wb
 
-from .gemm_ladder import _store_tile, block_tile
+from .gemm_ladder import Rung, _store_tile, block_tile
 
-__all__ = ["HopperGemm", "make_hopper_gemm"]
+__all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "HOPPER"]
 
 
 class HopperGemm:
@@ -150,3 +150,27 @@ def make_hopper_gemm(cfg: HopperGemm):
                 tile += step
 
     return gemm_tma_wgmma
+
+
+HOPPER = HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8)
+_KERNELS: dict = {}
+
+
+def _rung(name, title, cfg):
+    k = _KERNELS.get(repr(cfg))
+    if k is None:
+        k = _KERNELS[repr(cfg)] = make_hopper_gemm(cfg)
+
+    def args(a, b, c):
+        ta, tb = cfg.tma(a, b)
+        return ta, tb, wb.from_dlpack(c, assumed_align=16) if type(c) is not wb.Tensor else c, ta.shape[1]
+
+    return Rung(name, title, k, lambda ta, tb, c, kk: k[cfg.grid(c.shape[0], c.shape[1]), (cfg.threads, 1, 1)](ta, tb, c, kk),
+                mma=cfg.mma, smem=dict(cfg.smem), config=cfg, args=args)
+
+
+def hopper_rungs() -> list:
+    """Rungs 6 and 7 (SM90 only): the warp-specialized TMA + wgmma kernel, then the same with persistent blocks."""
+    return [_rung("tma_wgmma", "TMA + wgmma, 4-stage mbarrier ring, producer/consumer warpgroups, setmaxnreg", HOPPER),
+            _rung("persistent", "+ persistent blocks over the output tiles",
+                  HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True))]

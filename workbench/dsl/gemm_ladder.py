@@ -255,10 +255,12 @@ def load_tile(g2s, tg, ts, tc, pred, extent, kt, stage, ktiles):
 class Rung:
     """One rung: its kernel, how to launch it on (A, B, C) device or host tensors, and the objects it uses."""
 
-    def __init__(self, name, title, kernel, launch, mma=None, copies=None, smem=None, operands="fp16", config=None):
+    def __init__(self, name, title, kernel, launch, mma=None, copies=None, smem=None, operands="fp16", config=None,
+                 args=None):
         self.name, self.title, self.kernel, self.launch = name, title, kernel, launch
         self.mma, self.copies, self.smem, self.operands = mma, copies or {}, smem or {}, operands
         self.config = config
+        self.args = args    # (a, b, c) -> the kernel's arguments, where they are not (a, b, c) themselves
 
     def __repr__(self):
         return f"Rung({self.name!r}: {self.title})"
