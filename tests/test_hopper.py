@@ -323,3 +323,24 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
     sp = kern.specialize((ta, tb, np.zeros((64, 64), np.float32), 64))
     assert sp.ir.arch_specific and sp.ir.min_arch == 90
     backend_cupy.compile_cubin(sp.cuda_source, "sm_90a")      # NVRTC builds it without a GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 300, 136)])
+def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import torch
+    from workbench.dsl.gemm_hopper import hopper_rungs
+    m, n, k = mnk
+    tdt = getattr(torch, dtype)
+    g = torch.Generator(device="cuda").manual_seed(m)
+    a = torch.randint(-3, 4, (m, k), device="cuda", generator=g).to(tdt)
+    b = torch.randint(-3, 4, (n, k), device="cuda", generator=g).to(tdt)
+    want = a.float() @ b.float().t()
+    for r in hopper_rungs(wb.Float16 if dtype == "float16" else wb.BFloat16):
+        c = torch.full((m, n), float("nan"), device="cuda")
+        r.launch(*r.args(a, b, c))
+        torch.cuda.synchronize()
+        assert torch.equal(c, want), r.name

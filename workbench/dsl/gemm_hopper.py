@@ -24,7 +24,7 @@ import workbench as wb
 
 from .gemm_ladder import Rung, _store_tile, block_tile
 
-__all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "HOPPER"]
+__all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs"]
 
 
 class HopperGemm:
@@ -152,7 +152,6 @@ def make_hopper_gemm(cfg: HopperGemm):
     return gemm_tma_wgmma
 
 
-HOPPER = HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8)
 _KERNELS: dict = {}
 
 
@@ -169,8 +168,9 @@ def _rung(name, title, cfg):
                 mma=cfg.mma, smem=dict(cfg.smem), config=cfg, args=args)
 
 
-def hopper_rungs() -> list:
+def hopper_rungs(dtype=wb.Float16) -> list:
     """Rungs 6 and 7 (SM90 only): the warp-specialized TMA + wgmma kernel, then the same with persistent blocks."""
-    return [_rung("tma_wgmma", "TMA + wgmma, 4-stage mbarrier ring, producer/consumer warpgroups, setmaxnreg", HOPPER),
+    return [_rung("tma_wgmma", "TMA + wgmma, 4-stage mbarrier ring, producer/consumer warpgroups, setmaxnreg",
+                  HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8, dtype=dtype)),
             _rung("persistent", "+ persistent blocks over the output tiles",
-                  HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True))]
+                  HopperGemm(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True, dtype=dtype))]
