@@ -1,5 +1,6 @@
 """Sweep the memory-bound examples' shapes on a GPU against cupy's device-to-device copy in the same run:
-vcopy (elements a thread), vcopy_tv (threads x 128-bit chunks a thread), transpose_tile (tile, rows).
+vcopy (elements a thread), vcopy_tv (threads x 128-bit chunks a thread).  The transposes have their own sweep,
+benchmarks/transpose_sweep.py.
 
     python3 benchmarks/membound_sweep.py [--out FILE.json]
 """
@@ -47,11 +48,6 @@ def main(argv=None):
         g = (math.ceil(n * n / wb.size(tv)), 1, 1)
         record(f"vcopy_tv threads={threads} chunks={chunks}",
                lambda g=g, tv=tv, threads=threads: E.vcopy_tv[g, (threads, 1, 1)](s1, d1, tv), src)
-    s2, d2 = wb.from_dlpack(src).mark_layout_dynamic(), wb.from_dlpack(dst).mark_layout_dynamic()
-    for tile, r in ((32, 8), (32, 4), (64, 8), (64, 16), (32, 2), (64, 4)):
-        g = (math.ceil(n / tile), math.ceil(n / tile), 1)
-        record(f"transpose_tile tile={tile} rows={r}",
-               lambda g=g, tile=tile, r=r: E.transpose_tile[g, (tile, r, 1)](s2, d2, tile, r), src.T)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "results": rows}, f, indent=1)

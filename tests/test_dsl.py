@@ -538,3 +538,82 @@ def test_the_optimisation_ladder_adds_on_any_size(m, n):
     t = [wb.from_dlpack(np.zeros((64, 256), np.float32), assumed_align=16) for _ in range(3)]
     for name, k, extra, _, _ in E.ladder(64, 256, variants=True):
         assert ("uint4" in wb.show_code(k, *t, *extra)) == (name != "naive"), name
+
+
+# -- transpose_tile: vec-wide chunks through a swizzled shared tile, any size ----------------------------------
+def _padded(rows, cols, pitch, fill=None, rng=None):
+    """A (rows, cols) view of a 16-byte aligned (rows, pitch) buffer: rows 16-byte aligned when 4 | pitch."""
+    buf = _aligned16(rows * pitch).reshape(rows, pitch)
+    buf[:] = np.nan if rng is None else rng.standard_normal((rows, pitch)).astype(np.float32)
+    return buf[:, :cols]
+
+
+@pytest.mark.parametrize("tile,vec,rows,dst_rows", [(64, 4, 32, True), (32, 4, 8, False), (64, 2, 16, True),
+                                                    (32, 1, 8, True), (128, 4, 16, False)])
+@pytest.mark.parametrize("m,n,pitch", [(70, 45, 48), (33, 130, 132), (5, 3, 4)])
+def test_transpose_tile_on_ragged_sizes_matches_numpy(tile, vec, rows, dst_rows, m, n, pitch):
+    rng = np.random.default_rng(m * n + vec)
+    # compact (odd pitches: nothing 128-bit is provable) and padded rows (vector chunks, the last one cut by the
+    # edge: element by element)
+    for src, dst in ((rng.standard_normal((m, n)).astype(np.float32), np.full((n, m), np.nan, np.float32)),
+                     (_padded(m, n, pitch, rng=rng), _padded(n, m, -(-m // 4) * 4))):
+        s, d = wb.from_dlpack(src, assumed_align=16), wb.from_dlpack(dst, assumed_align=16)
+        E.launch_transpose_tile(s, d, tile, vec, rows, dst_rows)
+        assert np.array_equal(dst, src.T)
+
+
+def test_transpose_tile_vector_path_is_taken_where_alignment_is_proven():
+    s, d = (wb.from_dlpack(_padded(70, 45, 48, rng=np.random.default_rng(1)), assumed_align=16),
+            wb.from_dlpack(_padded(45, 70, 72), assumed_align=16))
+    code = wb.show_code(E.transpose_tile, s, d, 64, 4, 32, True)
+    full, ragged = code.split("} else {", 1)
+    assert "uint4" in full and "dst_shape" not in code      # static layouts: every bound a constant
+    ptx = compile_ptx(code, "sm_90")
+    assert "ld.global.v4" in ptx and "st.global.v4" in ptx and "st.shared.v4" in ptx
+    dyn = [wb.from_dlpack(_aligned16(64 * 64).reshape(64, 64), assumed_align=16)
+           .mark_compact_shape_dynamic(1, divisibility=4).mark_compact_shape_dynamic(0, divisibility=4) for _ in "sd"]
+    ptx = compile_ptx(wb.show_code(E.transpose_tile, *dyn, 64, 2, 16, True), "sm_90")
+    assert "ld.global.v2" in ptx and "st.global.v2" in ptx and "st.shared.v2" in ptx
+    compact = [wb.from_dlpack(np.zeros((45, 70), np.float32).T.copy(), assumed_align=16),
+               wb.from_dlpack(np.zeros((45, 70), np.float32), assumed_align=16)]   # pitches 45 and 70
+    ptx = compile_ptx(wb.show_code(E.transpose_tile, *compact, 64, 4, 32, True), "sm_90")
+    assert "ld.global.v" not in ptx and "st.global.v4" not in ptx     # 45 floats a row: no vector loads
+    assert "st.global.v2" in ptx and "st.shared.v4" in ptx              # 70 is even: 64-bit stores, no wider
+
+
+@pytest.mark.parametrize("tile,vec", [(32, 1), (32, 2), (32, 4), (64, 1), (64, 2), (64, 4), (128, 4)])
+def test_transpose_tile_swizzle_is_free_of_bank_conflicts(tile, vec):
+    from workbench.atoms.conflicts import phase_wavefronts
+    lanes, groups = 32 // vec, tile // 32
+    sw = wb.composition(wb.Swizzle(int(math.log2(lanes)), int(math.log2(vec)), int(math.log2(tile))),
+                        wb.make_layout((tile, (vec, tile // vec)), stride=(tile, (1, vec))))
+    # the kernel's threads: lanes along a row, vec rows a warp, `groups` warps side by side
+    t = np.arange(256 if tile < 128 else 1024)
+    tx = t % lanes + lanes * ((t // 32) % groups)
+    ty = (t % 32) // lanes + vec * ((t // 32) // groups)
+    for w in range(len(t) // 32):
+        x, y = tx[32 * w:32 * w + 32], ty[32 * w:32 * w + 32]
+        # stores of vec floats along row y, chunk x: one phase is 128 bytes of threads (8 for 128-bit accesses)
+        store = np.array([[sw(int(r), int(c) * vec + k) * 4 for k in range(vec)] for r, c in zip(y, x)])
+        for p in range(0, 32, 32 // vec):
+            assert phase_wavefronts(store[p:p + 32 // vec]) == (1, 1)
+        # loads of one float down column y, rows vec * x + j: the whole warp in one phase
+        for j in range(vec):
+            assert phase_wavefronts([sw(int(vec * c + j), int(r)) * 4 for r, c in zip(y, x)]) == (1, 1)
+    unswizzled = wb.make_layout((tile, tile), stride=(tile, 1))
+    x, y = tx[:32], ty[:32]
+    assert phase_wavefronts([unswizzled(int(vec * c), int(r)) * 4 for r, c in zip(y, x)])[0] == lanes
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(tile=48), "tile in"), (dict(vec=3), "vec in"),
+                                    (dict(rows=6, vec=4), "rows a multiple of vec"),
+                                    (dict(tile=32, rows=64), "rows a multiple"),
+                                    (dict(tile=128, vec=1, rows=16), "at most 1024")])
+def test_launch_transpose_tile_refuses_bad_shapes(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        E.launch_transpose_tile(np.zeros((4, 6), np.float32), np.zeros((6, 4), np.float32), **kw)
+
+
+def test_launch_transpose_tile_refuses_mismatched_tensors():
+    with pytest.raises(ValueError, match=r"dst of shape \(6, 4\)"):
+        E.launch_transpose_tile(np.zeros((4, 6), np.float32), np.zeros((4, 6), np.float32))

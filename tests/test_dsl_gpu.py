@@ -104,3 +104,15 @@ def test_dynamic_shared_memory_is_checked_before_the_driver():
     add1.launch(x, grid=1, block=8, smem=1024)
     cupy.cuda.runtime.deviceSynchronize()
     assert bool((x == 1.0).all())
+
+
+@pytest.mark.parametrize("cfg", [(64, 4, 32, True), (64, 1, 8, False), (128, 2, 8, True), (32, 4, 8, True)])
+def test_transpose_tile_on_gpu_at_ragged_and_padded_sizes(cfg):
+    rng = np.random.default_rng(13)
+    for m, n, pitch_s, pitch_d in [(1000, 999, 1000, 1000), (70, 45, 48, 72)]:
+        # padded rows: 128-bit chunks proven, the last chunk of a row cut by the edge; the padding must stay NaN
+        src = cupy.asarray(rng.standard_normal((m, pitch_s)).astype(np.float32))[:, :n]
+        dbuf = cupy.full((n, pitch_d), cupy.nan, cupy.float32)
+        dst = dbuf[:, :m]
+        E.launch_transpose_tile(wb.from_dlpack(src, assumed_align=16), wb.from_dlpack(dst, assumed_align=16), *cfg)
+        assert bool(cupy.array_equal(dst, src.T)) and bool(cupy.isnan(dbuf[:, m:]).all())

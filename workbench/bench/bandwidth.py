@@ -83,13 +83,15 @@ def run(quick: bool = False) -> dict:
     t = _time(lambda: E.transpose_smem[tg, (E.TILE, E.ROWS, 1)](s3, d3), reps)
     out["kernels"]["dsl_transpose_smem_static"] = {"seconds": t, "TB_per_s": nbytes / t / 1e12, "correct": ok}
 
-    for tile, rows in ((64, 8), (32, 4)):    # more elements a thread in flight (benchmarks/membound_sweep.py)
-        g = (math.ceil(n / tile), math.ceil(n / tile), 1)
+    # transpose_tile, 128-bit and 32-bit chunks, blocks along the destination's rows (benchmarks/transpose_sweep.py)
+    s4, d4 = wb.from_dlpack(src, assumed_align=16), wb.from_dlpack(dst, assumed_align=16)
+    for tile, vec, rows in ((64, 4, 32), (64, 1, 8)):
         dst.fill(cupy.nan)
-        E.transpose_tile[g, (tile, rows, 1)](s2, d2, tile, rows)
+        E.launch_transpose_tile(s4, d4, tile, vec, rows)
         ok = bool(cupy.array_equal(dst, src.T))
-        t = _time(lambda g=g, tile=tile, rows=rows: E.transpose_tile[g, (tile, rows, 1)](s2, d2, tile, rows), reps)
-        out["kernels"][f"dsl_transpose_tile_{tile}x{rows}"] = {"seconds": t, "TB_per_s": nbytes / t / 1e12, "correct": ok}
+        t = _time(lambda c=(tile, vec, rows): E.launch_transpose_tile(s4, d4, *c), reps)
+        out["kernels"][f"dsl_transpose_tile_{tile}x{vec}x{rows}_static"] = {"seconds": t, "TB_per_s": nbytes / t / 1e12,
+                                                                           "correct": ok}
     out["kernels"]["dsl_transpose_best"] = max(
         (v for k, v in out["kernels"].items() if k.startswith(("dsl_transpose_smem", "dsl_transpose_tile"))),
         key=lambda v: v["TB_per_s"])
