@@ -7,7 +7,6 @@ mbarrier completes (a test checks the model against the kernel's own formulas an
 
 import numpy as np
 
-import workbench as wb
 from workbench.atoms.gmma_desc import make_gmma_desc
 from workbench.dsl.gemm_hopper import HopperGemm
 

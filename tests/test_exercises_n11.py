@@ -1,0 +1,148 @@
+"""Notebook 11's exercises: the references are right for the reason the lesson gives (the descriptor's fields by
+hand, the byte count the tracer and the CPU executor accept, the parities the rung's kernel waits with), near
+misses fail, no answer is printed in the notebook before its question, and the H200 section reads the committed
+file once there is one."""
+
+import inspect
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from widgets.exercises import _load_all, _reference, check, n11
+from workbench.dsl.frontend import KernelError
+from workbench.dsl.gemm_hopper import HopperGemm, make_hopper_gemm
+
+_load_all()
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NB = REPO / "notebooks" / "11_hopper.ipynb"
+RESULTS = REPO / "benchmarks" / "results" / "hopper-gemm-H200.json"
+
+
+def _cells():
+    return json.loads(NB.read_text())["cells"]
+
+
+def _outputs(cells):
+    return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                   for c in cells if c["cell_type"] == "code" for o in c.get("outputs", []))
+
+
+def test_11_1_the_descriptor_by_hand():
+    start, sbo = _reference("11.1")
+    bm, bk, e = 128, 32, 2
+    # one whole stage of A, warpgroup 1's 64 rows, one k-block of 16 halves; SBO: 8 rows of 64-byte (SW64) lines
+    assert start == bm * bk * e + 64 * bk * e + 16 * e
+    assert sbo == 8 * bk * e
+    d = n11.desc_of(HopperGemm(bm=128, bn=64, bk=32, stages=2), "A", 128, 1, 1)
+    assert d.swizzle == "SW64" and d.major == "K"
+    assert check("11.1", [start, sbo]).right                              # a list spells a tuple
+    for wrong in ((start, 1024),                                          # the SW128 group stride of the notebook
+                  (start // e, sbo),                                      # elements, not bytes
+                  (start - bm * bk * e, sbo),                             # stage 0
+                  (start - 64 * bk * e, sbo),                             # warpgroup 0
+                  (sbo, start)):
+        assert not check("11.1", wrong).right, wrong
+
+
+def _stage_kernel(cfg):
+    """One stage of the rung's ring, alone: thread 0 announces ``announce`` bytes and issues A's and B's boxes."""
+    dtype, box_a, box_b = cfg.dtype, cfg.box["A"], cfg.box["B"]
+
+    @wb.kernel
+    def stage(ta, tb, out, announce: wb.Constexpr):
+        tid = wb.thread_idx().x
+        sA = wb.shared_tensor(dtype, box_a)
+        sB = wb.shared_tensor(dtype, box_b)
+        full = wb.shared_tensor(wb.Uint64, 1)
+        if tid == 0:
+            wb.mbarrier_init(full, 0, 1)
+            wb.mbarrier_init_fence()
+        wb.sync_threads()
+        if tid == 0:
+            wb.mbarrier_arrive_and_expect_tx(full, 0, announce)
+            wb.tma_load(ta, sA, (0, 0), full, 0)
+            wb.tma_load(tb, sB, (0, 0), full, 0)
+        wb.mbarrier_wait(full, 0, 0)
+        out[tid] = sA[tid % 128, 0] + sB[tid % 128, 0]
+    return stage
+
+
+def test_11_2_the_announced_bytes_are_what_the_tracer_and_the_executor_accept():
+    want = _reference("11.2")
+    cfg = HopperGemm()
+    assert want == (cfg.bm + cfg.bn) * cfg.bk * 2 == 49152
+    a = np.ones((300, 136), np.float16)          # boxes partly outside the tensor count whole
+    b = np.ones((200, 136), np.float16)
+    ta, tb = cfg.tma(a, b)
+    k = _stage_kernel(cfg)
+    out = np.zeros(128, np.float32)
+    k[1, 128](ta, tb, out, want)
+    assert np.all(out == 2)
+    for wrong in (want - ta.nbytes, ta.nbytes, want + 16):
+        with pytest.raises(KernelError, match="announced"):
+            k[1, 128](ta, tb, out, wrong)
+    assert not check("11.2", want // 2).right and not check("11.2", float(want)).right
+
+
+def test_11_3_the_model_is_the_kernels_formulas_and_the_kernel_runs_past_it():
+    for S in range(2, 7):
+        for it in range(5 * S):
+            want = (it % S, (it // S + 1) % 2 if it >= S else None, (it // S) % 2)
+            assert n11.ring_waits(S, it) == want, (S, it)
+    # the formulas are the ones the rung's kernel waits with (the notebook's table prints them)
+    src = inspect.getsource(make_hopper_gemm)
+    assert "wb.mbarrier_wait(empty, s, (it // S + 1) % 2)" in src
+    assert "wb.mbarrier_wait(full, s, (it // S) % 2)" in src
+    assert _reference("11.3") == (1, 0, 1)
+    # and a 4-stage ring runs well past it = 13 on the CPU executor (14 k-tiles), exact
+    cfg = HopperGemm(bm=128, bn=64, bk=64, stages=4)
+    m, n, kk = 128, 64, 64 * 14
+    rng = np.random.default_rng(13)
+    a = rng.integers(-2, 3, (m, kk)).astype(np.float16)
+    b = rng.integers(-2, 3, (n, kk)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    ta, tb = cfg.tma(a, b)
+    make_hopper_gemm(cfg)[cfg.grid(m, n), (cfg.threads, 1, 1)](ta, tb, c, kk)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+    for wrong in ((1, 1, 1), (1, 1, 0), (1, 0, 0), (3, 0, 1), (1, 0)):
+        assert not check("11.3", wrong).right, wrong
+
+
+def test_no_answer_is_printed_before_its_question():
+    cells = _cells()
+    answers = {"11.1": [str(_reference("11.1")), str(_reference("11.1")[0])],
+               "11.2": [str(_reference("11.2"))],
+               "11.3": [str(_reference("11.3"))]}
+    for key, texts in answers.items():
+        at = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and f'check("{key}"' in "".join(c["source"]))
+        before = _outputs(cells[:at])
+        for t in texts:
+            assert t not in before, (key, t)
+
+
+def test_the_h200_section_reads_the_committed_file_once_there_is_one():
+    """The notebook quotes typed-in H200 figures only while hopper-gemm-H200.json is absent; once it is committed the
+    stored notebook must be re-executed (python tests/store_notebooks.py notebooks/11_hopper.ipynb) and its prose
+    must quote the file's ratios at 4096."""
+    cells = _cells()
+    i = next(k for k, c in enumerate(cells) if "hopper-gemm-H200.json" in "".join(c["source"])
+             and c["cell_type"] == "code")
+    out = _outputs([cells[i]])
+    if not RESULTS.is_file():
+        assert "not committed yet" in out
+        return
+    assert "from hopper-gemm-H200.json" in out and "not committed yet" not in out, \
+        "re-execute the notebook: python tests/store_notebooks.py notebooks/11_hopper.ipynb"
+    hop = json.loads(RESULTS.read_text())
+    prose = "".join("".join(c["source"]) for c in cells[i + 1:] if c["cell_type"] == "markdown")
+    quoted = re.search(r"miss\s+0\.90x \((\d\.\d\d)x and (\d\.\d\d)x\)", prose)
+    assert quoted, "the prose after the results names the 4096 ratios"
+    first = {}
+    for e in hop["results"]:
+        first.setdefault(e["dtype"], e)
+    got = tuple(f"{first[d]['sizes']['4096']['ratio_to_cublas']:.2f}" for d in ("float16", "bfloat16"))
+    assert quoted.groups() == got, (quoted.groups(), got)
