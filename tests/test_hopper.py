@@ -332,6 +332,7 @@ def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
     if not _gpu():
         pytest.skip("needs an SM90 GPU")
     import torch
+
     from workbench.dsl.gemm_hopper import hopper_rungs
     m, n, k = mnk
     tdt = getattr(torch, dtype)

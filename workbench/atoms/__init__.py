@@ -2,10 +2,9 @@
 
 from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest_swizzle
 from .copy import CopyAtom, copy_atom, copy_atom_names
-from .mma import MMAAtom, mma_atom, mma_atom_names
 from .gmma_desc import GmmaDescriptor, make_gmma_desc
+from .mma import MMAAtom, mma_atom, mma_atom_names
 from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
-from .tma import TmaBox, make_tma_box
 from .tiled import (
     ThrCopy,
     ThrMMA,
@@ -17,6 +16,7 @@ from .tiled import (
     make_tiled_copy_C,
     make_tiled_mma,
 )
+from .tma import TmaBox, make_tma_box
 
 __all__ = [
     "BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS", "gmma_smem_atom",

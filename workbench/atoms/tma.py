@@ -120,7 +120,8 @@ def make_tma_box(shape, stride, element_bits: int, smem_layout) -> TmaBox:
     if b and inner_bytes != TMA_SWIZZLE_BYTES[b]:
         raise ValueError(f"make_tma_load: a {TMA_SWIZZLE_BYTES[b]}-byte swizzle needs rows of exactly "
                          f"{TMA_SWIZZLE_BYTES[b]} bytes in the contiguous mode, but the box has {inner_bytes} B "
-                         f"({box[first]} elements); use the GMMA atom whose row matches (SW{inner_bytes}) or another box.")
+                         f"({box[first]} elements); use a box whose contiguous mode spans {TMA_SWIZZLE_BYTES[b]} bytes, or the GMMA "
+                         "atom whose swizzle matches the row.")
     tb = TmaBox(dims, box, b, element_bits, smem_layout)
     # the proof: every box element lands where the shared layout says
     n = int(np.prod(box))

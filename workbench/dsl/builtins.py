@@ -155,8 +155,8 @@ def sync_threads(cx):
 @builtin
 def shared_tensor(cx, element_type, layout):
     """A __shared__ tensor of element_type laid out by a static layout (cosize elements), or by a swizzled one
-    (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer 128-byte aligned so that the
-    swizzle's bank pattern is the one drawn).  Beyond 48 KiB in all, the kernel's shared tensors move to dynamic
+    (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer aligned to the swizzle's period,
+    at least 128 bytes, so that the swizzle's bank pattern is the one drawn and wgmma/TMA see the same function).  Beyond 48 KiB in all, the kernel's shared tensors move to dynamic
     shared memory, which every launch then reserves."""
     if type(element_type) is not ElementType or element_type not in ir.STORAGE_TYPES:
         raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")

@@ -209,7 +209,7 @@ class _Emitter:
                 self.w(d, f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" :: "r"({a}), '
                           f'"r"({s.tx}u) : "memory");')
         elif k is ir.MbarWait:   # try_wait suspends the thread for a while; loop until the phase has completed
-            self.w(d, f"for (unsigned _ok = 0; !_ok;) {{")
+            self.w(d, "for (unsigned _ok = 0; !_ok;) {")
             self.w(d + 1, f'asm volatile("{{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n'
                           f'selp.u32 %0, 1, 0, p;\\n}}\\n" : "=r"(_ok) : "r"({_saddr(s.bar_buf, s.bar_off)}), '
                           f'"r"((unsigned)({expr(s.phase)})) : "memory");')

@@ -27,7 +27,6 @@ that can never complete is reported, not hung), and a ``wgmma`` gathers the warp
 from __future__ import annotations
 
 import ctypes
-import struct
 
 import numpy as np
 
