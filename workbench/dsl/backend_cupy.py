@@ -16,23 +16,8 @@ import os
 import time
 
 
-def _cuda_include_options() -> tuple:
-    """-I for the CUDA headers NVRTC needs for __half/__nv_bfloat16 (cuda_fp16.h, cuda_bf16.h):
-    NVRTC searches no directory by default."""
-    import importlib.util
-
-    dirs = [os.path.join(os.environ[v], "include") for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
-    dirs.append("/usr/local/cuda/include")
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        dirs += [os.path.join(root, "cu13", "include"), os.path.join(root, "cuda_runtime", "include")]
-    for d in dirs:
-        if os.path.exists(os.path.join(d, "cuda_fp16.h")):
-            return (f"-I{d}",)
-    return ()
-
-
-_NVRTC_OPTIONS = ("-std=c++17", *_cuda_include_options())
+# generated code includes no header (codegen_cuda declares its 16-bit types), so NVRTC needs no -I
+_NVRTC_OPTIONS = ("-std=c++17",)
 
 
 def compile_ptx(source: str, arch: str = "sm_90", name: str = "kernel.cu") -> str:

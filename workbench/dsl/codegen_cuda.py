@@ -29,7 +29,7 @@ from . import ir
 
 CTYPE = {Boolean: "bool", Int8: "signed char", Int16: "short", Int32: "int", Int64: "long long",
          Uint8: "unsigned char", Uint16: "unsigned short", Uint32: "unsigned int", Uint64: "unsigned long long",
-         Float16: "__half", Float32: "float", Float64: "double", BFloat16: "__nv_bfloat16", TFloat32: "float",
+         Float16: "_wb_f16", Float32: "float", Float64: "double", BFloat16: "_wb_bf16", TFloat32: "float",
          ir.Float8E4M3FN: "unsigned char", ir.Float8E5M2: "unsigned char"}   # fp8: its bits
 VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 _F32 = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "cos": "cosf", "tan": "tanf", "tanh": "tanhf",
@@ -83,11 +83,14 @@ def expr(e) -> str:
         return f"({e.op}{expr(e.a)})"
     if k is ir.Cast:
         if e.type is Float16:
-            return f"__float2half({expr(e.a)})"
+            return f"_wb_f2h({expr(e.a)})"
         if e.type is BFloat16:
-            return f"__float2bfloat16({expr(e.a)})"
+            return f"_wb_f2bf({expr(e.a)})"
         if e.type is TFloat32:
             return f"_wb_to_tf32({expr(e.a)})"
+        if e.a.type is Float16 or e.a.type is BFloat16:   # a 16-bit value (.to(wb.Float16)) widens to float first
+            w = f"{'_wb_h2f' if e.a.type is Float16 else '_wb_bf2f'}({expr(e.a)})"
+            return w if e.type is Float32 else f"(({ctype(e.type)}){w})"
         return f"(({ctype(e.type)}){expr(e.a)})"
     if k is ir.Select:
         return f"({expr(e.c)} ? {expr(e.a)} : {expr(e.b)})"
@@ -100,9 +103,9 @@ def expr(e) -> str:
         return f"{name}({args})"
     if k is ir.Load:
         if e.buf.etype is Float16:
-            return f"__half2float({e.buf.name}[{expr(e.offset)}])"
+            return f"_wb_h2f({e.buf.name}[{expr(e.offset)}])"
         if e.buf.etype is BFloat16:
-            return f"__bfloat162float({e.buf.name}[{expr(e.offset)}])"
+            return f"_wb_bf2f({e.buf.name}[{expr(e.offset)}])"
         return f"{e.buf.name}[{expr(e.offset)}]"
     raise TypeError(f"codegen: unexpected expression {k.__name__}")
 
@@ -132,9 +135,9 @@ class _Emitter:
             v = s.value
             val = expr(v)
             if s.buf.etype is Float16:
-                val = f"__float2half({val})"
+                val = f"_wb_f2h({val})"
             elif s.buf.etype is BFloat16:
-                val = f"__float2bfloat16({val})"
+                val = f"_wb_f2bf({val})"
             elif s.buf.etype is TFloat32:
                 val = f"_wb_to_tf32({val})"
             elif v.type is not s.buf.etype:
@@ -365,6 +368,38 @@ _TF32_HELPER = ("__device__ __forceinline__ float _wb_to_tf32(float x) {  // cvt
                 "    unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return __uint_as_float(r);\n}")
 
 
+# 16-bit floats are their bits in a 2-byte struct (pointer parameters keep the ABI of __half/__nv_bfloat16),
+# converted with the very instructions cuda_fp16.hpp/cuda_bf16.hpp use, so results are bit-identical to
+# __float2half (round to nearest even) and friends: NVRTC then parses neither header (tens of ms per compile).
+_F16_HELPERS = """struct __align__(2) _wb_f16 { unsigned short x; };
+__device__ __forceinline__ float _wb_h2f(_wb_f16 h) { float f; asm("{  cvt.f32.f16 %0, %1;}\\n" : "=f"(f) : "h"(h.x)); return f; }
+__device__ __forceinline__ _wb_f16 _wb_f2h(float f) { _wb_f16 h; asm("{  cvt.rn.f16.f32 %0, %1;}\\n" : "=h"(h.x) : "f"(f)); return h; }"""
+# bf16: cuda_bf16.hpp's choice per architecture (cvt.f32.bf16 from sm_90, cvt.rn.bf16.f32 from sm_80; before
+# sm_80 its software rounding: NaN -> 0x7fff, else round to nearest even)
+_BF16_HELPERS = """struct __align__(2) _wb_bf16 { unsigned short x; };
+__device__ __forceinline__ float _wb_bf2f(_wb_bf16 h) {
+    float f;
+#if __CUDA_ARCH__ >= 900
+    asm("{ cvt.f32.bf16 %0, %1;}\\n" : "=f"(f) : "h"(h.x));
+#else
+    asm("{ mov.b32 %0, {0,%1};}\\n" : "=f"(f) : "h"(h.x));
+#endif
+    return f;
+}
+__device__ __forceinline__ _wb_bf16 _wb_f2bf(float f) {
+    _wb_bf16 h;
+#if __CUDA_ARCH__ >= 800
+    asm("{  cvt.rn.bf16.f32 %0, %1;}\\n" : "=h"(h.x) : "f"(f));
+#else
+    const unsigned u = __float_as_uint(f);
+    unsigned rem;
+    if ((u & 0x7fffffffu) > 0x7f800000u) { rem = 0u; h.x = 0x7fffu; } else { rem = u << 16; h.x = u >> 16; }
+    if (rem > 0x80000000u || (rem == 0x80000000u && (h.x & 1u))) h.x++;
+#endif
+    return h;
+}"""
+
+
 def generate(k: ir.KernelIR, header: str = "") -> str:
     """The whole translation unit: one ``extern "C" __global__`` function."""
     params = []
@@ -381,15 +416,14 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
     em.wgmma_accs = _wgmma_accumulators(k.body, [])
     em.block(k.body, 1)
     body = "\n".join(em.lines)
-    uses_half = any(p.etype is Float16 for p in k.params) or "__half" in body
-    uses_bf16 = any(p.etype is BFloat16 for p in k.params) or "bfloat16" in body
+    used = body + "".join(params)
     out = []
     if header:
         out += [f"// {h}" for h in header.splitlines()]
-    if uses_half:
-        out.append("#include <cuda_fp16.h>")
-    if uses_bf16:
-        out.append("#include <cuda_bf16.h>")
+    if "_wb_f16" in used:
+        out.append(_F16_HELPERS)
+    if "_wb_bf16" in used:
+        out.append(_BF16_HELPERS)
     if "_wb_to_tf32" in body:
         out.append(_TF32_HELPER)
     if any(p.kind == "tma" for p in k.params):
