@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import cupy  # noqa: E402
 
 import workbench as wb  # noqa: E402
+from workbench.bench.bandwidth import _time  # noqa: E402
 from workbench.dsl import examples as E  # noqa: E402
 
 N = 8192
@@ -45,17 +46,8 @@ SHAPES = [
 
 def timings(fn, reps=30):
     """(single, batched) seconds a call: medians of `reps` event-bracketed calls and of reps / 3 batches."""
-    for _ in range(3):
-        fn()
-    cupy.cuda.Device().synchronize()
-    single, batched = [], []
-    for _ in range(reps):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        single.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
+    single = _time(fn, reps)       # warms up, then the median of event-bracketed calls
+    batched = []
     for _ in range(reps // 3):
         a, b = cupy.cuda.Event(), cupy.cuda.Event()
         a.record()
@@ -64,7 +56,7 @@ def timings(fn, reps=30):
         b.record()
         b.synchronize()
         batched.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / BATCH)
-    return statistics.median(single), statistics.median(batched)
+    return single, statistics.median(batched)
 
 
 def configs():

@@ -465,9 +465,14 @@ def cp_async_commit_group(cx):
 def cp_async_wait_group(cx, n):
     """``cp.async.wait_group n``: wait until at most n committed groups of this thread are in flight (n static).
     Other threads' copies are visible after a ``wb.sync_threads()`` that follows."""
+    cx.emit(ir.CpAsyncWait(static_group_count(n, "cp_async_wait_group")))
+
+
+def static_group_count(n, what):
+    """The n of a wait_group instruction (cp.async, wgmma, bulk copies): an immediate in [0, 7]."""
     if type(n) is not int or not 0 <= n <= 7:
-        raise ValueError(f"Expected a static group count in [0, 7] for cp_async_wait_group, but got {n!r}.")
-    cx.emit(ir.CpAsyncWait(n))
+        raise ValueError(f"Expected a static group count in [0, 7] for {what}, but got {n!r}.")
+    return n
 
 
 

@@ -15,7 +15,6 @@ import ctypes
 import os
 import time
 
-
 # generated code includes no header (codegen_cuda declares its 16-bit types), so NVRTC needs no -I
 _NVRTC_OPTIONS = ("-std=c++17",)
 

@@ -181,7 +181,7 @@ class _Emitter:
             self.ldmatrix(s, d)
         elif k is ir.CpAsync:
             space = "cg" if s.cache_global else "ca"
-            dst = f"(unsigned)__cvta_generic_to_shared({s.dst_buf.name} + {expr(s.dst_off)})"
+            dst = _saddr(s.dst_buf, s.dst_off)
             src = f"{s.src_buf.name} + {expr(s.src_off)}"
             if s.pred is None:
                 self.w(d, f'asm volatile("cp.async.{space}.shared.global [%0], [%1], {s.nbytes};\\n" :: "r"({dst}), "l"({src}));')
@@ -309,7 +309,7 @@ class _Emitter:
         regs = _registers(s.dst_buf, s.dst_offs, "B16")
         outs = ", ".join(f'"=r"({r})' for _, r in regs)
         ops = ", ".join(f"%{i}" for i in range(len(regs)))
-        addr = f"(unsigned)__cvta_generic_to_shared({s.src_buf.name} + {expr(s.src_off)})"
+        addr = _saddr(s.src_buf, s.src_off)
         self.w(d, f'asm volatile("ldmatrix.sync.aligned.m8n8.x{atom.matrices}{trans}.shared.b16 {{{ops}}}, [%{len(regs)}];\\n" '
                   f': {outs} : "r"({addr}));')
 

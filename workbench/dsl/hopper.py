@@ -34,7 +34,7 @@ from .. import _element_types as et
 from ..atoms.gmma_desc import make_gmma_desc
 from ..atoms.mma import MMAAtom
 from ..atoms.tma import TmaBox, make_tma_box
-from ..layout import ComposedLayout, Layout, divisibility_of
+from ..layout import ComposedLayout, Layout, Swizzle, divisibility_of
 from ..layout.values import value_of
 from . import atoms_in_kernels as _aik
 from . import ir
@@ -369,9 +369,7 @@ def tma_store_commit_group(cx):
 @builtin
 def tma_store_wait_group(cx, n):
     """``cp.async.bulk.wait_group.read n``: at most n groups still read their shared tiles."""
-    if type(n) is not int or not 0 <= n <= 7:
-        raise ValueError(f"Expected a static group count in [0, 7] for tma_store_wait_group, but got {n!r}.")
-    cx.emit(ir.AsyncOp("bulk_wait", n))
+    cx.emit(ir.AsyncOp("bulk_wait", _aik.static_group_count(n, "tma_store_wait_group")))
 
 
 @builtin
@@ -399,9 +397,7 @@ def warpgroup_commit_group(cx):
 @builtin
 def warpgroup_wait_group(cx, n):
     """``wgmma.wait_group n``: at most n groups in flight; the accumulators of the others are final."""
-    if type(n) is not int or not 0 <= n <= 7:
-        raise ValueError(f"Expected a static group count in [0, 7] for warpgroup_wait_group, but got {n!r}.")
-    cx.emit(ir.AsyncOp("wgmma_wait", n))
+    cx.emit(ir.AsyncOp("wgmma_wait", _aik.static_group_count(n, "warpgroup_wait_group")))
 
 
 def _regs(n, what):
@@ -524,9 +520,7 @@ def _peel(x):
     return x, 0
 
 
-from ..layout import Swizzle as _Swizzle  # noqa: E402  (an identity swizzle carries a static offset)
-
-_NOSWIZZLE = _Swizzle(0, 4, 3)
+_NOSWIZZLE = Swizzle(0, 4, 3)   # an identity swizzle: carries a static offset into an unswizzled tile
 _aik.WARPGROUP_GEMM[:] = [gemm_gmma]
 
 
