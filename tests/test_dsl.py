@@ -617,3 +617,153 @@ def test_launch_transpose_tile_refuses_bad_shapes(kw, msg):
 def test_launch_transpose_tile_refuses_mismatched_tensors():
     with pytest.raises(ValueError, match=r"dst of shape \(6, 4\)"):
         E.launch_transpose_tile(np.zeros((4, 6), np.float32), np.zeros((4, 6), np.float32))
+
+
+# -- launch bounds, named barriers, element types in kernels, packed 16-bit rounding ----------------------------
+def test_launch_bounds_reach_the_code_and_refuse_larger_blocks():
+    @wb.kernel(launch_bounds=(256, 2))
+    def bounded(out):
+        out[wb.thread_idx().x] = 1.0
+    o = np.zeros(256, np.float32)
+    assert "__launch_bounds__(256, 2) bounded(" in wb.show_code(bounded, o)
+    bounded[1, 256](o)
+    assert np.all(o == 1)
+    with pytest.raises(ValueError, match=r"at most 256 threads for bounded \(its launch_bounds\)"):
+        bounded[1, 512](np.zeros(512, np.float32))
+    for bad in (0, 2048, (256, 0), "256", (256, 1, 1)):
+        with pytest.raises(ValueError, match="launch_bounds as max threads"):
+            wb.kernel(launch_bounds=bad)
+
+
+def test_setmaxnreg_needs_launch_bounds():
+    """Without the block's size at compile time ptxas drops setmaxnreg (C7508): refused while tracing."""
+    def body(out):
+        if wb.thread_idx().x < 128:
+            wb.warpgroup_reg_dealloc(40)
+        out[wb.thread_idx().x] = 1.0
+    with pytest.raises(KernelError, match=r"launch_bounds=THREADS"):
+        wb.kernel(body)[1, 256](np.zeros(256, np.float32))
+    code = wb.show_code(wb.kernel(launch_bounds=256)(body), np.zeros(256, np.float32))
+    assert "__launch_bounds__(256, 1)" in code and "setmaxnreg.dec.sync.aligned.u32 40" in code
+    assert "C7508" not in compile_log(code)
+
+
+def compile_log(code):
+    from cupy_backends.cuda.libs import nvrtc
+    prog = nvrtc.createProgram(code, "k.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90a", "-std=c++17", "--ptxas-options=-v"])
+        log = nvrtc.getProgramLog(prog)
+        return log.decode() if isinstance(log, bytes) else log
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def test_named_barriers_sync_their_threads_and_a_short_one_is_reported():
+    @wb.kernel
+    def halves(out):
+        t = wb.thread_idx().x
+        s = wb.shared_tensor(wb.Float32, 256)
+        s[t] = t * 1.0
+        if t < 128:
+            wb.barrier(1, 128)
+            out[t] = s[127 - t]
+        else:
+            wb.barrier(2, 128)
+            out[t] = s[383 - t]
+    o = np.zeros(256, np.float32)
+    halves[1, 256](o)
+    np.testing.assert_array_equal(o, np.r_[np.arange(127, -1, -1), np.arange(255, 127, -1)])
+    assert 'bar.sync 1, 128;' in wb.show_code(halves, o)
+
+    @wb.kernel
+    def short(out):
+        t = wb.thread_idx().x
+        if t < 64:
+            wb.barrier(1, 128)
+        out[t] = 1.0
+    with pytest.raises(KernelRuntimeError, match=r"threads 0\.\.63 \(64\) wait at barrier\(1, 128\)"):
+        short[1, 128](np.zeros(128, np.float32))
+    for args, msg in (((0, 64), "barrier_id from 1 to 15"), ((16, 64), "barrier_id from 1 to 15"),
+                      ((1, 48), "multiple of 32")):
+        @wb.kernel
+        def bad(out, i: wb.Constexpr, n: wb.Constexpr):
+            wb.barrier(i, n)
+        with pytest.raises(KernelError, match=msg):
+            bad[1, 64](np.zeros(1, np.float32), *args)
+
+
+def test_element_types_compare_while_tracing():
+    @wb.kernel
+    def by_type(x, out):
+        if x.element_type == wb.Float16:
+            out[0] = 16.0
+        elif x.element_type != wb.Float32:
+            out[0] = 1.0
+        else:
+            out[0] = 32.0
+    for dt, want in ((np.float16, 16), (np.float32, 32), (np.int32, 1)):
+        o = np.zeros(1, np.float32)
+        by_type[1, 1](np.zeros(4, dt), o)
+        assert o[0] == want
+    body = wb.show_code(by_type, np.zeros(4, np.float16), np.zeros(1, np.float32)).split("__global__")[1]
+    assert "if (" not in body and body.count("out[0] = ") == 1       # decided while tracing
+
+    @wb.kernel
+    def ordered(x, out):
+        if x.element_type < wb.Float16:
+            out[0] = 1.0
+    with pytest.raises(KernelError, match="== or != between element types"):
+        ordered[1, 1](np.zeros(4, np.float16), np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [wb.Float16, wb.BFloat16])
+def test_a_fragment_rounded_to_16_bits_converts_pairs_at_once(dtype):
+    """frag16.store(frag32.load().to(t)): one cvt.rn.{f16,bf16}x2.f32 per pair (ptxas serializes a kernel's wgmma
+    around scalar 16-bit conversions of its accumulators); the values are the scalar rounding's."""
+    @wb.kernel
+    def rnd(x, out):
+        f = wb.make_fragment(8, wb.Float32)
+        for i in range(8):
+            f[i] = x[i]
+        h = wb.make_fragment(8, out.element_type)
+        h.store(f.load().to(out.element_type))
+        wb.copy(h, wb.local_tile(out, (8,), (0,)))
+    x = np.array([1.0, -2.5, 65504.0, 1e-8, 3.14159, np.inf, -0.0, 60000.5], np.float32)
+    o = np.zeros(8, np.float16 if dtype is wb.Float16 else np.float32)
+    code = wb.show_code(rnd, x, np.zeros(8, np.float16)) if dtype is wb.Float16 else None
+    if code is not None:
+        assert code.count("= _wb_f2h2(") == 4
+        rnd[1, 1](x, o)
+        np.testing.assert_array_equal(o, x.astype(np.float16))
+        assert "C7514" not in compile_log(code)
+    ptx = compile_ptx(wb.show_code(rnd, x, np.zeros(8, np.float16) if dtype is wb.Float16 else
+                                   _bf16_zeros(8)), "sm_90")
+    assert ptx.count(f"cvt.rn.{'f16' if dtype is wb.Float16 else 'bf16'}x2.f32") == 4
+
+
+def _bf16_zeros(n):
+    import torch
+    return torch.zeros(n, dtype=torch.bfloat16)
+
+
+def test_a_copy_into_a_swizzled_tile_keeps_vector_stores_within_the_swizzle_period():
+    """Swizzle<B,M,S> o offset o L keeps aligned runs of 2^M elements together: a thread's adjacent pairs go to
+    shared memory as 32-bit stores even at a dynamic (per-thread) offset, and land where the layout says."""
+    sw = wb.composition(wb.Swizzle(3, 3, 3), wb.make_layout((8, 64), stride=(64, 1)))
+
+    @wb.kernel
+    def pairs(out):
+        t = wb.thread_idx().x
+        s = wb.shared_tensor(wb.Float16, sw)
+        f = wb.make_fragment(2, wb.Float16)
+        f[0] = t * 2.0
+        f[1] = t * 2.0 + 1.0
+        wb.copy(f, wb.local_tile(s, (1, 2), (t // 32, t % 32)))
+        wb.sync_threads()
+        for i in range(2):
+            out[t * 2 + i] = s[(t * 2 + i) // 64, (t * 2 + i) % 64]
+    o = np.zeros(512, np.float16)
+    pairs[1, 256](o)
+    np.testing.assert_array_equal(o, np.arange(512, dtype=np.float16))
+    assert "reinterpret_cast<unsigned int*>(smem" in wb.show_code(pairs, o)

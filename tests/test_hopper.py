@@ -225,6 +225,40 @@ def test_hopper_gemm_runs_on_the_cpu_executor(mnk):
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("mnk,c_dtype", [((130, 72, 136), np.float16), ((200, 136, 72), np.float32),
+                                         ((64, 64, 64), np.float16), ((130, 70, 136), np.float16)])
+def test_hopper_gemm_writes_c_in_its_type_through_the_tma_epilogue_on_the_cpu_executor(mnk, c_dtype, persistent):
+    """C of any row pitch TMA can store goes through the staging buffers and TMA stores (clipped at C's edges);
+    a pitch TMA cannot encode (70 fp16: 140 bytes) falls back to the register epilogue, with the same result."""
+    m, n, k = mnk
+    cfg = HopperGemm(bm=128, bn=64, bk=64, stages=2, persistent=persistent, group=2)
+    rng = np.random.default_rng(m + n)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, c_dtype)
+    kern, ops = cfg.operands(a, b, c)
+    assert len(ops) == (4 if n * np.dtype(c_dtype).itemsize % 16 else 5)     # which epilogue
+    kern[(2, 1, 1) if persistent else cfg.grid(m, n), (cfg.threads, 1, 1)](*ops)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
+
+
+def test_the_tma_epilogue_stages_chunks_the_accumulators_fill_in_order():
+    """Each thread's share of a staging chunk (the N = en GMMA's C partition) is the accumulators' chunk j, value
+    for value: the epilogue copies acc[j * n + e] to the chunk's e-th element."""
+    cfg = HopperGemm(bm=128, bn=256, bk=64, stages=4)
+    for c_type in (wb.Float16, wb.Float32):
+        en, staging, box, mma_c = cfg.epilogue_tiles(c_type)
+        assert en * c_type.bits == 1024 and (box[0].size, box[1].size) == (128, en)
+        big, small = cfg.mma.tv_layout_C_tiled, mma_c.tv_layout_C_tiled     # (thread, value) -> m + 128 n
+        n = small[1].size
+        assert big[1].size == n * 256 // en
+        for tid in (0, 5, 127, 128, 200, 255):
+            for j in range(256 // en):
+                for e in range(n):
+                    assert big((tid, j * n + e)) == small((tid, e)) + 128 * en * j, (c_type, tid, j, e)
+
+
 def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
     cfg = HopperGemm(bm=128, bn=64, bk=64, stages=3, persistent=True, group=2)
     kern = make_hopper_gemm(cfg)
@@ -327,8 +361,10 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 300, 136)])
+@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 300, 136), (77, 304, 136)])
 def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
+    """Both epilogues (TMA stores where C's rows are 16-byte aligned, registers elsewhere), C in fp32 and in the
+    inputs' type."""
     if not _gpu():
         pytest.skip("needs an SM90 GPU")
     import torch
@@ -341,7 +377,8 @@ def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
     b = torch.randint(-3, 4, (n, k), device="cuda", generator=g).to(tdt)
     want = a.float() @ b.float().t()
     for r in hopper_rungs(wb.Float16 if dtype == "float16" else wb.BFloat16):
-        c = torch.full((m, n), float("nan"), device="cuda")
-        r.launch(*r.args(a, b, c))
-        torch.cuda.synchronize()
-        assert torch.equal(c, want), r.name
+        for cdt in (torch.float32, tdt):
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=cdt)
+            r.launch(*r.args(a, b, c))
+            torch.cuda.synchronize()
+            assert torch.equal(c, want.to(cdt)), (r.name, cdt)

@@ -13,18 +13,28 @@ from workbench.dsl import examples as E
 
 
 def _time(fn, reps):
+    """Seconds per call of ``fn`` (which launches GPU work): ``_times`` of one function."""
+    return _times([fn], reps)[0]
+
+
+def _times(fns, reps):
+    """Seconds per call of each of ``fns`` (each launches GPU work): the median of ``reps`` calls after 3 warm-up
+    calls, each call bracketed by CUDA events.  The functions take turns call by call, so that a clock or power
+    drift (an H200 under a long GEMM slows down) falls on all of them alike, and the calls are queued back to back
+    and synchronized once at the end, so the GPU never waits for the host between them: what is timed is the
+    kernels, not the host's launch latency (the dispatch benchmarks measure that)."""
     import cupy
-    for _ in range(3):
-        fn()
-    ts = []
-    for _ in range(reps):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cupy.cuda.get_elapsed_time(a, b) / 1e3)
-    return float(np.median(ts))
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    marks = [[(cupy.cuda.Event(), cupy.cuda.Event()) for _ in fns] for _ in range(reps)]
+    for row in marks:
+        for fn, (a, b) in zip(fns, row):
+            a.record()
+            fn()
+            b.record()
+    marks[-1][-1][1].synchronize()
+    return [float(np.median([cupy.cuda.get_elapsed_time(*row[i]) / 1e3 for row in marks])) for i in range(len(fns))]
 
 
 def run(quick: bool = False) -> dict:

@@ -106,7 +106,7 @@ def run(quick: bool = False, rungs=None) -> dict:
             t = _time(lambda r=r, ops=ops: r.launch(*ops), 3 if r.name in ("simt", "mma") else reps)
             # fp16 inputs, fp32 accumulation in another order than cuBLAS (whose output is rounded to fp16)
             err = float(((c - ref).abs().max() / ref.abs().max()).item())
-            sp = r.kernel.specialize(ops)
+            sp = r.kernel_for(ops).specialize(ops)
             g = sp.load_gpu()
             threads = r.config.threads if r.config else (r.mma.size if r.mma else 256)
             entry = {"tflops": flop / t / 1e12, "ratio_to_cublas": t_cublas / t, "max_rel_error": err,

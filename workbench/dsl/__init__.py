@@ -6,6 +6,7 @@ from .atoms_in_kernels import cp_async_commit_group, cp_async_wait_group, gemm
 from .backend_cupy import compile_ptx, gpu_available
 from .builtins import (
     Constexpr,
+    barrier,
     block_dim,
     block_idx,
     copy,
@@ -41,7 +42,7 @@ from .hopper import (
 from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
-    "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads",
+    "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "barrier",
     "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr",
     "range_dynamic", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",

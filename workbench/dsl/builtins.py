@@ -153,6 +153,24 @@ def sync_threads(cx):
 
 
 @builtin
+def barrier(cx, barrier_id=0, number_of_threads=None):
+    """CuTe DSL's ``cute.arch.barrier``: ``bar.sync barrier_id, number_of_threads``, a barrier for some warps of the
+    block (a warpgroup of a warp-specialized kernel: ``wb.barrier(1, 128)``).  Barrier 0 without a count is
+    ``sync_threads()``; named barriers are 1 to 15 and count whole warps."""
+    if barrier_id == 0 and number_of_threads is None:
+        cx.uses_sync = True
+        cx.emit(ir.SyncThreads())
+        return None
+    if type(barrier_id) is not int or not 1 <= barrier_id <= 15:
+        raise ValueError(f"barrier: expected a static barrier_id from 1 to 15 (0 is sync_threads'), but got {barrier_id!r}.")
+    if type(number_of_threads) is not int or number_of_threads % 32 or not 32 <= number_of_threads <= 1024:
+        raise ValueError(f"barrier: expected number_of_threads as a static multiple of 32 up to 1024 (bar.sync counts "
+                         f"warps), but got {number_of_threads!r}.")
+    cx.uses_sync = True
+    cx.emit(ir.NamedBarrier(barrier_id, number_of_threads))
+
+
+@builtin
 def shared_tensor(cx, element_type, layout):
     """A __shared__ tensor of element_type laid out by a static layout (cosize elements), or by a swizzled one
     (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer aligned to the swizzle's period,

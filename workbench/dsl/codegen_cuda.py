@@ -121,8 +121,30 @@ class _Emitter:
         self.lines.append("    " * depth + text)
 
     def block(self, stmts, depth):
-        for s in stmts:
-            self.stmt(s, depth)
+        i = 0
+        while i < len(stmts):
+            if i + 1 < len(stmts) and self.packed_pair(stmts[i], stmts[i + 1], depth):
+                i += 2
+                continue
+            self.stmt(stmts[i], depth)
+            i += 1
+
+    def packed_pair(self, a, b, d) -> bool:
+        """Two floats rounded into adjacent 16-bit registers (a fragment's .to(wb.Float16) / .store) as one packed
+        cvt (``cvt.rn.f16x2.f32``).  ptxas serializes a kernel's wgmma when scalar 16-bit conversions of the
+        accumulators sit in it (warning C7514), and this also halves the instructions."""
+        if not (type(a) is ir.Store and type(b) is ir.Store and a.buf is b.buf and a.buf.space == "rmem"
+                and a.buf.etype in (Float16, BFloat16)):
+            return False
+        oa, ob = (_static_offset(x.offset) for x in (a, b))
+        if oa is None or ob != oa + 1 or oa % 2:
+            return False
+        vals = [_rounded_value(x) for x in (a, b)]
+        if any(v is None for v in vals):
+            return False
+        fn = "_wb_f2h2" if a.buf.etype is Float16 else "_wb_f2bf2"
+        self.w(d, f"*reinterpret_cast<unsigned*>({a.buf.name} + {oa}) = {fn}({expr(vals[0])}, {expr(vals[1])});")
+        return True
 
     def stmt(self, s, d):
         k = type(s)
@@ -133,6 +155,12 @@ class _Emitter:
             self.w(d, f"{s.var.name} = {expr(s.expr)};")
         elif k is ir.Store:
             v = s.value
+            if (s.buf.etype in (Float16, BFloat16) and type(v) is ir.Cast and type(v.a) is ir.Cast
+                    and v.a.type is s.buf.etype):   # a value already rounded to the buffer's type (.to()): store it
+                v = v.a.a
+            if type(v) is ir.Load and v.buf.etype is s.buf.etype and s.buf.etype in (Float16, BFloat16):
+                self.w(d, f"{s.buf.name}[{expr(s.offset)}] = {v.buf.name}[{expr(v.offset)}];")   # bits, no round trip
+                return
             val = expr(v)
             if s.buf.etype is Float16:
                 val = f"_wb_f2h({val})"
@@ -169,6 +197,8 @@ class _Emitter:
             self.w(d, "return;")
         elif k is ir.SyncThreads:
             self.w(d, "__syncthreads();")
+        elif k is ir.NamedBarrier:
+            self.w(d, f'asm volatile("bar.sync {s.id}, {s.count};\\n" ::: "memory");')
         elif k is ir.SharedDecl:
             b = s.buf
             if self.dynamic_smem:   # one extern array for the block; each tensor at its byte offset
@@ -373,7 +403,16 @@ _TF32_HELPER = ("__device__ __forceinline__ float _wb_to_tf32(float x) {  // cvt
 # __float2half (round to nearest even) and friends: NVRTC then parses neither header (tens of ms per compile).
 _F16_HELPERS = """struct __align__(2) _wb_f16 { unsigned short x; };
 __device__ __forceinline__ float _wb_h2f(_wb_f16 h) { float f; asm("{  cvt.f32.f16 %0, %1;}\\n" : "=f"(f) : "h"(h.x)); return f; }
-__device__ __forceinline__ _wb_f16 _wb_f2h(float f) { _wb_f16 h; asm("{  cvt.rn.f16.f32 %0, %1;}\\n" : "=h"(h.x) : "f"(f)); return h; }"""
+__device__ __forceinline__ _wb_f16 _wb_f2h(float f) { _wb_f16 h; asm("{  cvt.rn.f16.f32 %0, %1;}\\n" : "=h"(h.x) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned _wb_f2h2(float lo, float hi) {   // two rounded at once, lo in the low half
+    unsigned r;
+#if __CUDA_ARCH__ >= 800
+    asm("{  cvt.rn.f16x2.f32 %0, %1, %2;}\\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    r = (unsigned)_wb_f2h(lo).x | ((unsigned)_wb_f2h(hi).x << 16);
+#endif
+    return r;
+}"""
 # bf16: cuda_bf16.hpp's choice per architecture (cvt.f32.bf16 from sm_90, cvt.rn.bf16.f32 from sm_80; before
 # sm_80 its software rounding: NaN -> 0x7fff, else round to nearest even)
 _BF16_HELPERS = """struct __align__(2) _wb_bf16 { unsigned short x; };
@@ -397,7 +436,29 @@ __device__ __forceinline__ _wb_bf16 _wb_f2bf(float f) {
     if (rem > 0x80000000u || (rem == 0x80000000u && (h.x & 1u))) h.x++;
 #endif
     return h;
+}
+__device__ __forceinline__ unsigned _wb_f2bf2(float lo, float hi) {
+    unsigned r;
+#if __CUDA_ARCH__ >= 800
+    asm("{  cvt.rn.bf16x2.f32 %0, %1, %2;}\\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    r = (unsigned)_wb_f2bf(lo).x | ((unsigned)_wb_f2bf(hi).x << 16);
+#endif
+    return r;
 }"""
+
+
+def _static_offset(o):
+    t = type(o)
+    return o if t is int else (o.value if t is ir.Const and type(o.value) is int else None)
+
+
+def _rounded_value(s):
+    """The 32-bit float a Store into a 16-bit buffer rounds (None when it stores 16-bit bits as they are)."""
+    v = s.value
+    if type(v) is ir.Cast and type(v.a) is ir.Cast and v.a.type is s.buf.etype:
+        v = v.a.a
+    return v if v.type is Float32 else None
 
 
 def generate(k: ir.KernelIR, header: str = "") -> str:
@@ -428,7 +489,8 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
         out.append(_TF32_HELPER)
     if any(p.kind == "tma" for p in k.params):
         out.append("struct __align__(64) _wb_tma_desc { unsigned long long v[16]; };   // a CUtensorMap")
-    out.append(f'extern "C" __global__ void {k.name}({", ".join(params)}) {{')
+    bounds = f"__launch_bounds__({k.launch_bounds[0]}, {k.launch_bounds[1]}) " if k.launch_bounds else ""
+    out.append(f'extern "C" __global__ void {bounds}{k.name}({", ".join(params)}) {{')
     if k.dynamic_smem:
         out.append("    extern __shared__ __align__(1024) unsigned char _wb_smem[];   // SW128 tiles: 1024-byte aligned")
     out += em.lines

@@ -484,6 +484,8 @@ class _PyEmitter:
             self.w(d, "return")
         elif k is ir.SyncThreads:
             self.w(d, f"yield {s.line}")
+        elif k is ir.NamedBarrier:
+            self.w(d, f"yield ('bar', {s.id}, {s.count}, {s.line})")
         elif k is ir.LocalDecl:   # a fresh array per thread, where the kernel declares it
             b = s.buf
             self.w(d, f"{b.name} = _zeros({b.count}, _dtype_{b.name})")
@@ -514,7 +516,7 @@ class _PyEmitter:
         elif k is ir.VecCopy:
             names = []
             for sb, so, _, _ in s.pairs:
-                n = f"_r{self.tmp}"
+                n = f"_vc{self.tmp}"   # not _r16/_r32: the rounding helpers
                 self.tmp += 1
                 names.append(n)
                 if s.lanes == 1:
@@ -760,9 +762,21 @@ class CompiledCPU:
                     raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines "
                                              f"{sorted(lines)}): a barrier inside divergent control flow is undefined in CUDA.")
                 run = sorted(syncs)
+            bars: dict = {}
+            for lin, m in waiting.items():
+                if type(m) is tuple and m[0] == "bar":
+                    bars.setdefault(m[1], {})[lin] = m
+            for bid, members in bars.items():
+                count = next(iter(members.values()))[2]
+                if len({m[2] for m in members.values()}) > 1 or len(members) > count:
+                    raise KernelRuntimeError(f"threads of block {bidx} wait at barrier {bid} with different thread counts "
+                                             f"or more threads than its count ({count}): "
+                                             f"{sorted({(m[2], m[3]) for m in members.values()})} (count, line).")
+                if len(members) == count:
+                    run += sorted(members)
             groups: dict = {}
             for lin, m in waiting.items():
-                if type(m) is tuple and m[0] != "spin":
+                if type(m) is tuple and m[0] not in ("spin", "bar"):
                     size = 128 if m[0] == "wgmma" else 32
                     groups.setdefault((lin // size, size), {})[lin] = m
             for (g, size), members in groups.items():
@@ -783,13 +797,15 @@ class CompiledCPU:
                 w = f"sync_threads() at line {m}"
             elif m[0] == "spin":
                 w = f"mbarrier {m[2][0]}[{m[2][1]}] (wait at line {m[1]}) whose phase never completes"
+            elif m[0] == "bar":
+                w = f"barrier({m[1]}, {m[2]}) at line {m[3]}"
             else:
                 w = f"{m[0]} ({self.collectives[m[1]].name}), which is {'warpgroup' if m[0] == 'wgmma' else 'warp'}-wide"
             what.setdefault(w, []).append(lin)
         parts = [f"threads {ids[0]}..{ids[-1]} ({len(ids)}) wait at {w}" if len(ids) > 1 else f"thread {ids[0]} waits at {w}"
                  for w, ids in what.items()]
         hint = ("all 32 lanes of a warp (128 threads of a warpgroup for wgmma) must execute a collective together, every "
-                "live thread must reach a sync_threads(), and an mbarrier's phase completes only after the arrivals "
+                "live thread must reach a sync_threads(), a barrier(id, n) releases when n threads reach it, and an mbarrier's phase completes only after the arrivals "
                 "init announced and every byte arrive_and_expect_tx announced")
         return f"block {bidx} can never continue: {'; '.join(parts)} ({len(gens)} live threads); {hint}"
 

@@ -179,8 +179,9 @@ def _assigned(stmts) -> set:
 class Lowering:
     """Lowers one kernel (and the device functions it calls, inlined) to a KernelIR."""
 
-    def __init__(self, src: FunctionSource, bindings: dict, params: list, name: str):
+    def __init__(self, src: FunctionSource, bindings: dict, params: list, name: str, launch_bounds=None):
         self.src = src
+        self.launch_bounds = launch_bounds   # the kernel's (max threads, min blocks) or None
         self.env = dict(bindings)
         self.params = params
         self.name = name
@@ -346,6 +347,11 @@ class Lowering:
                         dynamic, self.min_arch)
         k.min_arch_reason = self.min_arch_reason
         k.block_threads = self.block_threads
+        k.launch_bounds = self.launch_bounds
+        if self.block_threads and self.launch_bounds and self.launch_bounds[0] < self.block_threads[0]:
+            raise ValueError(f"Expected launch_bounds of at least {self.block_threads[0]} threads for {self.name}: it "
+                             f"partitions by {self.block_threads[1]}, but the kernel declares at most "
+                             f"{self.launch_bounds[0]}.")
         return k
 
     # -- statements --------------------------------------------------------------------------
@@ -671,7 +677,11 @@ class Lowering:
             op = _CMPOPS.get(type(opn))
             if op is None:
                 raise ValueError(f"unsupported comparison '{type(opn).__name__}' in a kernel (supported: < <= > >= == !=).")
-            if isinstance(left, tuple) or isinstance(r, tuple):
+            if type(left) is ElementType or type(r) is ElementType:   # static: `if C.element_type == wb.Float16`
+                if op not in ("==", "!="):
+                    raise TypeError(f"Expected == or != between element types, but got '{op}'.")
+                c = (left is r) == (op == "==")
+            elif isinstance(left, tuple) or isinstance(r, tuple):
                 c = (left == r) if op == "==" else (left != r) if op == "!=" else None
                 if c is None or any(isinstance(x, ir.Expr) for x in it.flatten(tuple(left) if isinstance(left, tuple) else left)
                                     + it.flatten(tuple(r) if isinstance(r, tuple) else r)):

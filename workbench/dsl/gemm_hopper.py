@@ -12,8 +12,15 @@ producer warpgroup, whose first thread issues the TMA loads (warp specialization
   refills the stage.
 
 ``setmaxnreg`` moves registers from the producer (40) to the consumers (232), whose accumulators take 128 a thread
-at bn = 256.  Blocks walk tiles in bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks
-loop over tiles.  Edges: the TMA reads zeros outside A and B, the epilogue predicates its stores.
+at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores setmaxnreg).  Blocks walk tiles in
+bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.
+
+C is written in its own element type (fp16/bf16 as cuBLAS writes, or fp32).  The epilogue goes through shared memory
+and TMA stores where C's rows are 16-byte aligned (``epilogue="tma"``, CUTLASS's): each consumer warpgroup rounds
+its accumulators a 64 x (128 bytes) chunk at a time into one of two swizzled staging buffers, and its first thread
+stores the chunk by TMA while the next chunk is written; the TMA clips the tile at C's edges.  Otherwise
+(``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and B: the TMA
+reads zeros outside them.
 """
 
 from __future__ import annotations
@@ -22,14 +29,17 @@ import math
 
 import workbench as wb
 
+from ..layout.values import value_of
 from .gemm_ladder import Rung, _store_tile, block_tile
 
-__all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs"]
+__all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "c_operand"]
 
 
 class HopperGemm:
     """A Hopper rung's configuration and every object its kernel uses (drawn by the views): ``mma`` (the tiled
-    GMMA), ``smem`` (the staged shared layouts), ``box`` (one stage's TMA boxes' shared layouts)."""
+    GMMA), ``smem`` (the staged shared layouts), ``box`` (one stage's TMA boxes' shared layouts), and per C
+    element type ``epilogue_tiles(etype)`` (the staging buffers and the TMA store's box).  ``launch(a, b, c)``
+    runs it (``operands`` says which kernel and arguments)."""
 
     def __init__(self, bm=128, bn=256, bk=64, stages=4, consumers=2, group=8, dtype=wb.Float16,
                  persistent=False):
@@ -46,10 +56,46 @@ class HopperGemm:
         atom = wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", dtype)
         self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom, (bn, bk))}
         self.smem = {"A": wb.tile_to_shape(atom, (bm, bk, stages)), "B": wb.tile_to_shape(atom, (bn, bk, stages))}
+        self._kernels: dict = {}
 
     @property
     def smem_bytes(self):
-        return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages
+        """Shared memory of the TMA-epilogue kernel: the stages, their mbarriers, two staging buffers of C."""
+        return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages + 2 * self.bm * 128
+
+    def epilogue_tiles(self, c_type):
+        """For a C of ``c_type``: (en, staging, box, mma): chunks of en columns (128 bytes, one SW128 row), the two
+        staging buffers (bm, en, 2), the TMA store's box (bm, en) and a tiled GMMA of N = en whose C partition is
+        each thread's share of a chunk (the same values as the accumulators' chunk, in order)."""
+        en = 1024 // c_type.bits
+        atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", c_type)
+        ab = "F16F16" if self.dtype is wb.Float16 else "BF16BF16"
+        mma = wb.make_tiled_mma(wb.mma_atom(f"SM90_64x{en}x16_F32{ab}_SS"), wb.make_layout((self.consumers, 1, 1)))
+        return en, wb.tile_to_shape(atom, (self.bm, en, 2)), wb.tile_to_shape(atom, (self.bm, en)), mma
+
+    def kernel(self, epilogue="tma", c_type=None):
+        """The compiled-on-demand kernel for an epilogue ("tma": C's type needed; "registers")."""
+        key = (epilogue, c_type)
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = make_hopper_gemm(self, epilogue, c_type)
+        return k
+
+    def operands(self, a, b, c):
+        """(kernel, arguments) for C = A @ B^T: the TMA epilogue where C's rows are 16-byte aligned, else the
+        register one."""
+        ta, tb = self.tma(a, b)
+        cc = c_operand(c)
+        k = ta.shape[1]
+        if tma_storable(cc):
+            _, _, box, _ = self.epilogue_tiles(cc.element_type)
+            return self.kernel("tma", cc.element_type), (ta, tb, wb.make_tma_load(cc, box), cc, k)
+        return self.kernel("registers"), (ta, tb, cc, k)
+
+    def launch(self, a, b, c):
+        kern, args = self.operands(a, b, c)
+        m, n = c.shape[0], c.shape[1]
+        kern[self.grid(m, n), (self.threads, 1, 1)](*args)
 
     def tma(self, a, b):
         """The two TMA descriptors of one launch (A's and B's boxes)."""
@@ -73,8 +119,24 @@ def _sm_count():
     return cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
-def make_hopper_gemm(cfg: HopperGemm):
-    """The kernel of a Hopper rung: ``kern[cfg.grid(m, n), (cfg.threads, 1, 1)](tma_a, tma_b, C, k)``."""
+def tma_storable(c) -> bool:
+    """A row-major C whose rows TMA can store: 16-byte aligned start and row pitch, 16-bit or 32-bit elements."""
+    if c.element_type.bits not in (16, 32) or c.memspace not in ("gmem", "generic"):
+        return False
+    st = value_of(c.layout.stride)
+    nb = c.element_type.bits // 8
+    return st[1] == 1 and c.iterator.address % 16 == 0 and (st[0] * nb) % 16 == 0
+
+
+def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
+    """The kernel of a Hopper rung (``cfg.launch``/``cfg.operands`` pick the epilogue by C): ``"registers"``:
+    ``kern[cfg.grid(m, n), (cfg.threads, 1, 1)](tma_a, tma_b, C, k)``; ``"tma"``: ``(tma_a, tma_b, tma_c, C, k)``,
+    C of ``c_type`` and tma_c its TMA descriptor for the box of ``cfg.epilogue_tiles(c_type)``."""
+    if epilogue not in ("tma", "registers"):
+        raise ValueError(f"make_hopper_gemm: expected epilogue 'tma' or 'registers', but got {epilogue!r}.")
+    if epilogue == "tma" and c_type not in (wb.Float16, wb.BFloat16, wb.Float32):
+        raise ValueError(f"make_hopper_gemm: the TMA epilogue stages C in shared memory, so it needs C's element type "
+                         f"(c_type=wb.Float16, wb.BFloat16 or wb.Float32), but got {c_type!r}.")
     bm, bn, bk, S = cfg.bm, cfg.bn, cfg.bk, cfg.stages
     mma, SA, SB = cfg.mma, cfg.smem["A"], cfg.smem["B"]
     group = cfg.group
@@ -83,11 +145,36 @@ def make_hopper_gemm(cfg: HopperGemm):
     consumers = cfg.consumers
     dtype = cfg.dtype
 
+    use_tma = epilogue == "tma"
+    en, SC, _, mma_c = cfg.epilogue_tiles(c_type) if use_tma else (None, None, None, None)
+    chunks = bn // en if use_tma else 0
+
     @wb.kernel
-    def gemm_tma_wgmma(tma_a, tma_b, C, k):
+    def _store_by_tma(acc, sC, thr_c, tma_c, ctid, row0, col0):
+        """The tile, a chunk of en columns at a time: once the chunk's staging buffer (used two chunks ago) has
+        been read by its TMA store, the consumers round the chunk's accumulators into it and make them visible to
+        the TMA unit; then the first consumer thread stores it."""
+        for j in range(chunks):
+            if ctid == 0:
+                wb.tma_store_wait_group(1)
+            wb.barrier(1, 128 * consumers)
+            dst = thr_c.partition_C(sC[None, None, j % 2])
+            part = wb.make_fragment(dst.shape, sC.element_type)
+            n = wb.size(part)
+            for e in range(n):
+                part[e] = acc[j * n + e]     # the accumulators' chunk j, value for value (epilogue_tiles)
+            wb.copy(part, dst)
+            wb.fence_proxy_async()
+            wb.barrier(1, 128 * consumers)
+            if ctid == 0:
+                wb.tma_store(tma_c, sC[None, None, j % 2], (row0, col0 + j * en))
+                wb.tma_store_commit_group()
+
+    @wb.kernel(launch_bounds=cfg.threads)
+    def mainloop(tma_a, tma_b, tma_c, C, k):
         """C = A @ B^T: a producer warpgroup's first thread streams k-tiles of A and B into a ring of shared stages by
         TMA; the consumer warpgroups multiply each stage with wgmma as soon as its mbarrier says its bytes landed, and
-        release it when those MMAs are complete; the accumulators go to C with predicated stores."""
+        release it when those MMAs are complete; then the epilogue writes the accumulators to C."""
         tid = wb.thread_idx().x
         sA = wb.shared_tensor(dtype, SA)
         sB = wb.shared_tensor(dtype, SB)
@@ -126,6 +213,9 @@ def make_hopper_gemm(cfg: HopperGemm):
             thr = mma.get_slice(ctid)
             tCsA = thr.partition_A(sA)
             tCsB = thr.partition_B(sB)
+            if use_tma:
+                sC = wb.shared_tensor(C.element_type, SC)
+                thr_c = mma_c.get_slice(ctid)
             it = 0
             tile = first
             while tile < mtiles * ntiles:
@@ -145,27 +235,55 @@ def make_hopper_gemm(cfg: HopperGemm):
                 wb.warpgroup_wait_group(0)
                 if ctid % 128 == 0:
                     wb.mbarrier_arrive(empty, (it + S - 1) % S)
-                cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-                _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+                if use_tma:
+                    _store_by_tma(acc, sC, thr_c, tma_c, ctid, m0 * bm, n0 * bn)
+                else:
+                    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
+                    _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
                 tile += step
+            if use_tma and ctid == 0:
+                wb.tma_store_wait_group(0)     # the staging buffers stay until the last store has read them
+
+    if use_tma:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k):
+            """C = A @ B^T, the epilogue through shared memory and TMA stores."""
+            mainloop(tma_a, tma_b, tma_c, C, k)
+    else:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, C, k):
+            """C = A @ B^T, each thread storing its accumulators (predicated at C's edges)."""
+            mainloop(tma_a, tma_b, None, C, k)
 
     return gemm_tma_wgmma
 
 
-_KERNELS: dict = {}
+def c_operand(c):
+    """C for a Hopper rung, dynamic in M and N (one compiled kernel for every size) but with N's divisibility (up to
+    8) kept, so that the epilogue's stores of a thread's adjacent columns are proven vector stores; a wb.Tensor
+    passes as it is."""
+    if type(c) is wb.Tensor:
+        return c
+    t = wb.from_dlpack(c, assumed_align=16)
+    n = t.shape[1]
+    return t.mark_compact_shape_dynamic(mode=0).mark_compact_shape_dynamic(mode=1, divisibility=math.gcd(n, 8) or 8)
+
+
+_CONFIGS: dict = {}
 
 
 def _rung(name, title, cfg):
-    k = _KERNELS.get(repr(cfg))
-    if k is None:
-        k = _KERNELS[repr(cfg)] = make_hopper_gemm(cfg)
+    cfg = _CONFIGS.setdefault(repr(cfg), cfg)    # one configuration object, and its compiled kernels, per rung
 
-    def args(a, b, c):
-        ta, tb = cfg.tma(a, b)
-        return ta, tb, wb.from_dlpack(c, assumed_align=16) if type(c) is not wb.Tensor else c, ta.shape[1]
+    def kernel_for(ops):
+        return cfg.kernel("tma", ops[3].element_type) if len(ops) == 5 else cfg.kernel("registers")
 
-    return Rung(name, title, k, lambda ta, tb, c, kk: k[cfg.grid(c.shape[0], c.shape[1]), (cfg.threads, 1, 1)](ta, tb, c, kk),
-                mma=cfg.mma, smem=dict(cfg.smem), config=cfg, args=args)
+    def launch(*ops):
+        c = ops[-2]
+        kernel_for(ops)[cfg.grid(c.shape[0], c.shape[1]), (cfg.threads, 1, 1)](*ops)
+
+    return Rung(name, title, cfg.kernel("registers"), launch, mma=cfg.mma, smem=dict(cfg.smem), config=cfg,
+                args=lambda a, b, c: cfg.operands(a, b, c)[1], kernel_for=kernel_for)
 
 
 def hopper_rungs(dtype=wb.Float16) -> list:

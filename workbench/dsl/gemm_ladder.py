@@ -46,7 +46,12 @@ def _load_or_zero(src, dst, coords, extent):
 @wb.kernel
 def _store_tile(src, dst, coords, extent):
     """dst = src for a thread's (V, M, N) partition of C: the whole partition (vector stores where proven) when its
-    last element, the largest coordinate, lies inside the tensor; else element by element, predicated."""
+    last element, the largest coordinate, lies inside the tensor; else element by element, predicated.  A C of
+    another element type than the accumulators (fp16/bf16, as cuBLAS writes) gets them rounded first."""
+    if src.element_type != dst.element_type:
+        out = wb.make_fragment(src.layout, dst.element_type)
+        out.store(src.load().to(dst.element_type))
+        src = out
     if wb.elem_less(coords[wb.size(src) - 1], extent):
         wb.copy(src, dst)
     else:
@@ -256,11 +261,13 @@ class Rung:
     """One rung: its kernel, how to launch it on (A, B, C) device or host tensors, and the objects it uses."""
 
     def __init__(self, name, title, kernel, launch, mma=None, copies=None, smem=None, operands="fp16", config=None,
-                 args=None):
+                 args=None, kernel_for=None):
         self.name, self.title, self.kernel, self.launch = name, title, kernel, launch
         self.mma, self.copies, self.smem, self.operands = mma, copies or {}, smem or {}, operands
         self.config = config
         self.args = args    # (a, b, c) -> the kernel's arguments, where they are not (a, b, c) themselves
+        # the kernel that launch runs on those arguments (a Hopper rung picks its epilogue by C)
+        self.kernel_for = kernel_for or (lambda ops: kernel)
 
     def __repr__(self):
         return f"Rung({self.name!r}: {self.title})"

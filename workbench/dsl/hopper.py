@@ -400,9 +400,12 @@ def warpgroup_wait_group(cx, n):
     cx.emit(ir.AsyncOp("wgmma_wait", _aik.static_group_count(n, "warpgroup_wait_group")))
 
 
-def _regs(n, what):
+def _regs(cx, n, what):
     if type(n) is not int or n % 8 or not 24 <= n <= 256:
         raise ValueError(f"{what}: expected a static register count, a multiple of 8 in [24, 256], but got {n!r}.")
+    if cx.launch_bounds is None:   # ptxas cannot know the count at entry and drops setmaxnreg (warning C7508)
+        raise ValueError(f"{what}: setmaxnreg needs the block's size at compile time; declare it with "
+                         f"@wb.kernel(launch_bounds=THREADS) (CUDA's __launch_bounds__), as CUTLASS's kernels do.")
     return n
 
 
@@ -411,14 +414,14 @@ def warpgroup_reg_alloc(cx, n):
     """``setmaxnreg.inc``: this warpgroup may use up to n registers a thread (consumers of a warp-specialized
     kernel)."""
     cx.require_arch(90, "setmaxnreg")
-    cx.emit(ir.AsyncOp("setmaxnreg_inc", _regs(n, "warpgroup_reg_alloc")))
+    cx.emit(ir.AsyncOp("setmaxnreg_inc", _regs(cx, n, "warpgroup_reg_alloc")))
 
 
 @builtin
 def warpgroup_reg_dealloc(cx, n):
     """``setmaxnreg.dec``: this warpgroup gives registers back, keeping n a thread (a producer)."""
     cx.require_arch(90, "setmaxnreg")
-    cx.emit(ir.AsyncOp("setmaxnreg_dec", _regs(n, "warpgroup_reg_dealloc")))
+    cx.emit(ir.AsyncOp("setmaxnreg_dec", _regs(cx, n, "warpgroup_reg_dealloc")))
 
 
 # -- wb.gemm with a GMMA atom --------------------------------------------------------------------------------

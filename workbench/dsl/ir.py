@@ -342,6 +342,14 @@ class SyncThreads(Stmt):
     __slots__ = ()
 
 
+class NamedBarrier(Stmt):
+    """``bar.sync id, count``: the first ``count`` threads (whole warps) to arrive at barrier ``id`` (1-15) go on."""
+    __slots__ = ("id", "count")
+
+    def __init__(self, id_, count):
+        self.id, self.count = id_, count
+
+
 class SharedDecl(Stmt):
     __slots__ = ("buf",)
 
@@ -494,7 +502,7 @@ class KernelIR:
     """A lowered kernel: its name, its parameters in order and its body."""
 
     __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args", "dynamic_smem", "min_arch",
-                 "min_arch_reason", "block_threads")
+                 "min_arch_reason", "block_threads", "launch_bounds")
 
     def __init__(self, name, params, body, uses_sync, shared_bytes, written_args, dynamic_smem=0, min_arch=0):
         self.name, self.params, self.body = name, params, body
@@ -504,6 +512,7 @@ class KernelIR:
         self.min_arch = min_arch    # the compute capability (e.g. 80) the kernel's instructions need
         self.min_arch_reason = ""
         self.block_threads = None   # (n, what): a tiled MMA/copy the kernel partitions by needs n threads a block
+        self.launch_bounds = None   # (max threads, min blocks per SM): @wb.kernel(launch_bounds=...), __launch_bounds__
 
     @property
     def arch_specific(self) -> bool:

@@ -49,7 +49,7 @@ class Specialization:
         self.kernel, self.key, self.specs, self.target = kernel, key, specs, target
         src = kernel.source
         env, params = A.bind(src.params, specs, src.constexpr)
-        low = Lowering(src, env, params, kernel.__name__)
+        low = Lowering(src, env, params, kernel.__name__, kernel.launch_bounds)
         self.ir = low.run()
         self.captures = tuple(low.captured.values())   # the globals/closures it compiled in (captures.py)
         self.params = self.ir.params
@@ -157,9 +157,14 @@ class Specialization:
         return True
 
     def check_block(self, block):
-        """Raise unless the block has the threads the kernel's tiled MMAs and copies partition."""
+        """Raise unless the block has the threads the kernel's tiled MMAs and copies partition (and no more than its
+        launch bounds)."""
         need = self.ir.block_threads
         n = block[0] * block[1] * block[2]
+        bounds = self.ir.launch_bounds
+        if bounds and n > bounds[0]:
+            raise ValueError(f"Expected blocks of at most {bounds[0]} threads for {self.kernel.__name__} (its "
+                             f"launch_bounds), but the launch has block {tuple(block)}.")
         if need and need[2]:
             if n < need[0] or n % 128:
                 raise ValueError(f"Expected blocks of at least {need[0]} threads, in whole warpgroups (128), for "
@@ -257,8 +262,9 @@ class Kernel:
     """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
     _wb_device_function = True   # the frontend inlines calls to it (recognized by this marker, no import)
 
-    def __init__(self, fn):
+    def __init__(self, fn, launch_bounds=None):
         self.fn = fn
+        self.launch_bounds = launch_bounds
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -434,13 +440,33 @@ class Kernel:
         return self._go(sp, grid, block, smem, stream)
 
 
-def kernel(fn) -> Kernel:
-    """Decorator: make a Python function a GPU kernel (and a device function other kernels may call)."""
+def kernel(fn=None, *, launch_bounds=None):
+    """Decorator: make a Python function a GPU kernel (and a device function other kernels may call).
+
+    ``@wb.kernel(launch_bounds=384)`` or ``(384, 1)``: CUDA's ``__launch_bounds__(max threads, min blocks per SM)``;
+    launches with more threads are refused.  ptxas budgets registers from it, and a kernel that moves registers
+    between warpgroups (``wb.warpgroup_reg_alloc``, setmaxnreg) needs it."""
+    bounds = _launch_bounds(launch_bounds)
+    if fn is None:
+        return lambda f: kernel(f, launch_bounds=launch_bounds)
     if isinstance(fn, Kernel):
+        if bounds is not None and fn.launch_bounds != bounds:
+            raise ValueError(f"{fn.__name__} is already a kernel with launch_bounds {fn.launch_bounds}.")
         return fn
     if not callable(fn):
         raise TypeError(f"Expected a function to decorate with @wb.kernel, but got {type(fn).__name__}.")
-    return Kernel(fn)
+    return Kernel(fn, bounds)
+
+
+def _launch_bounds(v):
+    if v is None:
+        return None
+    t = (v, 1) if type(v) is int else v
+    if (type(t) is not tuple or len(t) != 2 or any(type(x) is not int for x in t) or not 1 <= t[0] <= 1024
+            or not 1 <= t[1] <= 32):
+        raise ValueError(f"Expected launch_bounds as max threads (1 to 1024) or (max threads, min blocks per SM 1 to "
+                         f"32), but got {v!r}.")
+    return t
 
 
 def show_code(k: Kernel, *args, target: str | None = None) -> str:

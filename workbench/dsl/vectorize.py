@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from ..layout import coalesce, divisibility_of, flatten
+from ..layout import ComposedLayout, Layout, Swizzle, coalesce, divisibility_of, flatten
 from . import ir
 from . import views as V
 
@@ -35,13 +35,33 @@ def _leading_run(layout) -> int:
     """The static extent of the layout's first mode once coalesced, when its stride is 1 (else 1): the
     logical elements 0..run-1 are consecutive in memory, and so is every aligned group of ``lanes``
     elements with lanes | run (it lies inside that mode, at any value of the other modes)."""
-    c = coalesce(layout)
+    c = coalesce(layout.layout if type(layout) is _Offset else layout)
     shape, stride = flatten(c.shape), flatten(c.stride)
     return shape[0] if type(shape[0]) is int and type(stride[0]) is int and stride[0] == 1 else 1
 
 
-def plan(src: V.KTensor, dst: V.KTensor):
-    """(lanes, [(src_offset, dst_offset)]) for the widest access that is proven safe."""
+def _unswizzled(layout):
+    """offset + L of a swizzled ComposedLayout (a plain layout: the offset folded in), or the layout itself."""
+    if type(layout) is not ComposedLayout:
+        return layout
+    if type(layout.inner) is not Swizzle or type(layout.outer) is not Layout:
+        return None
+    return _Offset(layout.offset, layout.outer)
+
+
+class _Offset:
+    """offset + L(i), as the planner evaluates a layout (called, sized, coalesced through L)."""
+
+    def __init__(self, offset, layout):
+        self.offset, self.layout = offset, layout
+        self.size = layout.size
+
+    def __call__(self, i):
+        return ir.binop("+", self.offset, self.layout(i))
+
+
+def plan(src: V.KTensor, dst: V.KTensor, max_lanes: int = 1 << 30):
+    """(lanes, [(src_offset, dst_offset)]) for the widest access that is proven safe, at most max_lanes a chunk."""
     if src.etype is not dst.etype:
         raise TypeError(f"Expected copy between tensors of one element type, but got {src.etype} and {dst.etype}.")
     n, m = src.layout.size, dst.layout.size
@@ -56,11 +76,25 @@ def plan(src: V.KTensor, dst: V.KTensor):
     es = src.etype.bits // 8
     if es < 1 or src.etype.bits % 8:
         return 1, list(zip(so, do))
+    # a swizzled tensor (Swizzle<B,M,S> o offset o L) keeps every aligned run of 2^M elements of offset + L(i)
+    # together and in place: plan on the unswizzled offsets, chunks of at most 2^M, and swizzle each chunk's start
+    cap = n
+    swizzled = False
+    for t in (src, dst):
+        if type(t.layout) is ComposedLayout and type(t.layout.inner) is Swizzle:
+            cap = min(cap, 1 << t.layout.inner.base)
+            swizzled = True
+    if swizzled:
+        flat_s, flat_d = _unswizzled(src.layout), _unswizzled(dst.layout)
+        if flat_s is None or flat_d is None:
+            return 1, list(zip(so, do))
+        lanes, _ = plan(V.KTensor(src.buf, src.offset, flat_s), V.KTensor(dst.buf, dst.offset, flat_d), cap)
+        return lanes, [(so[c], do[c]) for c in range(0, n, lanes)]
     static = all(type(x) is int for x in so + do)
     run = min(_leading_run(src.layout), _leading_run(dst.layout))
     for vbytes in (16, 8, 4):
         lanes = vbytes // es
-        if lanes < 2 or n % lanes:
+        if lanes < 2 or n % lanes or lanes > max_lanes:
             continue
         # consecutive chunks: checked element by element when every offset is static, else proven by the
         # layouts' shared leading stride-1 run (dynamic strides elsewhere: CuTe's max_common_vector)

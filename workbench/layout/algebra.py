@@ -277,7 +277,8 @@ def _compose_tree(ashp, astr, bs, bd, what):
 def _is_tensor(x) -> bool:
     """A tensor in the layout core's sense: a layout plus a way to re-wrap a new layout and an
     offset over the same data (wb.Tensor, identity tensors, in-kernel tensors)."""
-    return hasattr(x, "_with_layout") and type(getattr(x, "layout", None)) is Layout
+    lay = getattr(x, "layout", None)
+    return hasattr(x, "_with_layout") and (type(lay) is Layout or getattr(lay, "_is_composed", False))
 
 
 def composition(A, B):
