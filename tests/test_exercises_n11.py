@@ -139,7 +139,7 @@ def test_the_h200_section_reads_the_committed_file_once_there_is_one():
         "re-execute the notebook: python tests/store_notebooks.py notebooks/11_hopper.ipynb"
     hop = json.loads(RESULTS.read_text())
     prose = "".join("".join(c["source"]) for c in cells[i + 1:] if c["cell_type"] == "markdown")
-    quoted = re.search(r"miss\s+0\.90x \((\d\.\d\d)x and (\d\.\d\d)x\)", prose)
+    quoted = re.search(r"0\.90x at 4096 \((\d\.\d\d)x and (\d\.\d\d)x\)", prose)
     assert quoted, "the prose after the results names the 4096 ratios"
     first = {}
     for e in hop["results"]:

@@ -1,7 +1,7 @@
 """The Hopper rungs of the GEMM ladder: TMA boxes into swizzled shared memory, warpgroup MMAs reading them through
 descriptors, an mbarrier pipeline between them (``workbench.dsl.hopper``).
 
-C = A @ B^T as the other rungs (A: (M, K), B: (N, K), K-major fp16 or bf16; C: (M, N) fp32).  One block computes a
+C = A @ B^T as the other rungs (A: (M, K), B: (N, K), K-major fp16 or bf16; C: (M, N), fp32 or fp16/bf16).  One block computes a
 bm x bn tile with ``consumers`` warpgroups (each a 64-row slab: an ``SM90_64x{bn}x16`` atom per k-block) and one
 producer warpgroup, whose first thread issues the TMA loads (warp specialization):
 
