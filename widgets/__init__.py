@@ -9,10 +9,11 @@ from .atoms_view import CopyView, MMAView
 from .charts import plot_overhead, progress
 from .dlpack_inspector import DLPackInspector
 from .explain_view import ExplainView
+from .hopper_view import GmmaDescView, TmaBoxView
 from .layout_view import LayoutView
 from .marking import MarkingExplorer
 from .playground import AlgebraPlayground
 from .tv_view import TVLayoutView
 
 __all__ = ["LayoutView", "TVLayoutView", "MarkingExplorer", "DLPackInspector", "AlgebraPlayground",
-           "plot_overhead", "progress", "MMAView", "CopyView", "ExplainView"]
+           "plot_overhead", "progress", "MMAView", "CopyView", "ExplainView", "GmmaDescView", "TmaBoxView"]
