@@ -24,6 +24,8 @@ CONFIGS = [
     dict(bm=128, bn=256, bk=64, stages=3, group=16),
     dict(bm=128, bn=128, bk=64, stages=6, group=8),
     dict(bm=128, bn=256, bk=32, stages=8, group=8),
+    dict(bm=128, bn=256, bk=64, stages=4, group=8, cluster=2),
+    dict(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True, cluster=2),
 ]
 
 

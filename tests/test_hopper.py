@@ -259,6 +259,107 @@ def test_the_tma_epilogue_stages_chunks_the_accumulators_fill_in_order():
                     assert big((tid, j * n + e)) == small((tid, e)) + 128 * en * j, (c_type, tid, j, e)
 
 
+# -- thread-block clusters: TMA multicast, remote mbarrier arrivals, cluster barriers ---------------------------
+_HALF = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
+_WHOLE = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (128, 64))
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _pair_tile(tma, out, release_peer: wb.Constexpr):
+    """Each block of a pair loads one half of a 128 x 64 tile and multicasts it: both see the whole tile.  Then each
+    block's thread 0 arrives on mbarrier 1 (two arrivals a phase) of both blocks (or, release_peer=False, only
+    its own: a hang)."""
+    tid = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    s = wb.shared_tensor(wb.Float16, _WHOLE)
+    bar = wb.shared_tensor(wb.Uint64, 2)
+    if tid == 0:
+        wb.mbarrier_init(bar, 0, 1)
+        wb.mbarrier_init(bar, 1, 2)
+        wb.mbarrier_init_fence()
+    wb.cluster_sync()
+    if tid == 0:
+        wb.mbarrier_arrive_and_expect_tx(bar, 0, 2 * 64 * 64 * 2)     # two halves land here: ours and the peer's
+        wb.tma_load(tma, wb.local_tile(s, (64, 64), (r, 0)), (64 * r, 0), bar, 0, multicast=3)
+    wb.mbarrier_wait(bar, 0, 0)
+    for i in wb.range_dynamic(tid, 128 * 64, 128):
+        out[wb.block_idx().x, i // 64, i % 64] = s[i // 64, i % 64]
+    if tid == 0:
+        wb.mbarrier_arrive(bar, 1, cta=r)
+        if release_peer:
+            wb.mbarrier_arrive(bar, 1, cta=1 - r)
+    wb.mbarrier_wait(bar, 1, 0)
+    wb.cluster_sync()
+
+
+def test_a_cluster_multicasts_its_halves_to_both_blocks_on_the_cpu_executor():
+    a = np.arange(128 * 64, dtype=np.float32).reshape(128, 64).astype(np.float16)
+    tma = wb.make_tma_load(a, _HALF)
+    out = np.zeros((4, 128, 64), np.float16)
+    _pair_tile[4, 128](tma, out, True)
+    for i in range(4):
+        np.testing.assert_array_equal(out[i], a)
+    code = wb.show_code(_pair_tile, tma, out, True)
+    for instr in ("__cluster_dims__(2, 1, 1)", "multicast::cluster", "mapa.shared::cluster.u32",
+                  "barrier.cluster.arrive", "%%cluster_ctarank"):
+        assert instr in code, instr
+    backend_cupy.compile_cubin(code, "sm_90a")
+    with pytest.raises(KernelRuntimeError, match=r"cluster of blocks \(0, 0, 0\)\.\.\(1, 0, 0\) can never continue: .*"
+                                                 r"mbarrier .* whose phase never completes"):
+        _pair_tile[2, 128](tma, out, False)
+    with pytest.raises(ValueError, match=r"a grid that is a multiple of the cluster \(2, 1, 1\)"):
+        _pair_tile[3, 128](tma, out, True)
+
+
+def test_cluster_misuse_is_refused_while_tracing():
+    tma = wb.make_tma_load(np.zeros((128, 64), np.float16), _HALF)
+
+    @wb.kernel
+    def no_cluster(tma, out):
+        s = wb.shared_tensor(wb.Float16, _HALF)
+        bar = wb.shared_tensor(wb.Uint64, 1)
+        wb.mbarrier_arrive_and_expect_tx(bar, 0, 8192)
+        wb.tma_load(tma, s, (0, 0), bar, 0, multicast=3)
+    with pytest.raises(KernelError, match="multicast as a static bit mask .* no cluster"):
+        no_cluster[1, 128](tma, np.zeros(1, np.float32))
+
+    @wb.kernel(cluster=(2, 1, 1))
+    def bad_rank(out):
+        bar = wb.shared_tensor(wb.Uint64, 1)
+        wb.mbarrier_arrive(bar, 0, cta=2)
+    with pytest.raises(KernelError, match="block rank in the cluster, 0 to 1, but got 2"):
+        bad_rank[2, 128](np.zeros(1, np.float32))
+
+    @wb.kernel(cluster=(2, 1, 1))
+    def short_announce(tma, out):
+        s = wb.shared_tensor(wb.Float16, _WHOLE)
+        bar = wb.shared_tensor(wb.Uint64, 1)
+        wb.mbarrier_arrive_and_expect_tx(bar, 0, 8192)     # one half, but two land here
+        wb.tma_load(tma, wb.local_tile(s, (64, 64), (0, 0)), (0, 0), bar, 0, multicast=3)
+    with pytest.raises(KernelError, match="move 16384 bytes, but arrive_and_expect_tx announced 8192"):
+        short_announce[2, 128](tma, np.zeros(1, np.float32))
+    for bad in ((3, 3), (0,), 16, "2"):
+        with pytest.raises(ValueError, match="cluster as 1 to 3 positive ints"):
+            wb.kernel(cluster=bad)
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("mnk,c_dtype", [((130, 72, 136), np.float16), ((200, 136, 72), np.float32),
+                                         ((130, 70, 136), np.float16), ((64, 64, 64), np.float32)])
+def test_a_clustered_hopper_gemm_shares_b_by_multicast_on_the_cpu_executor(mnk, c_dtype, persistent):
+    """Pairs of blocks along M: each loads half of the pair's B tile and multicasts it; each consumer releases a
+    stage in both blocks.  Exact at ragged sizes, the pair's second block past M where M has an odd tile count."""
+    m, n, k = mnk
+    cfg = HopperGemm(bm=128, bn=64, bk=64, stages=2, persistent=persistent, group=2, cluster=2)
+    rng = np.random.default_rng(m * n)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, c_dtype)
+    kern, ops = cfg.operands(a, b, c)
+    kern[(4, 1, 1) if persistent else cfg.grid(m, n), (cfg.threads, 1, 1)](*ops)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
+
+
 def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
     cfg = HopperGemm(bm=128, bn=64, bk=64, stages=3, persistent=True, group=2)
     kern = make_hopper_gemm(cfg)
@@ -357,6 +458,31 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
     sp = kern.specialize((ta, tb, np.zeros((64, 64), np.float32), 64))
     assert sp.ir.arch_specific and sp.ir.min_arch == 90
     backend_cupy.compile_cubin(sp.cuda_source, "sm_90a")      # NVRTC builds it without a GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("conf", [dict(cluster=2), dict(cluster=2, persistent=True), dict(cluster=4, group=8)])
+@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200)])
+def test_clustered_hopper_gemms_are_exact_on_the_gpu(conf, mnk):
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import torch
+    m, n, k = mnk
+    g = torch.Generator(device="cuda").manual_seed(n)
+    a = torch.randint(-3, 4, (m, k), device="cuda", generator=g).half()
+    b = torch.randint(-3, 4, (n, k), device="cuda", generator=g).half()
+    want = a.float() @ b.float().t()
+    cfg = HopperGemm(**conf)
+    for cdt in (torch.float32, torch.float16):
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=cdt)
+        cfg.launch(a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, want.to(cdt)), (conf, cdt)
+    _pair = torch.arange(128 * 64, device="cuda", dtype=torch.float32).reshape(128, 64).half()
+    out = torch.zeros((4, 128, 64), device="cuda", dtype=torch.float16)
+    _pair_tile[4, 128](wb.make_tma_load(_pair, _HALF), out, True)
+    torch.cuda.synchronize()
+    assert all(torch.equal(out[i], _pair) for i in range(4))
 
 
 @pytest.mark.gpu

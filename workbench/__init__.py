@@ -76,7 +76,9 @@ from .dsl import (
     barrier,
     block_dim,
     block_idx,
+    block_rank_in_cluster,
     cache_info,
+    cluster_sync,
     copy,
     cp_async_commit_group,
     cp_async_wait_group,
@@ -226,5 +228,5 @@ __all__ = [
     "grid_dim", "sync_threads", "barrier", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
     # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
-    "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async",
+    "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "block_rank_in_cluster", "cluster_sync",
 ]

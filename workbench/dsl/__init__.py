@@ -22,6 +22,8 @@ from .cpu_executor import KernelRuntimeError
 from .frontend import KernelError
 from .hopper import (
     TmaLoad,
+    block_rank_in_cluster,
+    cluster_sync,
     fence_proxy_async,
     make_tma_load,
     mbarrier_arrive,
@@ -64,4 +66,6 @@ __all__ = [
     "warpgroup_reg_alloc",
     "warpgroup_reg_dealloc",
     "fence_proxy_async",
+    "block_rank_in_cluster",
+    "cluster_sync",
 ]

@@ -70,6 +70,8 @@ def expr(e) -> str:
     if k is ir.Var:
         return e.name
     if k is ir.Special:
+        if e.name == "clusterCtaRank.x":
+            return "(int)_wb_cluster_ctarank()"
         return f"(int){e.name}"
     if k is ir.BinOp:
         a, b = expr(e.a), expr(e.b)
@@ -197,6 +199,8 @@ class _Emitter:
             self.w(d, "return;")
         elif k is ir.SyncThreads:
             self.w(d, "__syncthreads();")
+        elif k is ir.ClusterSync:   # the non-.aligned forms: threads may reach it from divergent code
+            self.w(d, 'asm volatile("barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\\n" ::: "memory");')
         elif k is ir.NamedBarrier:
             self.w(d, f'asm volatile("bar.sync {s.id}, {s.count};\\n" ::: "memory");')
         elif k is ir.SharedDecl:
@@ -236,7 +240,11 @@ class _Emitter:
                       f'"r"((unsigned)({expr(s.count)})) : "memory");')
         elif k is ir.MbarArrive:
             a = _saddr(s.bar_buf, s.bar_off)
-            if s.tx is None:
+            if s.cta is not None:   # the same mbarrier in block `cta` of the cluster
+                self.w(d, f'asm volatile("{{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n'
+                          f'mbarrier.arrive.shared::cluster.b64 _, [ra];\\n}}\\n" :: "r"({a}), '
+                          f'"r"((unsigned)({expr(s.cta)})) : "memory");')
+            elif s.tx is None:
                 self.w(d, f'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" :: "r"({a}) : "memory");')
             else:
                 self.w(d, f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" :: "r"({a}), '
@@ -302,7 +310,11 @@ class _Emitter:
         coords = "".join(f', "r"((int)({expr(c)}))' for c in s.coords)
         smem = _saddr(s.smem_buf, s.smem_off)
         desc = f"reinterpret_cast<unsigned long long>(&{s.tma.name})"
-        if s.bar_buf is not None:
+        if s.bar_buf is not None and s.multicast:
+            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes'
+                      f'.multicast::cluster [%0], [%1, {{{crd}}}], [%{r + 2}], %{r + 3};\\n" :: "r"({smem}), "l"({desc})'
+                      f'{coords}, "r"({_saddr(s.bar_buf, s.bar_off)}), "h"((unsigned short){s.multicast}) : "memory");')
+        elif s.bar_buf is not None:
             self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes '
                       f'[%0], [%1, {{{crd}}}], [%{r + 2}];\\n" :: "r"({smem}), "l"({desc}){coords}, '
                       f'"r"({_saddr(s.bar_buf, s.bar_off)}) : "memory");')
@@ -490,6 +502,11 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
     if any(p.kind == "tma" for p in k.params):
         out.append("struct __align__(64) _wb_tma_desc { unsigned long long v[16]; };   // a CUtensorMap")
     bounds = f"__launch_bounds__({k.launch_bounds[0]}, {k.launch_bounds[1]}) " if k.launch_bounds else ""
+    if k.cluster != (1, 1, 1):
+        bounds += f"__cluster_dims__({k.cluster[0]}, {k.cluster[1]}, {k.cluster[2]}) "
+    if "_wb_cluster_ctarank()" in body:
+        out.append("__device__ __forceinline__ unsigned _wb_cluster_ctarank() { unsigned r; "
+                   'asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }')
     out.append(f'extern "C" __global__ void {bounds}{k.name}({", ".join(params)}) {{')
     if k.dynamic_smem:
         out.append("    extern __shared__ __align__(1024) unsigned char _wb_smem[];   // SW128 tiles: 1024-byte aligned")

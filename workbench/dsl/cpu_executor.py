@@ -278,6 +278,8 @@ def pyexpr(e, exact=True) -> str:
     if k is ir.Var:
         return e.name
     if k is ir.Special:
+        if e.name == "clusterCtaRank.x":
+            return "_RANK"
         return {"threadIdx": "_t", "blockIdx": "_b", "blockDim": "_bd", "gridDim": "_gd"}[e.name[:-2]] + e.name[-1]
     if k is ir.BinOp:
         return _binop(e, exact)
@@ -313,7 +315,7 @@ def pyexpr(e, exact=True) -> str:
     raise TypeError(f"cpu executor: unexpected expression {k.__name__}")
 
 
-_SPECIAL_IV = {"threadIdx": (0, 1023), "blockDim": (1, 1024)}
+_SPECIAL_IV = {"threadIdx": (0, 1023), "blockDim": (1, 1024), "clusterCtaRank": (0, 15)}
 
 
 def _iv(e):
@@ -486,6 +488,8 @@ class _PyEmitter:
             self.w(d, f"yield {s.line}")
         elif k is ir.NamedBarrier:
             self.w(d, f"yield ('bar', {s.id}, {s.count}, {s.line})")
+        elif k is ir.ClusterSync:
+            self.w(d, f"yield ('cluster', {s.line})")
         elif k is ir.LocalDecl:   # a fresh array per thread, where the kernel declares it
             b = s.buf
             self.w(d, f"{b.name} = _zeros({b.count}, _dtype_{b.name})")
@@ -494,16 +498,24 @@ class _PyEmitter:
         elif k is ir.MbarInit:
             self.w(d, f"_mb_init(_MB, {_bar_key(s)}, {pyexpr(s.count)})")
         elif k is ir.MbarArrive:
-            self.w(d, f"_mb_arrive(_MB, {_bar_key(s)}, {s.tx or 0})")
+            mb = "_MB" if s.cta is None else f"_peer(_CMB, {pyexpr(s.cta)})"
+            self.w(d, f"_mb_arrive({mb}, {_bar_key(s)}, {s.tx or 0})")
         elif k is ir.MbarWait:   # spins: the scheduler runs the other threads until the phase completes
             self.w(d, f"while not _mb_done(_MB, {_bar_key(s)}, {pyexpr(s.phase)}):")
             self.w(d + 1, f"yield ('spin', {s.line}, {_bar_key(s)})")
         elif k is ir.TmaCopy:
             crd = "(" + "".join(f"{pyexpr(c)}, " for c in s.coords) + ")"
             load = s.bar_buf is not None
-            self.w(d, f"_tma_box_copy({s.tma.name}, {s.smem_buf.name}, {pyexpr(s.smem_off)}, {crd}, {load})")
-            if load:
-                self.w(d, f"_mb_tx(_MB, {_bar_key(s)}, {s.nbytes})")
+            if s.multicast:   # the same box into each named block of the cluster, its bytes on each one's mbarrier
+                ranks = tuple(r for r in range(16) if s.multicast >> r & 1)
+                self.w(d, f"for _rk in {ranks}:")
+                self.w(d + 1, f"_tma_box_copy({s.tma.name}, _peer(_CS, _rk)['{s.smem_buf.name}'], {pyexpr(s.smem_off)}, "
+                              f"{crd}, True)")
+                self.w(d + 1, f"_mb_tx(_CMB[_rk], {_bar_key(s)}, {s.nbytes})")
+            else:
+                self.w(d, f"_tma_box_copy({s.tma.name}, {s.smem_buf.name}, {pyexpr(s.smem_off)}, {crd}, {load})")
+                if load:
+                    self.w(d, f"_mb_tx(_MB, {_bar_key(s)}, {s.nbytes})")
         elif k is ir.Wgmma:
             (ab, ao, _), (bb, bo, _) = s.a, s.b
             buf, offs = s.acc
@@ -553,7 +565,7 @@ def generate_python(k: ir.KernelIR):
     em.block(k.body, 2)
     names = [p.name for p in k.params]
     shared = _shared(k.body)
-    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B, _MB):"]
+    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B, _MB, _CS, _CMB, _RANK):"]
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     for p in k.params:
@@ -652,6 +664,13 @@ def _mb_done(mb, key, parity):
     return _mb_state(mb, key, "mbarrier_wait")[3] != parity
 
 
+def _peer(cluster, rank):
+    """A block of the cluster by rank (its shared tensors or mbarriers), or the error a GPU would not give."""
+    if not 0 <= rank < len(cluster):
+        raise KernelRuntimeError(f"block rank {rank} is outside the cluster of {len(cluster)} blocks")
+    return cluster[rank]
+
+
 def _tma_box_copy(tma, smem, off, coords, load):
     from .hopper import tma_box_copy, tma_extent
     try:
@@ -661,7 +680,7 @@ def _tma_box_copy(tma, smem, off, coords, load):
 
 
 _HELPERS.update(_mb_init=_mb_init, _mb_arrive=_mb_arrive, _mb_tx=_mb_tx, _mb_done=_mb_done,
-                _tma_box_copy=_tma_box_copy)
+                _tma_box_copy=_tma_box_copy, _peer=_peer)
 
 
 def host_view(address: int, etype, lo: int, hi: int):
@@ -711,36 +730,48 @@ class CompiledCPU:
         budget = [_limits.MAX_CPU_LOOP_STEPS]    # loop iterations left to this launch, all threads together
         gx, gy, gz = grid
         bx, by, bz = block
-        for gbz in range(gz):
-            for gby in range(gy):
-                for gbx in range(gx):
-                    S = {b.name: np.zeros(b.count, dtype=np.dtype(_NP.get(b.etype) or b.etype.numpy)) for b in self.shared}
-                    mb: dict = {}     # the block's mbarriers
-                    th = self.make(P, S, IX, AL, bx, by, bz, gx, gy, gz, budget, mb)
+        cx, cy, cz = self.ir.cluster
+        for gbz in range(0, gz, cz):
+            for gby in range(0, gy, cy):
+                for gbx in range(0, gx, cx):   # one cluster (one block without clusters), ranks x fastest
+                    bidxs = [(gbx + i, gby + j, gbz + k) for k in range(cz) for j in range(cy) for i in range(cx)]
+                    Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(_NP.get(b.etype) or b.etype.numpy)) for b in self.shared}
+                          for _ in bidxs]
+                    mbs: list = [{} for _ in bidxs]     # each block's mbarriers
+                    ths = [self.make(P, Ss[r], IX, AL, bx, by, bz, gx, gy, gz, budget, mbs[r], Ss, mbs, r)
+                           for r in range(len(bidxs))]
                     if not self.ir.uses_sync:
-                        for tz in range(bz):
-                            for ty in range(by):
-                                for tx in range(bx):
-                                    try:
-                                        th(tx, ty, tz, gbx, gby, gbz)
-                                    except KernelRuntimeError as e:
-                                        raise _located(e, (gbx, gby, gbz), (tx, ty, tz)) from None
+                        for th, bidx in zip(ths, bidxs):
+                            for tz in range(bz):
+                                for ty in range(by):
+                                    for tx in range(bx):
+                                        try:
+                                            th(tx, ty, tz, *bidx)
+                                        except KernelRuntimeError as e:
+                                            raise _located(e, bidx, (tx, ty, tz)) from None
                     else:
-                        self._run_block(th, (bx, by, bz), (gbx, gby, gbz), mb)
+                        self._run_cluster(ths, (bx, by, bz), bidxs, mbs)
 
-    def _run_block(self, th, block, bidx, mb):
-        """The block's threads in step: each runs to its next barrier, warp-collective instruction or mbarrier wait.
-        A barrier releases when every live thread waits at it; a collective (mma.sync, ldmatrix: a warp; wgmma: a
-        warpgroup) is carried out once all its threads wait at it, each resuming with its result; a thread waiting
-        on an mbarrier re-checks it every round.  When no thread can move and no mbarrier changed, the block would
-        hang on a GPU: that is reported, with what each thread waits for."""
+    def _run_cluster(self, ths, block, bidxs, mbs):
+        """The threads of a cluster's blocks (one block without clusters) in step: each runs to its next barrier,
+        warp-collective instruction or mbarrier wait.  A sync_threads releases when every live thread of its block
+        waits at it, a named barrier when its count of the block's threads do, a cluster_sync when every live
+        thread of the cluster does; a collective (mma.sync, ldmatrix: a warp; wgmma: a warpgroup) is carried out
+        once all its threads wait at it, each resuming with its result; a thread waiting on an mbarrier re-checks it
+        every round.  When no thread can move and no mbarrier changed, the cluster would hang on a GPU: that is
+        reported, with what each thread waits for."""
         tids = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
-        gens = {i: th(*t, *bidx) for i, t in enumerate(tids)}
+        nt = len(tids)    # thread `lin` is thread lin % nt of block lin // nt (its rank in the cluster)
+        gens = {r * nt + i: th(*t, *bidxs[r]) for r, th in enumerate(ths) for i, t in enumerate(tids)}
         waiting: dict = {}
         results: dict = {}
         run = list(gens)
+
+        def epoch():
+            return sum(mb.get("_epoch", 0) for mb in mbs)
+
         while gens:
-            epoch = mb.get("_epoch", 0)
+            before_epoch = epoch()
             moved = False        # a thread ran code other than re-checking an mbarrier it still waits on
             for lin in run:
                 before = waiting.pop(lin, None)
@@ -751,46 +782,51 @@ class CompiledCPU:
                     moved = True
                     continue
                 except (KernelRuntimeError, IndexError, ValueError) as e:
-                    raise _located(KernelRuntimeError(str(e)), bidx, tids[lin]) from None
+                    raise _located(KernelRuntimeError(str(e)), bidxs[lin // nt], tids[lin % nt]) from None
                 waiting[lin] = m
                 moved = moved or type(before) is not tuple or before[0] != "spin" or m != before
             run = []
-            syncs = {lin: m for lin, m in waiting.items() if type(m) is int}
-            if syncs and len(syncs) == len(gens):
-                lines = set(syncs.values())
-                if len(lines) > 1:
-                    raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines "
-                                             f"{sorted(lines)}): a barrier inside divergent control flow is undefined in CUDA.")
-                run = sorted(syncs)
+            for r, bidx in enumerate(bidxs):
+                live = [lin for lin in gens if lin // nt == r]
+                syncs = {lin: waiting[lin] for lin in live if type(waiting.get(lin)) is int}
+                if syncs and len(syncs) == len(live):
+                    lines = set(syncs.values())
+                    if len(lines) > 1:
+                        raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines "
+                                                 f"{sorted(lines)}): a barrier inside divergent control flow is undefined in CUDA.")
+                    run += sorted(syncs)
+            cluster = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "cluster"]
+            if cluster and len(cluster) == len(gens):
+                run += sorted(cluster)
             bars: dict = {}
             for lin, m in waiting.items():
                 if type(m) is tuple and m[0] == "bar":
-                    bars.setdefault(m[1], {})[lin] = m
-            for bid, members in bars.items():
+                    bars.setdefault((lin // nt, m[1]), {})[lin] = m
+            for (r, bid), members in bars.items():
                 count = next(iter(members.values()))[2]
                 if len({m[2] for m in members.values()}) > 1 or len(members) > count:
-                    raise KernelRuntimeError(f"threads of block {bidx} wait at barrier {bid} with different thread counts "
-                                             f"or more threads than its count ({count}): "
+                    raise KernelRuntimeError(f"threads of block {bidxs[r]} wait at barrier {bid} with different thread "
+                                             f"counts or more threads than its count ({count}): "
                                              f"{sorted({(m[2], m[3]) for m in members.values()})} (count, line).")
                 if len(members) == count:
                     run += sorted(members)
             groups: dict = {}
             for lin, m in waiting.items():
-                if type(m) is tuple and m[0] not in ("spin", "bar"):
+                if type(m) is tuple and m[0] not in ("spin", "bar", "cluster"):
                     size = 128 if m[0] == "wgmma" else 32
-                    groups.setdefault((lin // size, size), {})[lin] = m
-            for (g, size), members in groups.items():
+                    groups.setdefault((lin // nt, (lin % nt) // size, size), {})[lin] = m
+            for (r, g, size), members in groups.items():
                 if len(members) == size and len({m[:2] for m in members.values()}) == 1:
-                    results.update(self._collective(members, g, size, bidx))
+                    results.update(self._collective(members, g, size, bidxs[r]))
                     run += sorted(members)
             spinning = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "spin"]
-            if spinning and (run or moved or mb.get("_epoch", 0) != epoch):
+            if spinning and (run or moved or epoch() != before_epoch):
                 run += spinning          # something changed: the waiters re-check their mbarriers
             if not run and gens:
-                raise KernelRuntimeError(self._stuck(waiting, gens, bidx))
+                raise KernelRuntimeError(self._stuck(waiting, gens, bidxs, nt))
 
-    def _stuck(self, waiting, gens, bidx) -> str:
-        """Why no thread of the block can move (what a GPU would hang on)."""
+    def _stuck(self, waiting, gens, bidxs, nt) -> str:
+        """Why no thread of the block (or cluster) can move (what a GPU would hang on)."""
         what: dict = {}
         for lin, m in sorted(waiting.items()):
             if type(m) is int:
@@ -799,15 +835,20 @@ class CompiledCPU:
                 w = f"mbarrier {m[2][0]}[{m[2][1]}] (wait at line {m[1]}) whose phase never completes"
             elif m[0] == "bar":
                 w = f"barrier({m[1]}, {m[2]}) at line {m[3]}"
+            elif m[0] == "cluster":
+                w = f"cluster_sync() at line {m[1]}"
             else:
                 w = f"{m[0]} ({self.collectives[m[1]].name}), which is {'warpgroup' if m[0] == 'wgmma' else 'warp'}-wide"
-            what.setdefault(w, []).append(lin)
+            if len(bidxs) > 1:
+                w = f"{w} in block {bidxs[lin // nt]}"
+            what.setdefault(w, []).append(lin % nt)
         parts = [f"threads {ids[0]}..{ids[-1]} ({len(ids)}) wait at {w}" if len(ids) > 1 else f"thread {ids[0]} waits at {w}"
                  for w, ids in what.items()]
         hint = ("all 32 lanes of a warp (128 threads of a warpgroup for wgmma) must execute a collective together, every "
                 "live thread must reach a sync_threads(), a barrier(id, n) releases when n threads reach it, and an mbarrier's phase completes only after the arrivals "
                 "init announced and every byte arrive_and_expect_tx announced")
-        return f"block {bidx} can never continue: {'; '.join(parts)} ({len(gens)} live threads); {hint}"
+        where = f"block {bidxs[0]}" if len(bidxs) == 1 else f"the cluster of blocks {bidxs[0]}..{bidxs[-1]}"
+        return f"{where} can never continue: {'; '.join(parts)} ({len(gens)} live threads); {hint}"
 
     def _collective(self, members, group, size, bidx):
         """Carry out one collective instruction for one warp (32 threads) or warpgroup (128, wgmma)."""

@@ -179,9 +179,11 @@ def _assigned(stmts) -> set:
 class Lowering:
     """Lowers one kernel (and the device functions it calls, inlined) to a KernelIR."""
 
-    def __init__(self, src: FunctionSource, bindings: dict, params: list, name: str, launch_bounds=None):
+    def __init__(self, src: FunctionSource, bindings: dict, params: list, name: str, launch_bounds=None,
+                 cluster=(1, 1, 1)):
         self.src = src
         self.launch_bounds = launch_bounds   # the kernel's (max threads, min blocks) or None
+        self.cluster = cluster               # the kernel's cluster dims
         self.env = dict(bindings)
         self.params = params
         self.name = name
@@ -339,6 +341,8 @@ class Lowering:
 
     # -- entry -------------------------------------------------------------------------------
     def run(self):
+        if self.cluster != (1, 1, 1):
+            self.require_arch(90, "thread-block clusters")
         for s in self.src.fdef.body:
             self.visit(s)
         close_tx_ledger(self)
@@ -348,6 +352,7 @@ class Lowering:
         k.min_arch_reason = self.min_arch_reason
         k.block_threads = self.block_threads
         k.launch_bounds = self.launch_bounds
+        k.cluster = self.cluster
         if self.block_threads and self.launch_bounds and self.launch_bounds[0] < self.block_threads[0]:
             raise ValueError(f"Expected launch_bounds of at least {self.block_threads[0]} threads for {self.name}: it "
                              f"partitions by {self.block_threads[1]}, but the kernel declares at most "

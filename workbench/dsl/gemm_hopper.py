@@ -42,19 +42,23 @@ class HopperGemm:
     runs it (``operands`` says which kernel and arguments)."""
 
     def __init__(self, bm=128, bn=256, bk=64, stages=4, consumers=2, group=8, dtype=wb.Float16,
-                 persistent=False):
+                 persistent=False, cluster=1):
         if bm != 64 * consumers:
             raise ValueError(f"HopperGemm: each consumer warpgroup computes 64 rows, so bm must be 64 x consumers "
                              f"({64 * consumers}), but got {bm}.")
+        if cluster not in (1, 2, 4) or bn % (8 * cluster) or group % cluster:
+            raise ValueError(f"HopperGemm: expected cluster 1, 2 or 4 blocks along M that divides group ({group}) and "
+                             f"whose slices of B are whole 8-row groups (bn {bn}), but got {cluster}.")
         self.bm, self.bn, self.bk, self.stages, self.consumers = bm, bn, bk, stages, consumers
-        self.group, self.dtype, self.persistent = group, dtype, persistent
+        self.group, self.dtype, self.persistent, self.cluster = group, dtype, persistent, cluster
         ab = "F16F16" if dtype is wb.Float16 else "BF16BF16"
         self.atom = wb.mma_atom(f"SM90_64x{bn}x16_F32{ab}_SS")
         self.mma = wb.make_tiled_mma(self.atom, wb.make_layout((consumers, 1, 1)))
         self.threads = 128 * (consumers + 1)
         kind = {64: "SW128", 32: "SW64", 16: "SW32"}[bk * dtype.bits // 16]
         atom = wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", dtype)
-        self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom, (bn, bk))}
+        # with a cluster, each block loads a 1/cluster slice of B and multicasts it to the cluster's blocks
+        self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom, (bn // cluster, bk))}
         self.smem = {"A": wb.tile_to_shape(atom, (bm, bk, stages)), "B": wb.tile_to_shape(atom, (bn, bk, stages))}
         self._kernels: dict = {}
 
@@ -102,16 +106,20 @@ class HopperGemm:
         return wb.make_tma_load(a, self.box["A"]), wb.make_tma_load(b, self.box["B"])
 
     def grid(self, m, n):
-        tiles = math.ceil(m / self.bm) * math.ceil(n / self.bn)
+        """Blocks: a cluster per `cluster` m-tiles of one n-tile (the last may reach past M), or as many clusters as
+        the GPU holds at once (persistent)."""
+        cl = self.cluster
+        clusters = math.ceil(m / (self.bm * cl)) * math.ceil(n / self.bn)
         if self.persistent:
             from .backend_cupy import gpu_available
-            sms = _sm_count() if gpu_available() else 2
-            return (min(tiles, sms), 1, 1)
-        return (tiles, 1, 1)
+            sms = _sm_count() if gpu_available() else 2 * cl
+            return (min(clusters, sms // cl) * cl, 1, 1)
+        return (clusters * cl, 1, 1)
 
     def __repr__(self):
         return (f"HopperGemm({self.bm}x{self.bn}x{self.bk}, stages={self.stages}, consumers={self.consumers}, "
-                f"group={self.group}, {self.dtype}{', persistent' if self.persistent else ''})")
+                f"group={self.group}, {self.dtype}{', persistent' if self.persistent else ''}"
+                f"{f', cluster={self.cluster}' if self.cluster > 1 else ''})")
 
 
 def _sm_count():
@@ -144,6 +152,8 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
     stage_bytes = (bm + bn) * bk * cfg.dtype.bits // 8
     consumers = cfg.consumers
     dtype = cfg.dtype
+    cl = cfg.cluster
+    everyone = (1 << cl) - 1        # the multicast mask of the whole cluster
 
     use_tma = epilogue == "tma"
     en, SC, _, mma_c = cfg.epilogue_tiles(c_type) if use_tma else (None, None, None, None)
@@ -170,6 +180,16 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                 wb.tma_store(tma_c, sC[None, None, j % 2], (row0, col0 + j * en))
                 wb.tma_store_commit_group()
 
+    @wb.kernel
+    def _release(empty, i):
+        """A consumer warpgroup is done with stage i: one arrival on empty[i] of every block of the cluster (each
+        block's producer fills the stage in all of them)."""
+        if cl == 1:
+            wb.mbarrier_arrive(empty, i)
+        else:
+            for c in range(cl):
+                wb.mbarrier_arrive(empty, i, cta=c)
+
     @wb.kernel(launch_bounds=cfg.threads)
     def mainloop(tma_a, tma_b, tma_c, C, k):
         """C = A @ B^T: a producer warpgroup's first thread streams k-tiles of A and B into a ring of shared stages by
@@ -181,30 +201,40 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
         full = wb.shared_tensor(wb.Uint64, S)
         empty = wb.shared_tensor(wb.Uint64, S)
         m_size, n_size = wb.shape(C)[0], wb.shape(C)[1]
-        mtiles, ntiles = wb.ceil_div(m_size, bm), wb.ceil_div(n_size, bn)
+        # a cluster computes `cl` m-tiles of one n-tile (sharing its B tile); block `rank` the rank-th of them
+        mtiles, ntiles = wb.ceil_div(m_size, bm * cl), wb.ceil_div(n_size, bn)
         ktiles = wb.ceil_div(k, bk)
+        rank = wb.block_rank_in_cluster() if cl > 1 else 0
         if tid == 0:
             for s in range(S):
                 wb.mbarrier_init(full, s, 1)
-                wb.mbarrier_init(empty, s, consumers)
+                wb.mbarrier_init(empty, s, consumers * cl)
             wb.mbarrier_init_fence()
-        wb.sync_threads()
-        first = wb.block_idx().x
-        step = wb.grid_dim().x if persistent else mtiles * ntiles
+        if cl > 1:
+            wb.cluster_sync()        # the peers' mbarriers are initialized before any multicast or remote arrival
+        else:
+            wb.sync_threads()
+        first = wb.block_idx().x // cl
+        step = wb.grid_dim().x // cl if persistent else mtiles * ntiles
         if tid < 128:
             wb.warpgroup_reg_dealloc(40)
             if tid == 0:
                 it = 0
                 tile = first
                 while tile < mtiles * ntiles:
-                    m0, n0 = block_tile(tile, mtiles, ntiles, group)
+                    m0, n0 = block_tile(tile, mtiles, ntiles, group // cl)
+                    m0 = m0 * cl + rank
                     for kt in wb.range_dynamic(ktiles):
                         s = it % S
                         if it >= S:
                             wb.mbarrier_wait(empty, s, (it // S + 1) % 2)
                         wb.mbarrier_arrive_and_expect_tx(full, s, stage_bytes)
                         wb.tma_load(tma_a, sA[None, None, s], (m0 * bm, kt * bk), full, s)
-                        wb.tma_load(tma_b, sB[None, None, s], (n0 * bn, kt * bk), full, s)
+                        if cl == 1:
+                            wb.tma_load(tma_b, sB[None, None, s], (n0 * bn, kt * bk), full, s)
+                        else:                # this block's slice of B, into every block of the cluster
+                            wb.tma_load(tma_b, wb.local_tile(sB[None, None, s], (bn // cl, bk), (rank, 0)),
+                                        (n0 * bn + rank * (bn // cl), kt * bk), full, s, multicast=everyone)
                         it += 1
                     tile += step
         else:
@@ -219,7 +249,8 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
             it = 0
             tile = first
             while tile < mtiles * ntiles:
-                m0, n0 = block_tile(tile, mtiles, ntiles, group)
+                m0, n0 = block_tile(tile, mtiles, ntiles, group // cl)
+                m0 = m0 * cl + rank
                 gC = wb.local_tile(C, (bm, bn), (m0, n0))
                 acc = mma.make_fragment_C(thr.partition_C(gC))
                 acc.fill(0.0)
@@ -230,11 +261,11 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                     wb.warpgroup_commit_group()
                     wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
                     if kt > 0 and ctid % 128 == 0:
-                        wb.mbarrier_arrive(empty, (it + S - 1) % S)
+                        _release(empty, (it + S - 1) % S)
                     it += 1
                 wb.warpgroup_wait_group(0)
                 if ctid % 128 == 0:
-                    wb.mbarrier_arrive(empty, (it + S - 1) % S)
+                    _release(empty, (it + S - 1) % S)
                 if use_tma:
                     _store_by_tma(acc, sC, thr_c, tma_c, ctid, m0 * bm, n0 * bn)
                 else:
@@ -243,14 +274,16 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                 tile += step
             if use_tma and ctid == 0:
                 wb.tma_store_wait_group(0)     # the staging buffers stay until the last store has read them
+        if cl > 1:
+            wb.cluster_sync()    # no block leaves while a peer may still arrive on its mbarriers
 
     if use_tma:
-        @wb.kernel(launch_bounds=cfg.threads)
+        @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k):
             """C = A @ B^T, the epilogue through shared memory and TMA stores."""
             mainloop(tma_a, tma_b, tma_c, C, k)
     else:
-        @wb.kernel(launch_bounds=cfg.threads)
+        @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, C, k):
             """C = A @ B^T, each thread storing its accumulators (predicated at C's edges)."""
             mainloop(tma_a, tma_b, None, C, k)

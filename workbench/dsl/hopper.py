@@ -45,6 +45,7 @@ __all__ = ["TmaLoad", "make_tma_load", "KTma", "tma_load", "tma_store", "tma_sto
            "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive",
            "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group",
            "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async",
+           "block_rank_in_cluster", "cluster_sync",
            "gemm_gmma", "emulate_wgmma", "tma_box_copy", "tma_extent"]
 
 # cuTensorMapEncodeTiled's CUtensorMapDataType, by element type (TMA only moves bits: fp8 as bytes)
@@ -193,12 +194,44 @@ def mbarrier_init_fence(cx):
 
 
 @builtin
-def mbarrier_arrive(cx, bars, i):
-    """One arrival of this thread at ``bars[i]``."""
+def mbarrier_arrive(cx, bars, i, cta=None):
+    """One arrival of this thread at ``bars[i]``; with ``cta=r``, at the mbarrier in the same place of block r of the
+    cluster (CuTe DSL's ``peer_cta_rank_in_cluster``: a consumer releasing a stage a peer's multicast fills)."""
     buf, off = _bar(bars, i, "mbarrier_arrive")
     cx.require_arch(90, "mbarrier")
     cx.uses_collectives()
-    cx.emit(ir.MbarArrive(buf, off, None))
+    rank = None
+    if cta is not None:
+        rank = _cluster_rank(cx, cta, "mbarrier_arrive")
+    cx.emit(ir.MbarArrive(buf, off, None, rank))
+
+
+def _cluster_rank(cx, r, what):
+    n = cx.cluster[0] * cx.cluster[1] * cx.cluster[2]
+    cx.scalar(r, "a block rank in the cluster")
+    if type(r) is int and not 0 <= r < n:
+        raise ValueError(f"{what}: expected a block rank in the cluster, 0 to {n - 1}, but got {r}.")
+    if n == 1:
+        raise ValueError(f"{what}: the kernel has no cluster; declare one with @wb.kernel(cluster=(2, 1, 1)).")
+    return ir.as_expr(ir.cast(r, ir.Int32) if isinstance(r, ir.Expr) else r, ir.Int32)
+
+
+@builtin
+def block_rank_in_cluster(cx):
+    """This block's rank in its cluster (``%cluster_ctarank``, CuTe DSL's ``block_idx_in_cluster`` flattened):
+    0 to cluster size - 1, x fastest."""
+    return ir.Special("clusterCtaRank.x")
+
+
+@builtin
+def cluster_sync(cx):
+    """``barrier.cluster.arrive`` + ``wait``: every thread of every block of the cluster meets here (after the
+    mbarriers are initialized, before any block uses a peer's; and before a block exits while a peer may still
+    reach its shared memory)."""
+    if cx.cluster == (1, 1, 1):
+        raise ValueError("cluster_sync: the kernel has no cluster; declare one with @wb.kernel(cluster=(2, 1, 1)).")
+    cx.uses_sync = True
+    cx.emit(ir.ClusterSync())
 
 
 @builtin
@@ -334,17 +367,30 @@ def _coords(cx, tma, coords, what):
 
 
 @builtin
-def tma_load(cx, tma, dst, coords, bars, i):
+def tma_load(cx, tma, dst, coords, bars, i, multicast=None):
     """One TMA box of the tensor at element coordinates ``coords`` (its modes' order; outside the tensor: zeros)
     into the shared tile ``dst``, asynchronously: its bytes complete on mbarrier ``bars[i]`` (announced by an
-    ``mbarrier_arrive_and_expect_tx`` just before).  One thread issues it."""
+    ``mbarrier_arrive_and_expect_tx`` just before).  One thread issues it.
+
+    ``multicast=mask`` (a static bit mask of block ranks in the cluster): the box lands at the same place in each of
+    those blocks' shared memory and completes its bytes on each one's ``bars[i]``.  Every block of the cluster is
+    taken to issue the same pattern (one slice of a shared operand each), so each block's mbarrier counts
+    ``popcount(mask)`` such boxes: that is what ``arrive_and_expect_tx`` must announce for it."""
     what = "tma_load"
     base = _tma_tile(tma, dst, what)
     crd = _coords(cx, tma, coords, what)
     buf, off = _bar(bars, i, what)
-    _ledger(cx).load(cx, (buf.name, str(off)), tma.box.nbytes, what)
+    copies = 1
+    if multicast is not None:
+        n = cx.cluster[0] * cx.cluster[1] * cx.cluster[2]
+        if type(multicast) is not int or not 0 < multicast < 1 << n:
+            raise ValueError(f"{what}: expected multicast as a static bit mask of the cluster's {n} block ranks (1 to "
+                             f"{(1 << n) - 1}), but got {multicast!r}" + ("; the kernel has no cluster: declare one with "
+                                                                          "@wb.kernel(cluster=(2, 1, 1))." if n == 1 else "."))
+        copies = bin(multicast).count("1")
+    _ledger(cx).load(cx, (buf.name, str(off)), tma.box.nbytes * copies, what)
     cx.require_arch(90, "TMA (cp.async.bulk.tensor)")
-    cx.emit(ir.TmaCopy(tma.param, tma.box, dst.buf, ir.as_expr(base), crd, buf, off, tma.box.nbytes))
+    cx.emit(ir.TmaCopy(tma.param, tma.box, dst.buf, ir.as_expr(base), crd, buf, off, tma.box.nbytes, multicast))
     cx.mark_written(dst.buf)
 
 

@@ -342,6 +342,11 @@ class SyncThreads(Stmt):
     __slots__ = ()
 
 
+class ClusterSync(Stmt):
+    """``barrier.cluster.arrive`` + ``wait``: every thread of every block of the cluster."""
+    __slots__ = ()
+
+
 class NamedBarrier(Stmt):
     """``bar.sync id, count``: the first ``count`` threads (whole warps) to arrive at barrier ``id`` (1-15) go on."""
     __slots__ = ("id", "count")
@@ -425,12 +430,13 @@ class MbarInit(Stmt):
 
 class MbarArrive(Stmt):
     """``mbarrier.arrive[.expect_tx]``: one arrival at the mbarrier; ``tx`` (None or bytes) first raises the
-    transaction count the phase also waits for (the bytes TMA loads will complete on it)."""
+    transaction count the phase also waits for (the bytes TMA loads will complete on it).  ``cta`` (None or an
+    Int32 expression): the mbarrier at the same place in that block of the cluster (``mapa``)."""
 
-    __slots__ = ("bar_buf", "bar_off", "tx")
+    __slots__ = ("bar_buf", "bar_off", "tx", "cta")
 
-    def __init__(self, bar_buf, bar_off, tx):
-        self.bar_buf, self.bar_off, self.tx = bar_buf, bar_off, tx
+    def __init__(self, bar_buf, bar_off, tx, cta=None):
+        self.bar_buf, self.bar_off, self.tx, self.cta = bar_buf, bar_off, tx, cta
 
 
 class MbarWait(Stmt):
@@ -448,11 +454,12 @@ class TmaCopy(Stmt):
     A load (``bar_buf`` set) completes its ``nbytes`` on the mbarrier; a store (``bar_buf`` None) joins the
     thread's bulk group."""
 
-    __slots__ = ("tma", "box", "smem_buf", "smem_off", "coords", "bar_buf", "bar_off", "nbytes")
+    __slots__ = ("tma", "box", "smem_buf", "smem_off", "coords", "bar_buf", "bar_off", "nbytes", "multicast")
 
-    def __init__(self, tma, box, smem_buf, smem_off, coords, bar_buf, bar_off, nbytes):
+    def __init__(self, tma, box, smem_buf, smem_off, coords, bar_buf, bar_off, nbytes, multicast=None):
         self.tma, self.box, self.smem_buf, self.smem_off, self.coords = tma, box, smem_buf, smem_off, coords
         self.bar_buf, self.bar_off, self.nbytes = bar_buf, bar_off, nbytes
+        self.multicast = multicast   # a load to the same place in each block of the cluster this mask names
 
 
 class Wgmma(Stmt):
@@ -502,7 +509,7 @@ class KernelIR:
     """A lowered kernel: its name, its parameters in order and its body."""
 
     __slots__ = ("name", "params", "body", "uses_sync", "shared_bytes", "written_args", "dynamic_smem", "min_arch",
-                 "min_arch_reason", "block_threads", "launch_bounds")
+                 "min_arch_reason", "block_threads", "launch_bounds", "cluster")
 
     def __init__(self, name, params, body, uses_sync, shared_bytes, written_args, dynamic_smem=0, min_arch=0):
         self.name, self.params, self.body = name, params, body
@@ -513,6 +520,7 @@ class KernelIR:
         self.min_arch_reason = ""
         self.block_threads = None   # (n, what): a tiled MMA/copy the kernel partitions by needs n threads a block
         self.launch_bounds = None   # (max threads, min blocks per SM): @wb.kernel(launch_bounds=...), __launch_bounds__
+        self.cluster = (1, 1, 1)    # blocks a cluster: @wb.kernel(cluster=...), __cluster_dims__
 
     @property
     def arch_specific(self) -> bool:

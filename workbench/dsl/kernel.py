@@ -49,7 +49,7 @@ class Specialization:
         self.kernel, self.key, self.specs, self.target = kernel, key, specs, target
         src = kernel.source
         env, params = A.bind(src.params, specs, src.constexpr)
-        low = Lowering(src, env, params, kernel.__name__, kernel.launch_bounds)
+        low = Lowering(src, env, params, kernel.__name__, kernel.launch_bounds, kernel.cluster)
         self.ir = low.run()
         self.captures = tuple(low.captured.values())   # the globals/closures it compiled in (captures.py)
         self.params = self.ir.params
@@ -173,6 +173,13 @@ class Specialization:
             raise ValueError(f"Expected blocks of {need[0]} threads for {self.kernel.__name__}: it partitions by "
                              f"{need[1]}, which has {need[0]} threads, but the launch has block {tuple(block)}.")
 
+    def check_grid(self, grid):
+        """Raise unless the grid is a whole number of the kernel's clusters."""
+        c = self.ir.cluster
+        if any(g % x for g, x in zip(grid, c)):
+            raise ValueError(f"Expected a grid that is a multiple of the cluster {c} of {self.kernel.__name__}, but "
+                             f"got grid {tuple(grid)}.")
+
     def go_for(self, grid6):
         """The hot path for one launch configuration: guard, pack and cuLaunchKernel in one C call,
         grid and block fixed.  Returns None when the arguments do not match this specialization."""
@@ -262,9 +269,10 @@ class Kernel:
     """A ``@wb.kernel`` function: launch with ``kern[grid, block](*args)``."""
     _wb_device_function = True   # the frontend inlines calls to it (recognized by this marker, no import)
 
-    def __init__(self, fn, launch_bounds=None):
+    def __init__(self, fn, launch_bounds=None, cluster=(1, 1, 1)):
         self.fn = fn
         self.launch_bounds = launch_bounds
+        self.cluster = cluster
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -421,6 +429,7 @@ class Kernel:
         if block[0] * block[1] * block[2] > 1024:
             raise ValueError(f"Expected at most 1024 threads per block, but got {block}.")
         sp.check_block(block)
+        sp.check_grid(grid)
         vals = sp.values(nargs)
         if vals is None:
             raise ValueError(f"Expected arguments of {self.__name__} that fit the parameter types of {sp.describe()}, "
@@ -440,22 +449,44 @@ class Kernel:
         return self._go(sp, grid, block, smem, stream)
 
 
-def kernel(fn=None, *, launch_bounds=None):
+def kernel(fn=None, *, launch_bounds=None, cluster=None):
     """Decorator: make a Python function a GPU kernel (and a device function other kernels may call).
 
     ``@wb.kernel(launch_bounds=384)`` or ``(384, 1)``: CUDA's ``__launch_bounds__(max threads, min blocks per SM)``;
     launches with more threads are refused.  ptxas budgets registers from it, and a kernel that moves registers
-    between warpgroups (``wb.warpgroup_reg_alloc``, setmaxnreg) needs it."""
+    between warpgroups (``wb.warpgroup_reg_alloc``, setmaxnreg) needs it.
+
+    ``@wb.kernel(cluster=(2, 1, 1))``: thread-block clusters (SM90, ``__cluster_dims__``): the blocks of a cluster
+    run at once on neighbouring SMs and reach each other's shared memory (``wb.block_rank_in_cluster``,
+    ``wb.cluster_sync``, ``wb.mbarrier_arrive(..., cta=r)``, ``wb.tma_load(..., multicast=mask)``); the grid must
+    be a multiple of it.  The CPU executor runs a cluster's blocks together."""
     bounds = _launch_bounds(launch_bounds)
+    dims = _cluster_dims(cluster)
     if fn is None:
-        return lambda f: kernel(f, launch_bounds=launch_bounds)
+        return lambda f: kernel(f, launch_bounds=launch_bounds, cluster=cluster)
     if isinstance(fn, Kernel):
-        if bounds is not None and fn.launch_bounds != bounds:
-            raise ValueError(f"{fn.__name__} is already a kernel with launch_bounds {fn.launch_bounds}.")
+        if (bounds is not None and fn.launch_bounds != bounds) or (cluster is not None and fn.cluster != dims):
+            raise ValueError(f"{fn.__name__} is already a kernel with launch_bounds {fn.launch_bounds} and cluster "
+                             f"{fn.cluster}.")
         return fn
     if not callable(fn):
         raise TypeError(f"Expected a function to decorate with @wb.kernel, but got {type(fn).__name__}.")
-    return Kernel(fn, bounds)
+    return Kernel(fn, bounds, dims)
+
+
+MAX_CLUSTER_BLOCKS = 8    # the portable cluster size (16 needs a non-portable opt-in)
+
+
+def _cluster_dims(v):
+    if v is None:
+        return (1, 1, 1)
+    t = (v,) if type(v) is int else v
+    if type(t) is tuple and 1 <= len(t) <= 3 and all(type(x) is int and x >= 1 for x in t):
+        t = t + (1,) * (3 - len(t))
+        if t[0] * t[1] * t[2] <= MAX_CLUSTER_BLOCKS:
+            return t
+    raise ValueError(f"Expected cluster as 1 to 3 positive ints of at most {MAX_CLUSTER_BLOCKS} blocks in all (the "
+                     f"portable cluster size), but got {v!r}.")
 
 
 def _launch_bounds(v):
