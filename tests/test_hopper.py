@@ -99,14 +99,15 @@ def test_tma_bad_input_is_refused():
 
 
 # -- one wgmma, probed -------------------------------------------------------------------------------------------
-def make_probe(n, dtype=wb.Float16, major="K", kind="SW128"):
+def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False):
     """A one-warpgroup kernel: A (64, K) and B (n, K) into shared tiles of the GMMA layout atom (threads' stores),
     one wb.gemm over the tile's k-blocks, then every thread's accumulators in its registers' order to
-    regs[thread, v] and through partition_C to C."""
+    regs[thread, v] and through partition_C to C.  rs: an RS atom, A copied from its shared tile into each
+    thread's fragment (make_fragment_A) first."""
     bits = dtype.bits
     code = {16: ("F32F16F16" if dtype is wb.Float16 else "F32BF16BF16")}[bits]
     k = 64 if kind in ("SW128", "INTER") else {"SW64": 32, "SW32": 16}[kind]
-    atom = wb.mma_atom(f"SM90_64x{n}x16_{code}_SS", major_a=major, major_b=major)
+    atom = wb.mma_atom(f"SM90_64x{n}x16_{code}_{'RS' if rs else 'SS'}", major_a=major, major_b=major)
     mma = wb.make_tiled_mma(atom, wb.make_layout((1, 1, 1)))
     sm = wb.gmma_smem_atom(f"Layout_{major}_{kind}_Atom", dtype)
     la, lb = wb.tile_to_shape(sm, (64, k)), wb.tile_to_shape(sm, (n, k))
@@ -126,8 +127,13 @@ def make_probe(n, dtype=wb.Float16, major="K", kind="SW128"):
         gC = wb.local_tile(C, (64, n), (0, 0))
         acc = mma.make_fragment_C(thr.partition_C(gC))
         acc.fill(0.0)
+        if rs:
+            tCrA = mma.make_fragment_A(thr.partition_A(sA))
+            wb.copy(thr.partition_A(sA), tCrA)
+        else:
+            tCrA = thr.partition_A(sA)
         wb.warpgroup_fence()
-        wb.gemm(mma, acc, thr.partition_A(sA), thr.partition_B(sB), acc)
+        wb.gemm(mma, acc, tCrA, thr.partition_B(sB), acc)
         wb.warpgroup_commit_group()
         wb.warpgroup_wait_group(0)
         for v in range(wb.size(acc)):
@@ -164,6 +170,36 @@ def test_wgmma_probe_on_the_cpu_executor(n):
     _check_probe(atom, a, b, c, regs)
 
 
+@pytest.mark.parametrize("n,kind", [(8, "SW128"), (64, "SW64"), (256, "INTER")])
+def test_rs_wgmma_probe_on_the_cpu_executor(n, kind):
+    """An RS atom: A from each thread's registers (gathered through tv_layout_A), B through its descriptor."""
+    probe, atom, k = make_probe(n, kind=kind, rs=True)
+    a, b = _probe_inputs(n, k, np.random.default_rng(n + 1))
+    c = np.full((64, n), np.nan, np.float32)
+    regs = np.full((128, n // 2), np.nan, np.float32)
+    probe[1, 128](a, b, c, regs)
+    _check_probe(atom, a, b, c, regs)
+    code = wb.show_code(probe, a, b, c, regs)
+    assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16" in code and ", p, 1, 1, 0;" in code
+    backend_cupy.compile_cubin(code, "sm_90a")
+
+
+def test_rs_atoms_need_a_register_fragment():
+    probe, atom, k = make_probe(64, rs=True)
+    mma = wb.make_tiled_mma(atom, wb.make_layout((1, 1, 1)))
+    sl = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
+
+    @wb.kernel
+    def smem_a(C):
+        tid = wb.thread_idx().x
+        sA = wb.shared_tensor(wb.Float16, sl)
+        thr = mma.get_slice(tid)
+        acc = mma.make_fragment_C(thr.partition_C(wb.local_tile(C, (64, 64), (0, 0))))
+        wb.gemm(mma, acc, thr.partition_A(sA), thr.partition_B(sA), acc)
+    with pytest.raises(KernelError, match="an RS atom reads A from registers: pass a fragment"):
+        smem_a[1, 128](np.zeros((64, 64), np.float32))
+
+
 @pytest.mark.parametrize("major,kind", [(m, k) for m in ("K", "MN") for k in KINDS])
 def test_wgmma_probe_every_smem_atom_on_the_cpu_executor(major, kind):
     probe, atom, k = make_probe(64, major=major, kind=kind)
@@ -175,12 +211,13 @@ def test_wgmma_probe_every_smem_atom_on_the_cpu_executor(major, kind):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("rs", [False, True])
 @pytest.mark.parametrize("n", list(range(8, 257, 8)))
-def test_every_gmma_n_runs_as_drawn_on_the_gpu(n):
+def test_every_gmma_n_runs_as_drawn_on_the_gpu(n, rs):
     if not _gpu():
         pytest.skip("needs an SM90 GPU")
     import cupy as cp
-    probe, atom, k = make_probe(n)
+    probe, atom, k = make_probe(n, rs=rs)
     a, b = _probe_inputs(n, k, np.random.default_rng(n))
     c = cp.full((64, n), cp.nan, cp.float32)
     regs = cp.full((128, n // 2), cp.nan, cp.float32)

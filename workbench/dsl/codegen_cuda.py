@@ -290,8 +290,9 @@ class _Emitter:
         head, tail = wgmma_ptx(atom)
         buf, offs = s.acc
         regs = _registers(buf, offs, atom.type_codes[0])
+        a_regs = _registers(s.a[0], s.a[1], atom.type_codes[1]) if s.a[2] is None else []   # RS: A in registers
         descs = []
-        for sbuf, base, desc in (s.a, s.b):
+        for sbuf, base, desc in (s.a, s.b) if not a_regs else (s.b,):
             n = f"_desc{self.tmp}"
             self.tmp += 1
             self.w(d, f"const unsigned long long {n} = ((unsigned long long)((({_saddr(sbuf, base)}) + {desc.start}u) >> 4) "
@@ -299,9 +300,17 @@ class _Emitter:
             descs.append(n)
         nr = len(regs)
         acc = "{" + ", ".join(f"%{i}" for i in range(nr)) + "}"
+        outs = ", ".join(f'"+{c}"({r})' for c, r in regs)
+        if a_regs:
+            na = len(a_regs)
+            a_op = "{" + ", ".join(f"%{nr + i}" for i in range(na)) + "}"
+            ops = f"{acc}, {a_op}, %{nr + na}, p" + (f", {tail}" if tail else "")
+            text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + na + 1}, 0;\\n{head} {ops};\\n}}\\n"
+            ins = ", ".join(f'"{c}"({r})' for c, r in a_regs)
+            self.w(d, f'asm volatile("{text}" : {outs} : {ins}, "l"({descs[0]}), "r"(1));')
+            return
         ops = f"{acc}, %{nr}, %{nr + 1}, p" + (f", {tail}" if tail else "")
         text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n{head} {ops};\\n}}\\n"
-        outs = ", ".join(f'"+{c}"({r})' for c, r in regs)
         self.w(d, f'asm volatile("{text}" : {outs} : "l"({descs[0]}), "l"({descs[1]}), "r"(1));')
 
     def tma(self, s, d):

@@ -517,10 +517,14 @@ class _PyEmitter:
                 if load:
                     self.w(d, f"_mb_tx(_MB, {_bar_key(s)}, {s.nbytes})")
         elif k is ir.Wgmma:
-            (ab, ao, _), (bb, bo, _) = s.a, s.b
+            (ab, ao, da), (bb, bo, _) = s.a, s.b
             buf, offs = s.acc
             acc = "(" + "".join(f"{buf.name}.item({o}), " for o in offs) + ")"
-            self.w(d, f"_r = yield ('wgmma', {self.collective(s)}, ({ab.name}, {pyexpr(ao)}, {bb.name}, {pyexpr(bo)}, {acc}))")
+            if da is None:   # RS: the thread's A registers, by value
+                a_op = "(" + "".join(f"{ab.name}.item({o}), " for o in ao) + "), None"
+            else:
+                a_op = f"{ab.name}, {pyexpr(ao)}"
+            self.w(d, f"_r = yield ('wgmma', {self.collective(s)}, ({a_op}, {bb.name}, {pyexpr(bo)}, {acc}))")
             for i, o in enumerate(offs):
                 self.w(d, f"{buf.name}[{o}] = _r[{i}]")
         elif k is ir.AsyncOp:   # the executor's asynchronous units complete at issue: nothing left to wait for

@@ -491,26 +491,32 @@ def _smem_operand(t: KTensor, which, atom):
 def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
     """wb.gemm with an SM90 GMMA atom: one wgmma.mma_async per (m, n, k) of the partitions, accumulating in place."""
     _modes3, _register_offsets, _same_type = _aik._modes3, _aik._register_offsets, _aik._same_type
-    if atom.name.endswith("_RS") or atom.a_source == "rmem":
-        raise ValueError(f"gemm({atom.name}): RS GMMA atoms (A from registers) do not run in kernels yet; use the SS "
-                         "atom of the same shape (A and B from shared memory).")
+    rs = atom.a_source == "rmem"      # an RS atom: A from the warpgroup's registers, B through a descriptor
+    if rs and a.buf.space != "rmem":
+        raise ValueError(f"gemm({atom.name}): an RS atom reads A from registers: pass a fragment "
+                         f"(tiled_mma.make_fragment_A, filled from shared memory), but got {a}.")
     if d.buf is not c.buf or d.offset != c.offset or str(d.layout) != str(c.layout):
         raise ValueError(f"gemm({atom.name}): wgmma accumulates in place: pass the same fragment as d and c "
                          "(wb.gemm(tiled_mma, acc, a, b, acc)); start from acc.fill(0.0).")
     _same_type(c, atom.c_type, atom, "C")
-    swa, offa, am = _smem_operand(a, "A", atom)
+    if rs:
+        swa, offa, am = None, 0, _modes3(a, "a", "V, M, K")
+    else:
+        swa, offa, am = _smem_operand(a, "A", atom)
     swb, offb, bm = _smem_operand(b, "B", atom)
     for t, w in ((a, "A"), (b, "B")):
         want = atom.a_type if w == "A" else atom.b_type
         if t.etype.bits != want.bits or (t.etype is not want and not (want is et.TFloat32 and t.etype is et.Float32)):
-            raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the shared tile holds {t.etype}.")
+            raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the "
+                            f"{'fragment' if rs and w == 'A' else 'shared tile'} holds {t.etype}.")
     M_atom, N_atom, K_atom = atom.shape_mnk
     cm = _modes3(c, "c", "V, M, N")
     M, N, K = am[1].size, bm[1].size, am[2].size
     if bm[2].size != K:
         raise ValueError(f"gemm({atom.name}): A has {K} k-blocks but B has {bm[2].size}.")
     vc = atom.tv_layout_C[1].size
-    for modes, want, w in ((am, (M_atom * K_atom, M, K), "a"), (bm, (N_atom * K_atom, N, K), "b"),
+    va = atom.tv_layout_A[1].size if rs else M_atom * K_atom     # a thread's A values, or the whole tile
+    for modes, want, w in ((am, (va, M, K), "a"), (bm, (N_atom * K_atom, N, K), "b"),
                            (cm, (vc, M, N), "c")):
         got = tuple(x.size for x in modes)
         if got != want:
@@ -518,7 +524,7 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
                              f"shared tiles with thr_mma.partition_A/B and the accumulator with make_fragment_C.")
     bits = a.etype.bits
     ops = {}
-    for t, sw, inner_off, w in ((a, swa, offa, "A"), (b, swb, offb, "B")):
+    for t, sw, inner_off, w in ((a, swa, offa, "A"), (b, swb, offb, "B")) if not rs else ((b, swb, offb, "B"),):
         period = sw.size * (bits // 8) if sw is not None and sw.bits else 16
         outer_dyn, outer_static = _peel(t.offset)
         inner_dyn, inner_static = _peel(inner_off)
@@ -540,7 +546,11 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
         for m in range(M):
             for n in range(N):
                 descs = []
-                for w, modes, mn, idx in (("A", am, M_atom, m), ("B", bm, N_atom, n)):
+                if rs:   # the thread's A values of this call, 32-bit registers of contiguous values
+                    ao = _register_offsets(a, am[0], am[1](m) + am[2](k), "a")
+                    _aik._check_register_pairs(atom, a.buf, ao, "A")
+                    descs.append((a.buf, tuple(ao), None))
+                for w, modes, mn, idx in (("A", am, M_atom, m), ("B", bm, N_atom, n))[1 if rs else 0:]:
                     t, sw, base, static = ops[w]
                     off = static + modes[1](idx) + modes[2](k)
                     tile = ComposedLayout(sw, off, modes[0]) if sw is not None else \
@@ -579,7 +589,9 @@ def wgmma_ptx(atom: MMAAtom) -> tuple:
     d, a, b = (_aik._PTX_TYPE[x] for x in atom.type_codes[:3])
     sat = ".satfinite" if atom.name.endswith("_SATURATE") else ""
     head = f"wgmma.mma_async.sync.aligned.m{m}n{n}k{k}{sat}.{d}.{a}.{b}"
-    if a in ("f16", "bf16"):
+    if a in ("f16", "bf16") and atom.a_source == "rmem":   # A from registers is K-major: no transpose bit for it
+        tail = f"1, 1, {int(atom.major_b == 'MN')}"
+    elif a in ("f16", "bf16"):
         tail = f"1, 1, {int(atom.major_a == 'MN')}, {int(atom.major_b == 'MN')}"
     elif a in ("s8", "u8"):
         tail = ""
@@ -598,13 +610,20 @@ def emulate_wgmma(stmt, lanes):
     M, N, K = atom.shape_mnk
     dcode, acode, bcode = atom.type_codes[:3]
     arrA, baseA, arrB, baseB = lanes[0][:4]
+    rs = stmt.a[2] is None        # A is each thread's registers (lanes[l][0]: its values), gathered via tv_layout_A
     for lane, op in enumerate(lanes):
-        if op[0] is not arrA or op[1] != baseA or op[2] is not arrB or op[3] != baseB:
+        if (not rs and (op[0] is not arrA or op[1] != baseA)) or op[2] is not arrB or op[3] != baseB:
             raise ValueError(f"{atom.name}: the threads of a warpgroup must pass the same A and B tiles to a wgmma, but "
                              f"thread {lane} of the warpgroup differs (its A at {op[1]}, B at {op[3]}; thread 0's at "
                              f"{baseA}, {baseB})")
     (_, _, da), (_, _, db) = stmt.a, stmt.b
-    A = _gather(arrA, baseA, da, M, K, acode)
+    if rs:
+        ia = np.asarray(_aik._tv_indices(atom.tv_layout_A, 128, atom.tv_layout_A[1].size), dtype=np.int64)
+        flat = np.zeros(M * K, dtype=object if acode in ("S8", "U8") else np.float64)
+        flat[ia.reshape(-1)] = [_register_value(acode, x) for op in lanes for x in op[0]]
+        A = flat.reshape(K, M).T                          # tile index i = m + M * k
+    else:
+        A = _gather(arrA, baseA, da, M, K, acode)
     B = _gather(arrB, baseB, db, N, K, bcode)
     is_int = dcode == "S32"
     ic = np.asarray(_aik._tv_indices(atom.tv_layout_C, 128, atom.tv_layout_C[1].size), dtype=np.int64)
@@ -621,6 +640,14 @@ def emulate_wgmma(stmt, lanes):
             D = D.astype(np.float32).astype(np.float64)
     flat = D.T.reshape(-1)
     return [tuple(flat[i].item() if hasattr(flat[i], "item") else flat[i] for i in row) for row in ic]
+
+
+def _register_value(code, x):
+    if code in ("S8", "U8"):
+        return int(x)
+    if code in ("F16", "F32"):
+        return float(x)
+    return _aik._decode(code, x)
 
 
 _WALKS: dict = {}
