@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.atoms.gmma_desc import GmmaDescriptor, make_gmma_desc
+from workbench.atoms.gmma_desc import GmmaDescriptor, k_block_tile, make_gmma_desc
 from workbench.dsl import backend_cupy
 from workbench.dsl.cpu_executor import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
 from workbench.dsl.gemm_hopper import HopperGemm, make_hopper_gemm
-from workbench.layout import ComposedLayout, Swizzle, slice_and_offset
 
 KINDS = ("INTER", "SW32", "SW64", "SW128")
 
@@ -29,15 +28,6 @@ def _gpu():
 
 
 # -- descriptors -------------------------------------------------------------------------------------------
-def _k_block_tile(p, kb):
-    """The (V) tile of k-block kb of a partition (V, M, K): what wb.gemm builds a descriptor from."""
-    outer = p.outer if type(p) is ComposedLayout else p
-    v, off = slice_and_offset((None, 0, kb), outer)
-    if type(p) is ComposedLayout:
-        return ComposedLayout(p.inner, p.offset + off, v)
-    return ComposedLayout(Swizzle(0, 4, 3), off, v) if off else v
-
-
 @pytest.mark.parametrize("bits,dtype,code", [(16, wb.Float16, "F32F16F16"), (32, wb.Float32, "F32TF32TF32"),
                                              (8, wb.Int8, "S32S8S8")])
 @pytest.mark.parametrize("major", ["K", "MN"])
@@ -56,7 +46,7 @@ def test_every_smem_atom_tiling_has_a_descriptor_whose_walk_is_the_layout(bits, 
                                     ("B", wb.tile_to_shape(atom, (n, 4 * k)), n)):
                 p = getattr(thr, "partition_" + which)(tile)
                 for kb in range(4):
-                    t = _k_block_tile(p, kb)
+                    t = k_block_tile(p, kb)
                     d = make_gmma_desc(t, bits, major, mn, k)   # raises unless every element's address matches
                     assert d.swizzle == kind
                     w = d.encode(1024)

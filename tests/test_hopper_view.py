@@ -14,16 +14,7 @@ pytest.importorskip("anywidget", reason="the widgets need anywidget (make test i
 
 import workbench as wb
 from widgets import GmmaDescView, TmaBoxView
-from workbench.atoms.gmma_desc import make_gmma_desc
-from workbench.layout import ComposedLayout, Swizzle, slice_and_offset
-
-
-def _k_block_tile(p, kb):
-    outer = p.outer if type(p) is ComposedLayout else p
-    v, off = slice_and_offset((None, 0, kb), outer)
-    if type(p) is ComposedLayout:
-        return ComposedLayout(p.inner, p.offset + off, v)
-    return ComposedLayout(Swizzle(0, 4, 3), off, v) if off else v
+from workbench.atoms.gmma_desc import k_block_tile, make_gmma_desc
 
 
 def _texts(svg):
@@ -37,7 +28,7 @@ def test_every_cell_is_where_the_descriptor_walk_reads(major, kind):
     mma = wb.make_tiled_mma(wb.mma_atom("SM90_64x64x16_F32F16F16_SS", major_a=major, major_b=major),
                             wb.make_layout((2, 1, 1)))
     p = mma.get_slice(130).partition_A(wb.tile_to_shape(atom, (128, 64)))
-    tile = _k_block_tile(p, 1)
+    tile = k_block_tile(p, 1)
     desc = make_gmma_desc(tile, 16, major, 64, 16)
     v = GmmaDescView(desc, tile)
     assert v.layout_view.source.shape == (64, 16)

@@ -20,9 +20,9 @@ executor emulates ``wgmma`` with.
 
 from __future__ import annotations
 
-from ..layout import ComposedLayout, Layout, Swizzle
+from ..layout import ComposedLayout, Layout, Swizzle, slice_and_offset
 
-__all__ = ["GmmaDescriptor", "make_gmma_desc", "SWIZZLE_MODES"]
+__all__ = ["GmmaDescriptor", "make_gmma_desc", "k_block_tile", "SWIZZLE_MODES"]
 
 SWIZZLE_MODES = ("INTER", "SW32", "SW64", "SW128")        # by swizzle bits B = 0..3
 _LAYOUT_TYPE = {0: 0, 3: 1, 2: 2, 1: 3}                     # B -> the descriptor's 2-bit layout type (bits 62-63)
@@ -166,3 +166,14 @@ def make_gmma_desc(tile, element_bits: int, major: str, mn: int, k: int) -> Gmma
                     f"reads byte {got}; build the shared tensor with wb.tile_to_shape(wb.gmma_smem_atom("
                     f"'Layout_{major}_..._Atom', dtype), shape) and partition it with the tiled MMA.")
     return d
+
+
+def k_block_tile(partition, kb: int, mn: int = 0):
+    """The operand tile of one wgmma: k-block ``kb`` (and MN-block ``mn``) of a thread's partition (V, MN, K) of a
+    GMMA smem layout (``thr_mma.partition_A/B``), as a layout from the buffer's start (the swizzle kept, the
+    offset folded in): what :func:`make_gmma_desc` takes and the views draw."""
+    outer = partition.outer if type(partition) is ComposedLayout else partition
+    v, off = slice_and_offset((None, mn, kb), outer)
+    if type(partition) is ComposedLayout:
+        return ComposedLayout(partition.inner, partition.offset + off, v)
+    return ComposedLayout(Swizzle(0, 4, 3), off, v) if off else v

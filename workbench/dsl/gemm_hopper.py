@@ -1,9 +1,9 @@
 """The Hopper rungs of the GEMM ladder: TMA boxes into swizzled shared memory, warpgroup MMAs reading them through
 descriptors, an mbarrier pipeline between them (``workbench.dsl.hopper``).
 
-C = A @ B^T as the other rungs (A: (M, K), B: (N, K), K-major fp16 or bf16; C: (M, N), fp32 or fp16/bf16).  One block computes a
-bm x bn tile with ``consumers`` warpgroups (each a 64-row slab: an ``SM90_64x{bn}x16`` atom per k-block) and one
-producer warpgroup, whose first thread issues the TMA loads (warp specialization):
+C = A @ B^T as the other rungs (A: (M, K), B: (N, K), K-major fp16 or bf16; C: (M, N), fp32 or fp16/bf16).  One
+block computes a bm x bn tile with ``consumers`` warpgroups (each a 64-row slab: an ``SM90_64x{bn}x16`` atom per
+k-block) and one producer warpgroup, whose first thread issues the TMA loads (warp specialization):
 
 * ``full[s]`` (1 arrival + the stage's bytes): the producer announces the bytes of stage s and issues its two
   boxes (A: bm x bk, B: bn x bk, ``Layout_K_SW128_Atom`` tiles); the consumers wait on it;
@@ -13,14 +13,16 @@ producer warpgroup, whose first thread issues the TMA loads (warp specialization
 
 ``setmaxnreg`` moves registers from the producer (40) to the consumers (232), whose accumulators take 128 a thread
 at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores setmaxnreg).  Blocks walk tiles in
-bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.
+bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.  ``cluster`` blocks
+along M form a thread-block cluster sharing one B tile: each loads a 1/cluster slice of it and multicasts it to
+all, and each consumer releases a stage in every block of the cluster (``empty[s]`` counts them all).
 
 C is written in its own element type (fp16/bf16 as cuBLAS writes, or fp32).  The epilogue goes through shared memory
-and TMA stores where C's rows are 16-byte aligned (``epilogue="tma"``, CUTLASS's): each consumer warpgroup rounds
-its accumulators a 64 x (128 bytes) chunk at a time into one of two swizzled staging buffers, and its first thread
-stores the chunk by TMA while the next chunk is written; the TMA clips the tile at C's edges.  Otherwise
-(``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and B: the TMA
-reads zeros outside them.
+and TMA stores where C's rows are 16-byte aligned (``epilogue="tma"``, CUTLASS's): the consumer warpgroups round
+their accumulators a bm x (128 bytes) chunk at a time into one of two swizzled staging buffers, and the first
+consumer thread stores the chunk by TMA while the next one is written; the TMA clips the tile at C's edges.
+Otherwise (``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and
+B: the TMA reads zeros outside them.
 """
 
 from __future__ import annotations
