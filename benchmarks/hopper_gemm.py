@@ -4,6 +4,7 @@ C is written in the inputs' type, as cuBLAS writes it (``torch.matmul``); a conf
 writes the fp32 accumulators (twice the bytes) and is compared with the same cuBLAS call.
 
     python3 benchmarks/hopper_gemm.py [--out benchmarks/results/hopper-gemm-H200.json] [--quick]
+    python3 benchmarks/hopper_gemm.py --pingpong --out benchmarks/results/hopper-gemm-pingpong-H200.json
 """
 
 from __future__ import annotations
@@ -27,19 +28,27 @@ CONFIGS = [
     dict(bm=128, bn=256, bk=64, stages=4, group=8, cluster=2),
     dict(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True, cluster=2),
 ]
+# ping-pong consumers (each a whole tile, taking turns at the tensor cores), beside the persistent rung they vie with
+PINGPONG = [
+    dict(bm=128, bn=256, bk=64, stages=4, group=8, persistent=True),
+    dict(bm=128, bn=128, bk=64, stages=5, group=8, pingpong=True),
+    dict(bm=64, bn=256, bk=64, stages=4, group=8, pingpong=True),
+]
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--pingpong", action="store_true", help="the ping-pong configurations instead")
     args = ap.parse_args(argv)
     props = torch.cuda.get_device_properties(0)
-    out = {"device": props.name, "sms": props.multi_processor_count, "command": "python3 benchmarks/hopper_gemm.py",
-           "results": []}
+    out = {"device": props.name, "sms": props.multi_processor_count,
+           "command": "python3 benchmarks/hopper_gemm.py" + (" --pingpong" if args.pingpong else ""), "results": []}
+    configs = PINGPONG if args.pingpong else CONFIGS[:2] if args.quick else CONFIGS
     gen = torch.Generator(device="cuda").manual_seed(0)
     for dt_name, tdt, wdt in (("float16", torch.float16, wb.Float16), ("bfloat16", torch.bfloat16, wb.BFloat16)):
-        for conf in CONFIGS[:2] if args.quick else CONFIGS:
+        for conf in configs:
             conf = dict(conf)
             cdt = getattr(torch, conf.pop("c", dt_name))
             cfg = HopperGemm(dtype=wdt, **conf)

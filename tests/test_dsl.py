@@ -767,3 +767,24 @@ def test_a_copy_into_a_swizzled_tile_keeps_vector_stores_within_the_swizzle_peri
     pairs[1, 256](o)
     np.testing.assert_array_equal(o, np.arange(512, dtype=np.float16))
     assert "reinterpret_cast<unsigned int*>(smem" in wb.show_code(pairs, o)
+
+
+def test_bar_arrive_signals_without_waiting():
+    """barrier_arrive (bar.arrive) counts toward a named barrier without waiting: the syncing half reads what the
+    arriving half wrote before it arrived."""
+    @wb.kernel
+    def handoff(out):
+        t = wb.thread_idx().x
+        s = wb.shared_tensor(wb.Float32, 128)
+        if t < 128:
+            s[t] = t * 2.0
+            wb.barrier_arrive(1, 256)
+            out[t] = 1.0
+        else:
+            wb.barrier(1, 256)
+            out[t] = s[t - 128]
+    o = np.zeros(256, np.float32)
+    handoff[1, 256](o)
+    np.testing.assert_array_equal(o, np.r_[np.ones(128), np.arange(128) * 2.0])
+    code = wb.show_code(handoff, o)
+    assert "bar.arrive 1, 256;" in code and "bar.sync 1, 256;" in code

@@ -270,20 +270,26 @@ def test_hopper_gemm_writes_c_in_its_type_through_the_tma_epilogue_on_the_cpu_ex
     np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
 
 
-def test_the_tma_epilogue_stages_chunks_the_accumulators_fill_in_order():
+@pytest.mark.parametrize("conf", [dict(bm=128, bn=256), dict(bm=128, bn=128, pingpong=True), dict(bm=64, pingpong=True)])
+def test_the_tma_epilogue_stages_chunks_the_accumulators_fill_in_order(conf):
     """Each thread's share of a staging chunk (the N = en GMMA's C partition) is the accumulators' chunk j, value
-    for value: the epilogue copies acc[j * n + e] to the chunk's e-th element."""
-    cfg = HopperGemm(bm=128, bn=256, bk=64, stages=4)
+    for value and m-block for m-block: the epilogue copies acc[m * nacc + j * nv + v] to the chunk's value
+    m * nv + v (nv, nacc: a thread's values per atom call of the chunk's and the tile's atom)."""
+    cfg = HopperGemm(stages=4, **conf)
+    bm, bn = cfg.bm, cfg.bn
+    threads = 128 if cfg.pingpong else 256
     for c_type in (wb.Float16, wb.Float32):
         en, staging, box, mma_c = cfg.epilogue_tiles(c_type)
-        assert en * c_type.bits == 1024 and (box[0].size, box[1].size) == (128, en)
-        big, small = cfg.mma.tv_layout_C_tiled, mma_c.tv_layout_C_tiled     # (thread, value) -> m + 128 n
+        assert en * c_type.bits == 1024 and (box[0].size, box[1].size) == (bm, en)
+        big, small = cfg.mma.tv_layout_C_tiled, mma_c.tv_layout_C_tiled     # (thread, value) -> m + bm n
+        nv, nacc = mma_c.atom.tv_layout_C[1].size, cfg.atom.tv_layout_C[1].size
         n = small[1].size
-        assert big[1].size == n * 256 // en
-        for tid in (0, 5, 127, 128, 200, 255):
-            for j in range(256 // en):
+        assert big[1].size == n * bn // en
+        for tid in (0, 5, 127, threads - 1):
+            for j in range(bn // en):
                 for e in range(n):
-                    assert big((tid, j * n + e)) == small((tid, e)) + 128 * en * j, (c_type, tid, j, e)
+                    acc_value = (e // nv) * nacc + j * nv + e % nv
+                    assert big((tid, acc_value)) == small((tid, e)) + bm * en * j, (conf, c_type, tid, j, e)
 
 
 # -- thread-block clusters: TMA multicast, remote mbarrier arrivals, cluster barriers ---------------------------
@@ -387,6 +393,26 @@ def test_a_clustered_hopper_gemm_shares_b_by_multicast_on_the_cpu_executor(mnk, 
     np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
 
 
+@pytest.mark.parametrize("bm", [64, 128])
+@pytest.mark.parametrize("mnk,c_dtype", [((130, 72, 136), np.float16), ((300, 130, 200), np.float32),
+                                         ((130, 70, 136), np.float16), ((64, 64, 64), np.float32)])
+def test_ping_pong_consumers_take_turns_on_the_cpu_executor(bm, mnk, c_dtype):
+    """Each consumer warpgroup owns every other tile of its block and waits for the other's MMAs to be issued
+    (bar.sync / bar.arrive): exact at ragged sizes with both epilogues, a block's tiles split between the two."""
+    m, n, k = mnk
+    cfg = HopperGemm(bm=bm, bn=64, bk=64, stages=2, group=2, pingpong=True)
+    rng = np.random.default_rng(m + bm)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, c_dtype)
+    cfg.launch(a, b, c)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
+    if bm == 128 and len(cfg.operands(a, b, c)[1]) == 5:
+        kern, ops = cfg.operands(a, b, c)
+        code = wb.show_code(kern, *ops)
+        assert "bar.arrive 2, 256;" in code and "bar.sync 1, 256;" in code and "bar.sync 3, 128;" in code
+
+
 def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
     cfg = HopperGemm(bm=128, bn=64, bk=64, stages=3, persistent=True, group=2)
     kern = make_hopper_gemm(cfg)
@@ -488,9 +514,10 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("conf", [dict(cluster=2), dict(cluster=2, persistent=True), dict(cluster=4, group=8)])
+@pytest.mark.parametrize("conf", [dict(cluster=2), dict(cluster=2, persistent=True), dict(cluster=4, group=8),
+                                  dict(bm=128, bn=128, stages=5, pingpong=True), dict(bm=64, pingpong=True)])
 @pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200)])
-def test_clustered_hopper_gemms_are_exact_on_the_gpu(conf, mnk):
+def test_clustered_and_ping_pong_hopper_gemms_are_exact_on_the_gpu(conf, mnk):
     if not _gpu():
         pytest.skip("needs an SM90 GPU")
     import torch

@@ -74,6 +74,7 @@ from .dsl import (
     KernelRuntimeError,
     TmaLoad,
     barrier,
+    barrier_arrive,
     block_dim,
     block_idx,
     block_rank_in_cluster,
@@ -225,7 +226,7 @@ __all__ = [
     "suggest_swizzle",
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
-    "grid_dim", "sync_threads", "barrier", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
+    "grid_dim", "sync_threads", "barrier", "barrier_arrive", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
     # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
     "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "block_rank_in_cluster", "cluster_sync",

@@ -7,6 +7,7 @@ from .backend_cupy import compile_ptx, gpu_available
 from .builtins import (
     Constexpr,
     barrier,
+    barrier_arrive,
     block_dim,
     block_idx,
     copy,
@@ -44,7 +45,7 @@ from .hopper import (
 from .kernel import Kernel, Specialization, kernel, show_code
 
 __all__ = [
-    "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "barrier",
+    "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "barrier", "barrier_arrive",
     "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr",
     "range_dynamic", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",

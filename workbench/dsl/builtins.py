@@ -161,13 +161,26 @@ def barrier(cx, barrier_id=0, number_of_threads=None):
         cx.uses_sync = True
         cx.emit(ir.SyncThreads())
         return None
-    if type(barrier_id) is not int or not 1 <= barrier_id <= 15:
-        raise ValueError(f"barrier: expected a static barrier_id from 1 to 15 (0 is sync_threads'), but got {barrier_id!r}.")
-    if type(number_of_threads) is not int or number_of_threads % 32 or not 32 <= number_of_threads <= 1024:
-        raise ValueError(f"barrier: expected number_of_threads as a static multiple of 32 up to 1024 (bar.sync counts "
-                         f"warps), but got {number_of_threads!r}.")
     cx.uses_sync = True
-    cx.emit(ir.NamedBarrier(barrier_id, number_of_threads))
+    cx.emit(ir.NamedBarrier(*_named_barrier(barrier_id, number_of_threads, "barrier")))
+
+
+@builtin
+def barrier_arrive(cx, barrier_id, number_of_threads):
+    """CuTe DSL's ``cute.arch.barrier_arrive``: ``bar.arrive barrier_id, number_of_threads``: count this thread's
+    warp at named barrier ``barrier_id`` without waiting; the barrier releases the threads that ``wb.barrier`` on
+    it once ``number_of_threads`` have arrived or synced (one warpgroup telling another it may go on)."""
+    cx.uses_sync = True
+    cx.emit(ir.NamedBarrier(*_named_barrier(barrier_id, number_of_threads, "barrier_arrive"), arrive=True))
+
+
+def _named_barrier(barrier_id, number_of_threads, what):
+    if type(barrier_id) is not int or not 1 <= barrier_id <= 15:
+        raise ValueError(f"{what}: expected a static barrier_id from 1 to 15 (0 is sync_threads'), but got {barrier_id!r}.")
+    if type(number_of_threads) is not int or number_of_threads % 32 or not 32 <= number_of_threads <= 1024:
+        raise ValueError(f"{what}: expected number_of_threads as a static multiple of 32 up to 1024 (bar.sync counts "
+                         f"warps), but got {number_of_threads!r}.")
+    return barrier_id, number_of_threads
 
 
 @builtin

@@ -202,7 +202,7 @@ class _Emitter:
         elif k is ir.ClusterSync:   # the non-.aligned forms: threads may reach it from divergent code
             self.w(d, 'asm volatile("barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\\n" ::: "memory");')
         elif k is ir.NamedBarrier:
-            self.w(d, f'asm volatile("bar.sync {s.id}, {s.count};\\n" ::: "memory");')
+            self.w(d, f'asm volatile("bar.{"arrive" if s.arrive else "sync"} {s.id}, {s.count};\\n" ::: "memory");')
         elif k is ir.SharedDecl:
             b = s.buf
             if self.dynamic_smem:   # one extern array for the block; each tensor at its byte offset

@@ -487,7 +487,7 @@ class _PyEmitter:
         elif k is ir.SyncThreads:
             self.w(d, f"yield {s.line}")
         elif k is ir.NamedBarrier:
-            self.w(d, f"yield ('bar', {s.id}, {s.count}, {s.line})")
+            self.w(d, f"yield ('{'bararrive' if s.arrive else 'bar'}', {s.id}, {s.count}, {s.line})")
         elif k is ir.ClusterSync:
             self.w(d, f"yield ('cluster', {s.line})")
         elif k is ir.LocalDecl:   # a fresh array per thread, where the kernel declares it
@@ -769,6 +769,7 @@ class CompiledCPU:
         gens = {r * nt + i: th(*t, *bidxs[r]) for r, th in enumerate(ths) for i, t in enumerate(tids)}
         waiting: dict = {}
         results: dict = {}
+        arrived: dict = {}   # (block rank, named barrier) -> threads counted by bar.arrive in its current round
         run = list(gens)
 
         def epoch():
@@ -802,21 +803,32 @@ class CompiledCPU:
             cluster = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "cluster"]
             if cluster and len(cluster) == len(gens):
                 run += sorted(cluster)
+            for lin in [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "bararrive"]:
+                m = waiting.pop(lin)          # bar.arrive: counted, and the thread goes on
+                key = (lin // nt, m[1])
+                arrived[key] = arrived.get(key, 0) + 1
+                run.append(lin)
+                if arrived[key] == m[2] and not any(type(w) is tuple and w[0] == "bar" and w[1] == m[1] and
+                                                    x // nt == key[0] for x, w in waiting.items()):
+                    arrived[key] = 0          # every count arrived and none syncs: the barrier completes
             bars: dict = {}
             for lin, m in waiting.items():
                 if type(m) is tuple and m[0] == "bar":
                     bars.setdefault((lin // nt, m[1]), {})[lin] = m
             for (r, bid), members in bars.items():
                 count = next(iter(members.values()))[2]
-                if len({m[2] for m in members.values()}) > 1 or len(members) > count:
-                    raise KernelRuntimeError(f"threads of block {bidxs[r]} wait at barrier {bid} with different thread "
+                got = len(members) + arrived.get((r, bid), 0)
+                if len({m[2] for m in members.values()}) > 1 or got > count:
+                    raise KernelRuntimeError(f"threads of block {bidxs[r]} meet at barrier {bid} with different thread "
                                              f"counts or more threads than its count ({count}): "
-                                             f"{sorted({(m[2], m[3]) for m in members.values()})} (count, line).")
-                if len(members) == count:
+                                             f"{sorted({(m[2], m[3]) for m in members.values()})} (count, line), "
+                                             f"{arrived.get((r, bid), 0)} arrived.")
+                if got == count:
                     run += sorted(members)
+                    arrived[(r, bid)] = 0
             groups: dict = {}
             for lin, m in waiting.items():
-                if type(m) is tuple and m[0] not in ("spin", "bar", "cluster"):
+                if type(m) is tuple and m[0] not in ("spin", "bar", "bararrive", "cluster"):
                     size = 128 if m[0] == "wgmma" else 32
                     groups.setdefault((lin // nt, (lin % nt) // size, size), {})[lin] = m
             for (r, g, size), members in groups.items():

@@ -16,6 +16,9 @@ at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores 
 bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.  ``cluster`` blocks
 along M form a thread-block cluster sharing one B tile: each loads a 1/cluster slice of it and multicasts it to
 all, and each consumer releases a stage in every block of the cluster (``empty[s]`` counts them all).
+``pingpong``: each consumer warpgroup owns every other tile of its (persistent) block, bm rows of its own, and the
+two take turns at the tensor cores (named barriers: one waits until the other has issued its tile's last MMAs, which
+also keeps the mbarrier phases it waits on the next ones), so that one's epilogue overlaps the other's MMAs.
 
 C is written in its own element type (fp16/bf16 as cuBLAS writes, or fp32).  The epilogue goes through shared memory
 and TMA stores where C's rows are 16-byte aligned (``epilogue="tma"``, CUTLASS's): the consumer warpgroups round
@@ -44,18 +47,25 @@ class HopperGemm:
     runs it (``operands`` says which kernel and arguments)."""
 
     def __init__(self, bm=128, bn=256, bk=64, stages=4, consumers=2, group=8, dtype=wb.Float16,
-                 persistent=False, cluster=1):
-        if bm != 64 * consumers:
+                 persistent=False, cluster=1, pingpong=False):
+        if pingpong and (bm not in (64, 128) or consumers != 2 or cluster != 1):
+            raise ValueError(f"HopperGemm: ping-pong consumers each own a whole tile of 64 or 128 rows (two consumer "
+                             f"warpgroups, no cluster), but got bm={bm}, consumers={consumers}, cluster={cluster}.")
+        if not pingpong and bm != 64 * consumers:
             raise ValueError(f"HopperGemm: each consumer warpgroup computes 64 rows, so bm must be 64 x consumers "
                              f"({64 * consumers}), but got {bm}.")
         if cluster not in (1, 2, 4) or bn % (8 * cluster) or group % cluster:
             raise ValueError(f"HopperGemm: expected cluster 1, 2 or 4 blocks along M that divides group ({group}) and "
                              f"whose slices of B are whole 8-row groups (bn {bn}), but got {cluster}.")
         self.bm, self.bn, self.bk, self.stages, self.consumers = bm, bn, bk, stages, consumers
-        self.group, self.dtype, self.persistent, self.cluster = group, dtype, persistent, cluster
+        self.group, self.dtype, self.cluster = group, dtype, cluster
+        # ping-pong: the consumers take turns at the tensor cores, tile by tile; the blocks are persistent
+        self.pingpong, self.persistent = pingpong, persistent or pingpong
         ab = "F16F16" if dtype is wb.Float16 else "BF16BF16"
         self.atom = wb.mma_atom(f"SM90_64x{bn}x16_F32{ab}_SS")
-        self.mma = wb.make_tiled_mma(self.atom, wb.make_layout((consumers, 1, 1)))
+        # ping-pong: one warpgroup's atom, repeated down the tile's bm rows
+        self.mma = (wb.make_tiled_mma(self.atom, wb.make_layout((1, 1, 1)), (bm, bn, 16)) if pingpong else
+                    wb.make_tiled_mma(self.atom, wb.make_layout((consumers, 1, 1))))
         self.threads = 128 * (consumers + 1)
         kind = {64: "SW128", 32: "SW64", 16: "SW32"}[bk * dtype.bits // 16]
         atom = wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", dtype)
@@ -67,7 +77,8 @@ class HopperGemm:
     @property
     def smem_bytes(self):
         """Shared memory of the TMA-epilogue kernel: the stages, their mbarriers, two staging buffers of C."""
-        return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages + 2 * self.bm * 128
+        staging = 2 * self.bm * 128 * (self.consumers if self.pingpong else 1)
+        return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages + staging
 
     def epilogue_tiles(self, c_type):
         """For a C of ``c_type``: (en, staging, box, mma): chunks of en columns (128 bytes, one SW128 row), the two
@@ -76,8 +87,11 @@ class HopperGemm:
         en = 1024 // c_type.bits
         atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", c_type)
         ab = "F16F16" if self.dtype is wb.Float16 else "BF16BF16"
-        mma = wb.make_tiled_mma(wb.mma_atom(f"SM90_64x{en}x16_F32{ab}_SS"), wb.make_layout((self.consumers, 1, 1)))
-        return en, wb.tile_to_shape(atom, (self.bm, en, 2)), wb.tile_to_shape(atom, (self.bm, en)), mma
+        atom_c = wb.mma_atom(f"SM90_64x{en}x16_F32{ab}_SS")
+        mma = (wb.make_tiled_mma(atom_c, wb.make_layout((1, 1, 1)), (self.bm, en, 16)) if self.pingpong else
+               wb.make_tiled_mma(atom_c, wb.make_layout((self.consumers, 1, 1))))
+        buffers = 2 * (self.consumers if self.pingpong else 1)    # ping-pong: two for each consumer's own tiles
+        return en, wb.tile_to_shape(atom, (self.bm, en, buffers)), wb.tile_to_shape(atom, (self.bm, en)), mma
 
     def kernel(self, epilogue="tma", c_type=None):
         """The compiled-on-demand kernel for an epilogue ("tma": C's type needed; "registers")."""
@@ -120,7 +134,8 @@ class HopperGemm:
 
     def __repr__(self):
         return (f"HopperGemm({self.bm}x{self.bn}x{self.bk}, stages={self.stages}, consumers={self.consumers}, "
-                f"group={self.group}, {self.dtype}{', persistent' if self.persistent else ''}"
+                f"group={self.group}, {self.dtype}"
+                f"{', ping-pong' if self.pingpong else ', persistent' if self.persistent else ''}"
                 f"{f', cluster={self.cluster}' if self.cluster > 1 else ''})")
 
 
@@ -156,30 +171,58 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
     dtype = cfg.dtype
     cl = cfg.cluster
     everyone = (1 << cl) - 1        # the multicast mask of the whole cluster
+    pp = cfg.pingpong
+    turn = 2 if pp else 1           # ping-pong: each consumer takes every other tile of the block
 
     use_tma = epilogue == "tma"
     en, SC, _, mma_c = cfg.epilogue_tiles(c_type) if use_tma else (None, None, None, None)
     chunks = bn // en if use_tma else 0
 
     @wb.kernel
-    def _store_by_tma(acc, sC, thr_c, tma_c, ctid, row0, col0):
+    def _consumers_meet(wg):
+        """The threads that write and store a staging chunk meet: both consumers (named barrier 1), or in ping-pong
+        consumer wg alone (named barrier 3 + wg)."""
+        if pp:
+            for w in range(consumers):
+                if wg == w:
+                    wb.barrier(3 + w, 128)
+        else:
+            wb.barrier(1, 128 * consumers)
+
+    @wb.kernel
+    def _take_turn(wg):
+        """Ping-pong: wait until the other consumer has issued its last MMAs (named barrier 1 + wg), so that the
+        mbarrier phases this one waits on are the next ones and the two tiles' MMAs do not interleave."""
+        for w in range(consumers):
+            if wg == w:
+                wb.barrier(1 + w, 256)
+
+    @wb.kernel
+    def _pass_turn(wg):
+        for w in range(consumers):
+            if wg == w:
+                wb.barrier_arrive(1 + (1 - w), 256)
+
+    @wb.kernel
+    def _store_by_tma(acc, sC, thr_c, tma_c, leader, wg, row0, col0):
         """The tile, a chunk of en columns at a time: once the chunk's staging buffer (used two chunks ago) has
         been read by its TMA store, the consumers round the chunk's accumulators into it and make them visible to
-        the TMA unit; then the first consumer thread stores it."""
+        the TMA unit; then the leader thread stores it."""
         for j in range(chunks):
-            if ctid == 0:
+            if leader:
                 wb.tma_store_wait_group(1)
-            wb.barrier(1, 128 * consumers)
-            dst = thr_c.partition_C(sC[None, None, j % 2])
+            _consumers_meet(wg)
+            buf = sC[None, None, j % 2 + 2 * wg] if pp else sC[None, None, j % 2]
+            dst = thr_c.partition_C(buf)
             part = wb.make_fragment(dst.shape, sC.element_type)
-            n = wb.size(part)
-            for e in range(n):
-                part[e] = acc[j * n + e]     # the accumulators' chunk j, value for value (epilogue_tiles)
+            nv, nacc = wb.size(part, mode=0), wb.size(acc, mode=0)     # values per atom call: a chunk's, a tile's
+            for e in range(wb.size(part)):   # the accumulators' chunk j, value for value, each m-block (epilogue_tiles)
+                part[e] = acc[(e // nv) * nacc + j * nv + e % nv]
             wb.copy(part, dst)
             wb.fence_proxy_async()
-            wb.barrier(1, 128 * consumers)
-            if ctid == 0:
-                wb.tma_store(tma_c, sC[None, None, j % 2], (row0, col0 + j * en))
+            _consumers_meet(wg)
+            if leader:
+                wb.tma_store(tma_c, buf, (row0, col0 + j * en))
                 wb.tma_store_commit_group()
 
     @wb.kernel
@@ -210,7 +253,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
         if tid == 0:
             for s in range(S):
                 wb.mbarrier_init(full, s, 1)
-                wb.mbarrier_init(empty, s, consumers * cl)
+                wb.mbarrier_init(empty, s, 1 if pp else consumers * cl)
             wb.mbarrier_init_fence()
         if cl > 1:
             wb.cluster_sync()        # the peers' mbarriers are initialized before any multicast or remote arrival
@@ -242,20 +285,25 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
         else:
             wb.warpgroup_reg_alloc(232)
             ctid = tid - 128
-            thr = mma.get_slice(ctid)
+            wg = ctid // 128 if pp else 0          # ping-pong: this consumer's tiles are the block's j = wg, wg + 2, ...
+            lane = ctid % 128 if pp else ctid
+            thr = mma.get_slice(lane)
             tCsA = thr.partition_A(sA)
             tCsB = thr.partition_B(sB)
             if use_tma:
                 sC = wb.shared_tensor(C.element_type, SC)
-                thr_c = mma_c.get_slice(ctid)
-            it = 0
-            tile = first
+                thr_c = mma_c.get_slice(lane)
+            j = wg
+            tile = first + wg * step
             while tile < mtiles * ntiles:
                 m0, n0 = block_tile(tile, mtiles, ntiles, group // cl)
                 m0 = m0 * cl + rank
                 gC = wb.local_tile(C, (bm, bn), (m0, n0))
                 acc = mma.make_fragment_C(thr.partition_C(gC))
                 acc.fill(0.0)
+                if pp and j > 0:
+                    _take_turn(wg)
+                it = j * ktiles                    # the producer's count of stages filled before this tile's
                 for kt in wb.range_dynamic(ktiles):
                     s = it % S
                     wb.mbarrier_wait(full, s, (it // S) % 2)
@@ -268,13 +316,16 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                 wb.warpgroup_wait_group(0)
                 if ctid % 128 == 0:
                     _release(empty, (it + S - 1) % S)
+                if pp:
+                    _pass_turn(wg)                 # the other consumer's MMAs run while this one stores
                 if use_tma:
-                    _store_by_tma(acc, sC, thr_c, tma_c, ctid, m0 * bm, n0 * bn)
+                    _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
                 else:
                     cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
                     _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
-                tile += step
-            if use_tma and ctid == 0:
+                j += turn
+                tile += step * turn
+            if use_tma and lane == 0:
                 wb.tma_store_wait_group(0)     # the staging buffers stay until the last store has read them
         if cl > 1:
             wb.cluster_sync()    # no block leaves while a peer may still arrive on its mbarriers

@@ -348,11 +348,12 @@ class ClusterSync(Stmt):
 
 
 class NamedBarrier(Stmt):
-    """``bar.sync id, count``: the first ``count`` threads (whole warps) to arrive at barrier ``id`` (1-15) go on."""
-    __slots__ = ("id", "count")
+    """``bar.sync id, count``: the first ``count`` threads (whole warps) to arrive at barrier ``id`` (1-15) go on;
+    ``arrive``: ``bar.arrive``, counted without waiting (a producer's signal to the threads that sync)."""
+    __slots__ = ("id", "count", "arrive")
 
-    def __init__(self, id_, count):
-        self.id, self.count = id_, count
+    def __init__(self, id_, count, arrive=False):
+        self.id, self.count, self.arrive = id_, count, arrive
 
 
 class SharedDecl(Stmt):
