@@ -766,6 +766,16 @@ def test_a_copy_into_a_swizzled_tile_keeps_vector_stores_within_the_swizzle_peri
     o = np.zeros(512, np.float16)
     pairs[1, 256](o)
     np.testing.assert_array_equal(o, np.arange(512, dtype=np.float16))
+
+    @wb.kernel
+    def sizes(out):      # the layout queries take a swizzled shared tensor as they take any tensor
+        s = wb.shared_tensor(wb.Float16, sw)
+        out[0] = wb.size(s) * 1.0
+        out[1] = wb.shape(s)[1] * 1.0
+        out[2] = wb.size(wb.local_tile(s, (4, 8), (1, 2))) * 1.0
+    q = np.zeros(3, np.float32)
+    sizes[1, 1](q)
+    assert list(q) == [512, 64, 32]
     assert "reinterpret_cast<unsigned int*>(smem" in wb.show_code(pairs, o)
 
 

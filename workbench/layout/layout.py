@@ -221,7 +221,7 @@ def _dispatch(x, attr):
     if type(x) is Layout or getattr(x, "_is_composed", False):
         return x
     lay = getattr(x, "layout", None)
-    if type(lay) is Layout:
+    if type(lay) is Layout or getattr(lay, "_is_composed", False):   # a tensor, swizzled (shared memory) or not
         return lay
     if type(x) is tuple or type(x) is int or isinstance(x, Symbolic):
         return None
