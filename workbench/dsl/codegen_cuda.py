@@ -157,9 +157,7 @@ class _Emitter:
             self.w(d, f"{s.var.name} = {expr(s.expr)};")
         elif k is ir.Store:
             v = s.value
-            if (s.buf.etype in (Float16, BFloat16) and type(v) is ir.Cast and type(v.a) is ir.Cast
-                    and v.a.type is s.buf.etype):   # a value already rounded to the buffer's type (.to()): store it
-                v = v.a.a
+            v = _unrounded(s)
             if type(v) is ir.Load and v.buf.etype is s.buf.etype and s.buf.etype in (Float16, BFloat16):
                 self.w(d, f"{s.buf.name}[{expr(s.offset)}] = {v.buf.name}[{expr(v.offset)}];")   # bits, no round trip
                 return
@@ -474,11 +472,17 @@ def _static_offset(o):
     return o if t is int else (o.value if t is ir.Const and type(o.value) is int else None)
 
 
+def _unrounded(s):
+    """A Store's value, without a rounding to the buffer's own 16-bit type that the store repeats (``.to()``)."""
+    v = s.value
+    if s.buf.etype in (Float16, BFloat16) and type(v) is ir.Cast and type(v.a) is ir.Cast and v.a.type is s.buf.etype:
+        return v.a.a
+    return v
+
+
 def _rounded_value(s):
     """The 32-bit float a Store into a 16-bit buffer rounds (None when it stores 16-bit bits as they are)."""
-    v = s.value
-    if type(v) is ir.Cast and type(v.a) is ir.Cast and v.a.type is s.buf.etype:
-        v = v.a.a
+    v = _unrounded(s)
     return v if v.type is Float32 else None
 
 
