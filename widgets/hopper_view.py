@@ -32,7 +32,7 @@ def _header_html(rows) -> str:
 
 
 class _FieldsOverGrid(SvgFallback, W.VBox):
-    """A table of fields above a LayoutView (``.layout_view``); ``rows()`` and ``title`` come from the subclass."""
+    """A table of fields above a LayoutView (``.layout_view``); each view gives its ``title`` and ``rows()``."""
 
     title = ""
 
@@ -40,9 +40,6 @@ class _FieldsOverGrid(SvgFallback, W.VBox):
         self.layout_view = layout_view
         self.info = W.HTML(_header_html(self.rows()))
         W.VBox.__init__(self, [self.info, layout_view])
-
-    def rows(self) -> list[tuple[str, str]]:
-        raise NotImplementedError
 
     def to_svg(self) -> str:
         return vstack_svg([table_svg(self.title, self.rows()), self.layout_view.to_svg()])
