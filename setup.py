@@ -1,9 +1,9 @@
-"""Only the C parts need setup.py (the DLPack bridge and the DSL's launcher); all metadata is in pyproject.toml."""
+"""Only the C parts need setup.py (the DLPack bridge and the kernel launcher); all metadata is in pyproject.toml."""
 from setuptools import Extension, setup
 
 setup(ext_modules=[
     Extension("workbench.dlpack._native", ["workbench/dlpack/_native.c"], depends=["workbench/dlpack/_dlpack_structs.h"],
               extra_compile_args=["-O2"]),
-    Extension("workbench.dsl._launch", ["workbench/dsl/_launch.c"], depends=["workbench/dlpack/_dlpack_structs.h"],
+    Extension("workbench.dsl.runtime._launch", ["workbench/dsl/runtime/_launch.c"], depends=["workbench/dlpack/_dlpack_structs.h"],
               extra_compile_args=["-O2"]),
 ])

@@ -19,7 +19,7 @@ import numpy as np
 
 import workbench as wb
 from workbench.dsl import compile_ptx
-from workbench.dsl import examples as E
+from workbench.kernels import examples as E
 
 
 def _to_device(name, host):

@@ -26,8 +26,8 @@ import time
 t0 = time.perf_counter()
 import numpy as np
 import workbench as wb
-from workbench.dsl import gemm_ladder as G
-from workbench.dsl.backend_cupy import _NVRTC_OPTIONS
+from workbench.kernels import gemm_ladder as G
+from workbench.dsl.runtime.cupy import _NVRTC_OPTIONS
 from cupy_backends.cuda.libs import nvrtc
 import cupy
 t1 = time.perf_counter()

@@ -2,7 +2,7 @@
 
     python3 benchmarks/gemm_sweep.py [--sizes 4096 8192] [--out FILE.json]
 
-Used to choose workbench.dsl.gemm_ladder.PIPELINED (results: benchmarks/results/gemm-sweep-*.json).
+Used to choose workbench.kernels.gemm_ladder.PIPELINED (results: benchmarks/results/gemm-sweep-*.json).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 import workbench as wb
 from workbench.bench.bandwidth import _time
-from workbench.dsl import gemm_ladder as G
+from workbench.kernels import gemm_ladder as G
 
 CONFIGS = [
     dict(bm=128, bn=256, bk=64, warps=(2, 4), stages=3, group=8),

@@ -25,7 +25,7 @@ import torch  # noqa: E402
 
 import workbench as wb  # noqa: E402
 from workbench import bench  # noqa: E402
-from workbench.dsl import examples as E  # noqa: E402
+from workbench.kernels import examples as E  # noqa: E402
 
 
 def per_call(fn, n=5000, rounds=7):

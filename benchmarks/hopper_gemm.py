@@ -16,7 +16,7 @@ import torch
 
 import workbench as wb
 from workbench.bench.bandwidth import _times
-from workbench.dsl.gemm_hopper import HopperGemm
+from workbench.kernels.gemm_hopper import HopperGemm
 
 CONFIGS = [
     dict(bm=128, bn=256, bk=64, stages=4, group=8),

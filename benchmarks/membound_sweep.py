@@ -15,7 +15,7 @@ import cupy
 
 import workbench as wb
 from workbench.bench.bandwidth import _time
-from workbench.dsl import examples as E
+from workbench.kernels import examples as E
 
 
 def main(argv=None):

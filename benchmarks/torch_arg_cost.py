@@ -34,7 +34,7 @@ def main() -> int:
     from workbench.bench import _lab_kernels as K
     from workbench.dlpack import _native
     from workbench.dlpack.importer import exchange_api_of
-    from workbench.dsl import _launch
+    from workbench.dsl.runtime import _launch
 
     x = torch.ones(K.ELEMENTS, device=a.device)
     fp, ver, _ = exchange_api_of(type(x))

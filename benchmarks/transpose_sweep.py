@@ -28,7 +28,7 @@ import cupy  # noqa: E402
 
 import workbench as wb  # noqa: E402
 from workbench.bench.bandwidth import _time  # noqa: E402
-from workbench.dsl import examples as E  # noqa: E402
+from workbench.kernels import examples as E  # noqa: E402
 
 N = 8192
 BATCH = 20

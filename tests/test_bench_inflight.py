@@ -8,8 +8,9 @@ import pytest
 import workbench as wb
 from workbench import bench
 from workbench.bench import inflight
-from workbench.dsl import backend_cupy, compile_ptx
-from workbench.dsl import examples as E
+from workbench.dsl import compile_ptx
+from workbench.dsl.runtime import cupy as backend_cupy
+from workbench.kernels import examples as E
 
 
 def test_the_suite_is_discovered():

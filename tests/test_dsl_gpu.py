@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.dsl import backend_cupy
+from workbench.dsl.runtime import cupy as backend_cupy
 
 pytestmark = pytest.mark.gpu
 
@@ -15,7 +15,7 @@ if not backend_cupy.gpu_available():
 import cupy  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.dsl import examples as E  # noqa: E402
+from workbench.kernels import examples as E  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(E.make_examples("small")))

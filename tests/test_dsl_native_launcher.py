@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.dsl import _launch
-from workbench.dsl import examples as E
+from workbench.dsl.runtime import _launch
+from workbench.kernels import examples as E
 
 LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                           ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -141,7 +141,7 @@ def test_a_tensor_subclass_is_refused_like_the_dispatcher_does():
 def test_half_precision_kernels_compile_and_compute_in_float32():
     import torch
 
-    from workbench.dsl.backend_cupy import compile_ptx
+    from workbench.dsl.runtime.cupy import compile_ptx
 
     h = [wb.from_dlpack(np.zeros(64, np.float16)).mark_layout_dynamic() for _ in range(3)]
     assert "cvt.f32.f16" in compile_ptx(E.vadd.specialize(tuple(h)).cuda_source)   # codegen's own fp16 helpers

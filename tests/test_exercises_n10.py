@@ -12,7 +12,7 @@ import numpy as np
 
 import workbench as wb
 from widgets.exercises import _load_all, _reference, check, n10
-from workbench.dsl import gemm_ladder as G
+from workbench.kernels import gemm_ladder as G
 
 _load_all()
 NB = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "10_tensor_core_gemm.ipynb"
@@ -109,7 +109,7 @@ def test_no_answer_is_printed_before_its_question():
 
 def test_10_5s_kernel_is_real_gpu_code():
     # NVRTC (no GPU needed): the find-the-bug kernel compiles to the cp.async ring it shows
-    from workbench.dsl.backend_cupy import compile_ptx
+    from workbench.dsl.runtime.cupy import compile_ptx
 
     x, _ = n10.ring_input(3)
     ptx = compile_ptx(wb.show_code(n10.ring_rowsum, wb.from_dlpack(x, assumed_align=16), np.zeros(32, np.float32)),

@@ -14,7 +14,7 @@ import pytest
 import workbench as wb
 from widgets.exercises import _load_all, _reference, check, n11
 from workbench.dsl.frontend import KernelError
-from workbench.dsl.gemm_hopper import HopperGemm, make_hopper_gemm
+from workbench.kernels.gemm_hopper import HopperGemm, make_hopper_gemm
 
 _load_all()
 REPO = pathlib.Path(__file__).resolve().parents[1]

@@ -39,7 +39,7 @@ def test_logical_divide_1d_example_text():
     assert [s.name for s in ex.steps] == ["B*", "(B, B*)", "A ∘ (B, B*)"]
     lines = str(ex).splitlines()
     assert lines[0] == "logical_divide(A, B) with A = (4,2,3):(2,1,8), B = 4:2"
-    assert lines[1] == "1. B* = complement(B, size(A)) = complement(4:2, 24) = (2,3):(1,8)"
+    assert lines[1] == "1. B* = complement(B, shape(coalesce(A))) = complement(4:2, (4,2,3)) = (2,3):(1,8)"
     assert lines[3] == "2. (B, B*) = (4:2, (2,3):(1,8)) = (4,(2,3)):(2,(1,8))"
     assert lines[5] == "3. A ∘ (B, B*) = (4,2,3):(2,1,8) ∘ (4,(2,3)):(2,(1,8)) = ((2,2),(2,3)):((4,1),(2,8))"
     assert lines[-1] == "result: ((2,2),(2,3)):((4,1),(2,8))"
@@ -349,8 +349,8 @@ def test_wrong_arity_and_operands_are_clear_errors():
     with pytest.raises(TypeError) as got:   # what the core refuses is refused by the core
         wb.explain(wb.logical_divide, [8], 4)
     assert str(got.value) == str(core.value)
-    ex = wb.explain(wb.complement, "4:2", (4, 6))   # a shape as cotarget: its size
-    assert str(ex.result) == "(2,3):(1,8)" and "M = size((4,6)) = 24" in ex.step("R_1").why
+    ex = wb.explain(wb.complement, "4:2", (4, 6))   # a shape as cotarget: divided mode by mode
+    assert str(ex.result) == "(2,3):(1,8)" and "M = the shape (4,6), divided mode by mode" in ex.step("R_1").why
 
 
 def test_a_wrong_derivation_is_an_internal_error(monkeypatch):

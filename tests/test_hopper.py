@@ -15,10 +15,10 @@ import pytest
 
 import workbench as wb
 from workbench.atoms.gmma_desc import GmmaDescriptor, k_block_tile, make_gmma_desc
-from workbench.dsl import backend_cupy
-from workbench.dsl.cpu_executor import KernelRuntimeError
+from workbench.dsl.runtime import cupy as backend_cupy
+from workbench.dsl.backends.cpu import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
-from workbench.dsl.gemm_hopper import HopperGemm, make_hopper_gemm
+from workbench.kernels.gemm_hopper import HopperGemm, make_hopper_gemm
 
 KINDS = ("INTER", "SW32", "SW64", "SW128")
 
@@ -549,7 +549,7 @@ def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
         pytest.skip("needs an SM90 GPU")
     import torch
 
-    from workbench.dsl.gemm_hopper import hopper_rungs
+    from workbench.kernels.gemm_hopper import hopper_rungs
     m, n, k = mnk
     tdt = getattr(torch, dtype)
     g = torch.Generator(device="cuda").manual_seed(m)

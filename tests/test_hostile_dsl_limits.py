@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.dsl import compile_ptx, limits
-from workbench.dsl.cpu_executor import KernelRuntimeError
+from workbench.dsl import compile_ptx
+from workbench.dsl.runtime import limits
+from workbench.dsl.backends.cpu import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
 
 

@@ -16,7 +16,7 @@ from producers import Producer
 import workbench as wb
 from workbench import host_buffers
 from workbench.dlpack import _native
-from workbench.dsl.cpu_executor import MAX_CPU_THREADS, KernelRuntimeError, check_launch_limits
+from workbench.dsl.backends.cpu import MAX_CPU_THREADS, KernelRuntimeError, check_launch_limits
 
 READ_ONLY = 1
 
@@ -594,7 +594,7 @@ def test_the_c_types_take_part_in_cycle_collection():
 
 
 def test_a_launcher_takes_part_in_cycle_collection():
-    from workbench.dsl import _launch
+    from workbench.dsl.runtime import _launch
 
     class Holder:
         pass
@@ -639,12 +639,12 @@ def test_cccl_harness_lives_in_a_private_directory(tmp_path, monkeypatch):
 
 
 def test_hot_launch_paths_refuse_a_read_only_pointer():
-    """The launch path (the C launcher of workbench.dsl._launch, which also packs for the slow path) hands a
+    """The launch path (the C launcher of workbench.dsl.runtime._launch, which also packs for the slow path) hands a
     read-only pointer back to the slow path, which refuses it when the kernel writes it; checked without a GPU through a C-callable
     stand-in for cuLaunchKernel."""
     import ctypes
 
-    from workbench.dsl import examples as E
+    from workbench.kernels import examples as E
 
     launch_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p,
                                 ctypes.c_void_p)
@@ -654,7 +654,7 @@ def test_hot_launch_paths_refuse_a_read_only_pointer():
     buf = ctypes.create_string_buffer(sp.size)
     n = max(1, sp.size // 8)
     params = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(n)])
-    from workbench.dsl import _launch
+    from workbench.dsl.runtime import _launch
 
     go = _launch.Launcher(ctypes.cast(fn, ctypes.c_void_p).value, 0x1234, (4, 1, 1, 256, 1, 1), 0,
                           ctypes.addressof(params), ctypes.addressof(buf), ctypes.sizeof(buf), sp.arg_specs, fn)
@@ -667,8 +667,8 @@ def test_hot_launch_paths_refuse_a_read_only_pointer():
 
 @pytest.mark.gpu
 def test_gpu_read_only_memory_is_refused_on_every_launch_path():
-    from workbench.dsl import backend_cupy
-    from workbench.dsl import examples as E
+    from workbench.dsl.runtime import cupy as backend_cupy
+    from workbench.kernels import examples as E
 
     if not backend_cupy.gpu_available():
         pytest.skip("needs cupy and a CUDA GPU")

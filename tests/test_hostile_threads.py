@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import workbench as wb
 import workbench._tensor as T
-from workbench.dsl import limits
+from workbench.dsl.runtime import limits
 
 
 class _WatchedLock:

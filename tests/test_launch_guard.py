@@ -1,4 +1,4 @@
-"""Framework tensors passed straight into the C launcher (workbench.dsl._launch): every refusal the
+"""Framework tensors passed straight into the C launcher (workbench.dsl.runtime._launch): every refusal the
 Python dispatcher makes also happens on the fast path, without a GPU.  The launcher is given a
 C-callable stand-in for cuLaunchKernel that records what it receives (see test_dsl_native_launcher)."""
 
@@ -9,7 +9,7 @@ import pytest
 from test_dsl_native_launcher import Recorder
 
 import workbench as wb
-from workbench.dsl import examples as E
+from workbench.kernels import examples as E
 
 torch = pytest.importorskip("torch")
 
@@ -81,7 +81,7 @@ def test_a_torch_tensor_is_not_copied_or_converted_on_the_fast_path():
 
 @pytest.mark.gpu
 def test_gpu_framework_tensors_go_straight_in_and_refusals_reach_the_dispatcher():
-    from workbench.dsl import backend_cupy
+    from workbench.dsl.runtime import cupy as backend_cupy
 
     if not backend_cupy.gpu_available() or not torch.cuda.is_available():
         pytest.skip("needs cupy, a CUDA GPU and CUDA torch")

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import workbench as wb
-from workbench.dsl import examples as E
+from workbench.kernels import examples as E
 
 cute = pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed")
 cutlass = pytest.importorskip("cutlass")

@@ -23,7 +23,7 @@ def _():
 @exercise("08.2", "Which rungs' generated code uses 128-bit accesses for an aligned 64 x 256 float32 tensor?",
           hint="look for uint4 in wb.show_code of each rung; only the rungs that copy through fragments vectorize")
 def _():
-    from workbench.dsl import examples as E
+    from workbench.kernels import examples as E
     t = [wb.from_dlpack(np.zeros((64, 256), np.float32), assumed_align=16) for _ in range(3)]
     return tuple(name for name, k, extra, _, _ in E.ladder(64, 256) if "uint4" in wb.show_code(k, *t, *extra))
 

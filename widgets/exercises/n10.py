@@ -9,7 +9,7 @@ import numpy as np
 
 import workbench as wb
 from workbench.atoms.tiled import TiledMMA
-from workbench.dsl import gemm_ladder as G
+from workbench.kernels import gemm_ladder as G
 
 from . import exercise
 from .n05 import _bms

@@ -8,7 +8,7 @@ mbarrier completes (a test checks the model against the kernel's own formulas an
 import numpy as np
 
 from workbench.atoms.gmma_desc import make_gmma_desc
-from workbench.dsl.gemm_hopper import HopperGemm
+from workbench.kernels.gemm_hopper import HopperGemm
 
 from . import exercise
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 import workbench as wb
-from workbench.dsl import backend_cupy
-from workbench.dsl import examples as E
+from ..dsl.runtime import cupy as backend_cupy
+from workbench.kernels import examples as E
 
 
 def _time(fn, reps):

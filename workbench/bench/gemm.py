@@ -1,7 +1,7 @@
 """The GEMM ladder against cuBLAS (``python -m workbench bench gemm``): C = A @ B^T, A (M, K) and B (N, K)
 fp16 K-major, fp32 accumulation, at M = N = K in {4096, 8192} (4096 with --quick).
 
-For each rung of :func:`workbench.dsl.gemm_ladder.ladder`, in the same run as cuBLAS (``torch.matmul`` on the
+For each rung of :func:`workbench.kernels.gemm_ladder.ladder`, in the same run as cuBLAS (``torch.matmul`` on the
 same fp16 tensors, fp16 output): TFLOPS (CUDA events, median after a warm-up), the ratio to cuBLAS, the
 maximum relative error against cuBLAS's product (and exactness against torch at an irregular size, where
 every ragged edge is predicated), registers per thread, shared memory, blocks per SM, the bank conflicts of
@@ -14,8 +14,8 @@ from __future__ import annotations
 import ctypes
 
 import workbench as wb
-from workbench.dsl import backend_cupy
-from workbench.dsl import gemm_ladder as G
+from ..dsl.runtime import cupy as backend_cupy
+from workbench.kernels import gemm_ladder as G
 
 from .bandwidth import _time
 
@@ -43,7 +43,7 @@ _FIRST_LAUNCH = r"""
 import time, torch
 t0 = time.perf_counter()
 import workbench as wb
-from workbench.dsl import gemm_ladder as G
+from workbench.kernels import gemm_ladder as G
 r = next(x for x in G.ladder() if x.name == "pipelined")
 a = torch.zeros(4096, 4096, device="cuda", dtype=torch.float16); c = torch.empty(4096, 4096, device="cuda")
 torch.cuda.synchronize()
@@ -76,7 +76,7 @@ def run(quick: bool = False, rungs=None) -> dict:
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "sms": props.multi_processor_count, "dtype": "float16, fp32 accumulation",
            "sizes": {}, "irregular": {}}
-    from workbench.dsl.gemm_hopper import hopper_rungs
+    from workbench.kernels.gemm_hopper import hopper_rungs
     sm90 = backend_cupy.current_arch() == "sm_90"
     ladder = [r for r in G.ladder() + (hopper_rungs() if sm90 else []) if rungs is None or r.name in rungs]
     gen = torch.Generator(device="cuda").manual_seed(0)

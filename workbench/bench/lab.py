@@ -140,7 +140,7 @@ def _host_cases(counts):
     import numpy as np
 
     import workbench as wb
-    from workbench.dsl import _launch
+    from workbench.dsl.runtime import _launch
 
     from . import _lab_kernels as K
 
@@ -250,7 +250,7 @@ def _gpu_cases(counts):
     import numpy as np
 
     import workbench as wb
-    from workbench.dsl import backend_cupy
+    from ..dsl.runtime import cupy as backend_cupy
 
     from . import _lab_kernels as K
 
@@ -343,7 +343,7 @@ def _cute_cases(cases, keep, n, xs, torch, has_tvm, cute_k):
 
 
 def run_launch(rounds=9, calls=5000, warmup=50, counts=COUNTS, progress=True) -> dict:
-    from workbench.dsl import backend_cupy
+    from ..dsl.runtime import cupy as backend_cupy
     if not backend_cupy.gpu_available():
         return {"what": SUITES["launch"], "skipped": "no CUDA GPU visible to cupy"}
     import cupy
@@ -363,7 +363,7 @@ def run_launch(rounds=9, calls=5000, warmup=50, counts=COUNTS, progress=True) ->
 def run(suites=None, quick=False, progress=True, counts=COUNTS, rounds=None) -> dict:
     """Run the named suites (default: all that this machine can run) and return the result dict;
     rounds: how many interleaved rounds (default 9, 5 when quick)."""
-    from workbench.dsl import backend_cupy
+    from ..dsl.runtime import cupy as backend_cupy
     gpu = backend_cupy.gpu_available()
     names = list(suites) if suites else (["launch", "host", "convert"] if gpu else ["host", "convert"])
     unknown = [s for s in names if s not in SUITES]

@@ -1,5 +1,5 @@
 """The optimisation ladder of notebook 08: c = a + b on an (M, N) fp32 tensor, four rungs (see
-workbench/dsl/examples.py: add_naive, add_vectorized, add_tv with LADDER_TV and LADDER_TV4).
+workbench/kernels/examples.py: add_naive, add_vectorized, add_tv with LADDER_TV and LADDER_TV4).
 
 For each rung, on a GPU: bandwidth (bytes read + written over the time of one launch, CUDA events,
 median after a warm-up; output checked against a + b), whether the generated code uses 128-bit
@@ -13,8 +13,8 @@ from __future__ import annotations
 import ctypes
 
 import workbench as wb
-from workbench.dsl import backend_cupy
-from workbench.dsl import examples as E
+from ..dsl.runtime import cupy as backend_cupy
+from workbench.kernels import examples as E
 
 from .bandwidth import _time  # CUDA events, median after a warm-up: one way to time a kernel
 

@@ -16,8 +16,8 @@ import numpy as np
 
 import workbench as wb
 from workbench.bench import time_calls
-from workbench.dsl import backend_cupy
-from workbench.dsl import examples as E
+from ..dsl.runtime import cupy as backend_cupy
+from workbench.kernels import examples as E
 
 M = N = 32
 

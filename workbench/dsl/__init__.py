@@ -3,7 +3,7 @@ CPU reference executor.  See ``workbench/dsl/kernel.py`` for dispatch and ``fron
 supported Python subset."""
 
 from .atoms_in_kernels import cp_async_commit_group, cp_async_wait_group, gemm
-from .backend_cupy import compile_ptx, gpu_available
+from .runtime.cupy import compile_ptx, gpu_available
 from .builtins import (
     Constexpr,
     barrier,
@@ -18,8 +18,8 @@ from .builtins import (
     sync_threads,
     thread_idx,
 )
-from .cache import cache_info
-from .cpu_executor import KernelRuntimeError
+from .runtime.cache import cache_info
+from .backends.cpu import KernelRuntimeError
 from .frontend import KernelError
 from .hopper import (
     TmaLoad,
@@ -42,7 +42,7 @@ from .hopper import (
     warpgroup_reg_dealloc,
     warpgroup_wait_group,
 )
-from .kernel import Kernel, Specialization, kernel, show_code
+from .runtime.launch import Kernel, Specialization, kernel, show_code
 
 __all__ = [
     "kernel", "Kernel", "Specialization", "thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "barrier", "barrier_arrive",

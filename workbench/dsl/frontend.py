@@ -37,7 +37,7 @@ from . import captures, ir
 from . import views as V
 from .builtins import Triple
 from .hopper import close_tx_ledger
-from .limits import TraceBudget, check_static_bits, check_static_int
+from .runtime.limits import TraceBudget, check_static_bits, check_static_int
 from .names import c_name
 from .views import KPointer
 

@@ -130,7 +130,7 @@ def make_tma_load(tensor, smem_layout) -> TmaLoad:
 
 
 def _encode(t: TmaLoad) -> bytes:
-    from .backend_cupy import error_string, libcuda
+    from .runtime.cupy import error_string, libcuda
     lib = libcuda()
     d = t.box.dims
     nb = t.element_type.bits // 8

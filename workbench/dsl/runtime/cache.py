@@ -7,7 +7,7 @@ import os
 import threading
 import weakref
 
-from . import backend_cupy
+from . import cupy as backend_cupy
 
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 _LOCK = threading.Lock()     # kernels are defined in any thread; cache_info() iterates a snapshot

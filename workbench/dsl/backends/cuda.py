@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .._element_types import (
+from ..._element_types import (
     BFloat16,
     Boolean,
     Float16,
@@ -25,7 +25,7 @@ from .._element_types import (
     Uint32,
     Uint64,
 )
-from . import ir
+from .. import ir
 
 CTYPE = {Boolean: "bool", Int8: "signed char", Int16: "short", Int32: "int", Int64: "long long",
          Uint8: "unsigned char", Uint16: "unsigned short", Uint32: "unsigned int", Uint64: "unsigned long long",
@@ -263,7 +263,7 @@ class _Emitter:
     def mma(self, s, d):
         """mma.sync as inline PTX: 32-bit registers made of the fragments' elements (16-bit values in pairs,
         8-bit in fours, as the atom's value order puts them), f32/s32 accumulators one register each."""
-        from .atoms_in_kernels import mma_ptx
+        from ..atoms_in_kernels import mma_ptx
         atom = s.atom
         outs, ins = [], []
         for (buf, offs), code, out in ((s.d, atom.type_codes[0], True), (s.a, atom.type_codes[1], False),
@@ -283,7 +283,7 @@ class _Emitter:
     def wgmma(self, s, d):
         """wgmma.mma_async: the accumulators in place ("+f"/"+r"), A and B as descriptors built from each tile's
         shared address and the static fields proven while tracing."""
-        from .hopper import wgmma_ptx
+        from ..hopper import wgmma_ptx
         atom = s.atom
         head, tail = wgmma_ptx(atom)
         buf, offs = s.acc

@@ -16,16 +16,18 @@ import operator
 import struct
 import threading
 
-from .._element_types import Boolean
-from .._tensor import Pointer, Tensor
-from ..dlpack.dtypes import PACKED
-from ..dlpack.importer import PRODUCERS_FOR_C
-from ..layout import offset_span
-from . import _launch, backend_cupy, cache, captures, ir, limits
+from ..._element_types import Boolean
+from ..._tensor import Pointer, Tensor
+from ...dlpack.dtypes import PACKED
+from ...dlpack.importer import PRODUCERS_FOR_C
+from ...layout import offset_span
+from .. import captures, ir
+from . import _launch, cache, limits
+from . import cupy as backend_cupy
 from . import args as A
-from .codegen_cuda import generate
-from .cpu_executor import CompiledCPU, check_shared_memory, pointer_extent
-from .frontend import FunctionSource, Lowering
+from ..backends.cuda import generate
+from ..backends.cpu import CompiledCPU, check_shared_memory, pointer_extent
+from ..frontend import FunctionSource, Lowering
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -106,7 +108,7 @@ class Specialization:
 
     # -- the guard: one argument spec, read by the C launcher for every use ----------------------
     def _arg_specs(self):
-        """Per-argument spec tuples for workbench.dsl._launch (its header lists the layouts).  The
+        """Per-argument spec tuples for workbench.dsl.runtime._launch (its header lists the layouts).  The
         same specs guard and pack the hot path, launches with a stream, the slow path and the CPU
         executor's values: there is no second guard to drift from this one."""
         slots: dict = {}
@@ -119,7 +121,7 @@ class Specialization:
             if kind is A.ConstSpec:
                 out.append((5, s.value, s.key[1], A.const_key))
             elif kind is A.TmaSpec:
-                from .hopper import TmaLoad
+                from ..hopper import TmaLoad
                 out.append((9, self.slots[mine[0][0]], TmaLoad, s.key))
             elif kind is A.PointerSpec:
                 out.append((0, self.slots[mine[0][0]], s.etype, s.memspace, s.align, i in self.written))

@@ -40,10 +40,10 @@ import struct
 
 import numpy as np
 
-from .._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int32, TFloat32
-from .._memory import declared_host_buffer
-from . import ir
-from . import limits as _limits
+from ..._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int32, TFloat32
+from ..._memory import declared_host_buffer
+from .. import ir
+from ..runtime import limits as _limits
 
 
 class KernelRuntimeError(RuntimeError):
@@ -676,7 +676,7 @@ def _peer(cluster, rank):
 
 
 def _tma_box_copy(tma, smem, off, coords, load):
-    from .hopper import tma_box_copy, tma_extent
+    from ..hopper import tma_box_copy, tma_extent
     try:
         tma_box_copy(tma, host_view(tma.address, tma.element_type, 0, tma_extent(tma)), smem, off, coords, load)
     except IndexError as e:
@@ -868,8 +868,8 @@ class CompiledCPU:
 
     def _collective(self, members, group, size, bidx):
         """Carry out one collective instruction for one warp (32 threads) or warpgroup (128, wgmma)."""
-        from .atoms_in_kernels import emulate_ldmatrix, emulate_mma
-        from .hopper import emulate_wgmma
+        from ..atoms_in_kernels import emulate_ldmatrix, emulate_mma
+        from ..hopper import emulate_wgmma
         kind, k = next(iter(members.values()))[:2]
         op = self.collectives[k]
         lins = sorted(members)

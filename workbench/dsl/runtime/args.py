@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
-from .._tensor import Pointer, Tensor, from_dlpack
-from ..layout import Dyn, Layout
-from ..layout.inttuple import flatten
-from . import ir
-from .names import c_name
+from ..._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
+from ..._tensor import Pointer, Tensor, from_dlpack
+from ...layout import Dyn, Layout
+from ...layout.inttuple import flatten
+from .. import ir
+from ..names import c_name
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
@@ -145,7 +145,7 @@ def spec_of(arg, constexpr: bool, pname: str):
     st = _scalar_type(arg)
     if st is not None:
         return ScalarSpec(st)
-    from .hopper import TmaLoad
+    from ..hopper import TmaLoad
     if t is TmaLoad:
         return TmaSpec(arg)
     raise TypeError(f"Expected a tensor (wb.Tensor or any __dlpack__ object), a wb.Pointer, an int, float or bool for "
@@ -163,8 +163,8 @@ def pack_format(params) -> str:
 
 def bind(names, specs, constexpr_names):
     """Kernel-side values for the parameters, and the IR parameter list (with how to read each value)."""
-    from .frontend import KPointer
-    from .views import KTensor
+    from ..frontend import KPointer
+    from ..views import KTensor
     env, params = {}, []
     used: set = set()     # C names: the parameters' own first, then their dynamic extents (names.c_name)
     cname = {n: c_name(n, used) for n, s in zip(names, specs) if type(s) is not ConstSpec}
@@ -179,7 +179,7 @@ def bind(names, specs, constexpr_names):
             params.append(ir.Param(cname[n], "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
             env[n] = var
         elif type(s) is TmaSpec:
-            from .hopper import KTma
+            from ..hopper import KTma
             params.append(ir.Param(cname[n], "tma", s.etype, arg_index=i, source=("tma", i)))
             env[n] = KTma(params[-1], s.box, s.etype)
         elif type(s) is PointerSpec:

@@ -127,7 +127,7 @@ class HopperGemm:
         cl = self.cluster
         clusters = math.ceil(m / (self.bm * cl)) * math.ceil(n / self.bn)
         if self.persistent:
-            from .backend_cupy import gpu_available
+            from ..dsl.runtime.cupy import gpu_available
             sms = _sm_count() if gpu_available() else 2 * cl
             return (min(clusters, sms // cl) * cl, 1, 1)
         return (clusters * cl, 1, 1)

@@ -1,6 +1,6 @@
 /* The DSL's one launch path: guard + pack (+ cuLaunchKernel) for one specialization, in C.
  *
- * workbench.dsl.kernel derives one argument spec per specialization from its signature; the same
+ * workbench.dsl.runtime.launch derives one argument spec per specialization from its signature; the same
  * specs drive every use: the per-grid Launcher (the hot path), pack() (launches with a stream or
  * dynamic shared memory, the slow path) and the CPU executor's parameter values.  An argument that
  * does not match makes the call return None, and the Python dispatcher then selects or compiles
@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
-#include "../dlpack/_dlpack_structs.h"
+#include "../../dlpack/_dlpack_structs.h"
 
 #define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
 #define MAX_RANK 64
@@ -38,7 +38,7 @@
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
 
-/* Installed once by workbench.dsl.kernel: the exact wb classes and the bridge's producer tables
+/* Installed once by workbench.dsl.runtime.launch: the exact wb classes and the bridge's producer tables
  * (the same dict objects workbench._tensor fills as producer types are met). */
 static PyObject *g_tensor_cls, *g_ptr_cls, *g_producers;  /* g_producers: see wb_producer */
 static PyObject *s_kernel_signature, *s_dlpack, *s_layout;
@@ -659,7 +659,7 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
       return NULL;
     }
   }
-  if (!g_tensor_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.dsl.kernel was not imported"); return NULL; }
+  if (!g_tensor_cls) { PyErr_SetString(PyExc_RuntimeError, "workbench.dsl.runtime.launch was not imported"); return NULL; }
   Py_ssize_t nbuf;
   CSpec *cs = compile_specs(specs, &nbuf);
   if (!cs) return NULL;
@@ -688,7 +688,7 @@ static PyObject *launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
 
 static PyTypeObject LauncherType = {
   PyVarObject_HEAD_INIT(NULL, 0)
-  .tp_name = "workbench.dsl._launch.Launcher",
+  .tp_name = "workbench.dsl.runtime._launch.Launcher",
   .tp_basicsize = sizeof(Launcher),
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
   .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
