@@ -11,9 +11,9 @@ import pytest
 import workbench as wb
 from workbench import host_buffers
 from workbench.dsl import compile_ptx
-from workbench.kernels import examples as E
 from workbench.dsl.backends.cpu import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
+from workbench.kernels import examples as E
 
 EXAMPLES = E.make_examples("small")
 

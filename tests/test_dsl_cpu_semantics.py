@@ -11,8 +11,8 @@ import pytest
 
 import workbench as wb
 from workbench import host_buffers
-from workbench.dsl.runtime import cupy as backend_cupy
 from workbench.dsl.backends.cpu import KernelRuntimeError
+from workbench.dsl.runtime import cupy as backend_cupy
 
 GPU = backend_cupy.gpu_available()
 gpu = pytest.mark.skipif(not GPU, reason="needs cupy and a CUDA GPU")

@@ -15,9 +15,9 @@ import pytest
 
 import workbench as wb
 from workbench.atoms.gmma_desc import GmmaDescriptor, k_block_tile, make_gmma_desc
-from workbench.dsl.runtime import cupy as backend_cupy
 from workbench.dsl.backends.cpu import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
+from workbench.dsl.runtime import cupy as backend_cupy
 from workbench.kernels.gemm_hopper import HopperGemm, make_hopper_gemm
 
 KINDS = ("INTER", "SW32", "SW64", "SW128")

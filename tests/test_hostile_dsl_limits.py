@@ -15,9 +15,9 @@ import pytest
 
 import workbench as wb
 from workbench.dsl import compile_ptx
-from workbench.dsl.runtime import limits
 from workbench.dsl.backends.cpu import KernelRuntimeError
 from workbench.dsl.frontend import KernelError
+from workbench.dsl.runtime import limits
 
 
 def _kernel_from(src, name):

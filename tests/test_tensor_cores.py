@@ -13,9 +13,9 @@ import pytest
 
 import workbench as wb
 from workbench.atoms.mma import mma_atom_names
-from workbench.kernels import gemm_ladder as G
-from workbench.dsl.atoms_in_kernels import mma_ptx
+from workbench.dsl.ops.mma_sync import mma_ptx
 from workbench.dsl.runtime.cupy import compile_ptx, gpu_available
+from workbench.kernels import gemm_ladder as G
 
 SYNC_ATOMS = [n for n in mma_atom_names(False) if n.startswith(("SM75", "SM80", "SM89"))]
 LDSM_ATOMS = [f"SM75_U32x{x}_LDSM_N" for x in (1, 2, 4)] + [f"SM75_U16x{2 * x}_LDSM_T" for x in (1, 2, 4)]

@@ -95,7 +95,7 @@ class TmaBoxView(_FieldsOverGrid):
     title = "TMA box"
 
     def __init__(self, tma):
-        from workbench.dsl.hopper import TmaLoad
+        from workbench.dsl.ops.tma import TmaLoad
         if type(tma) is not TmaLoad:
             raise TypeError(f"Expected a TMA descriptor (wb.make_tma_load(tensor, smem_layout)), but got "
                             f"{type(tma).__name__}.")

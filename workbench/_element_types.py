@@ -1,8 +1,10 @@
 """Element types (CuTe DSL's numeric types): ``wb.Float32``, ``wb.BFloat16``, ``wb.Float8E4M3FN``...
 
 An element type knows its name, bit width, lane count, the CUDA C++ type that holds it, and
-the numpy dtype that matches it bit for bit when there is one.  The DLPack codes live in
-``workbench.dlpack.dtypes``: this module knows nothing of DLPack.
+the numpy dtype that matches it bit for bit when there is one; for the types kernels handle, what the kernel DSL
+needs of it (:data:`KERNEL_FACTS`: its spelling in generated code, the numpy dtype the CPU executor keeps its bits
+in, its PTX type, its TMA data-type code, how a scalar parameter packs it).  This is the one table of those facts.
+The DLPack codes live in ``workbench.dlpack.dtypes``: this module knows nothing of DLPack.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ __all__ = ["ElementType", "vector_type", "ALL_SCALAR_TYPES", "by_name"]
 class ElementType:
     """One element type.  Compared by identity: each type exists once (see :func:`vector_type`)."""
 
-    __slots__ = ("name", "width", "kind", "lanes", "ctype", "numpy", "short", "scalar", "natural_align")
+    __slots__ = ("name", "width", "kind", "lanes", "ctype", "numpy", "short", "scalar", "natural_align",
+                 "kernel_ctype", "storage", "ptx", "tma_code", "pack")
 
     def __init__(self, name, width, kind, ctype, numpy=None, short=None, lanes=1, scalar=None):
         self.name = name
@@ -25,6 +28,8 @@ class ElementType:
         self.lanes = lanes
         self.scalar = scalar or self
         self.natural_align = max(1, width * lanes // 8)  # bytes; sub-byte types: 1
+        # the kernel DSL's facts (KERNEL_FACTS), None where kernels do not handle the type
+        self.kernel_ctype = self.storage = self.ptx = self.tma_code = self.pack = None
 
     @property
     def bits(self) -> int:
@@ -90,6 +95,38 @@ Complex64 = _t("Complex64", 64, "complex", "cuda::std::complex<float>", "complex
 Complex128 = _t("Complex128", 128, "complex", "cuda::std::complex<double>", "complex128", "complex<f64>")
 
 ALL_SCALAR_TYPES = tuple(_REGISTRY.values())
+
+# What the kernel DSL needs of each type it handles, one row a type:
+#   kernel_ctype  its spelling in generated CUDA C++ (16-bit floats: 2-byte structs with __half's ABI; fp8: its bits)
+#   storage       the numpy dtype the CPU executor holds its bits in (bfloat16 and fp8 as unsigned integers)
+#   ptx           its PTX type in tensor-core instructions (None: no tensor core takes it)
+#   tma_code      cuTensorMapEncodeTiled's CUtensorMapDataType (TMA moves bits: fp8 as bytes; None: not movable)
+#   pack          struct code of a scalar kernel parameter in its 8-byte slot (None: not a scalar parameter)
+KERNEL_FACTS = {
+    Boolean: ("bool", "bool", None, None, "?7x"),
+    Int8: ("signed char", "int8", "s8", 0, "b7x"),
+    Int16: ("short", "int16", None, 1, "h6x"),
+    Int32: ("int", "int32", "s32", 3, "i4x"),
+    Int64: ("long long", "int64", None, 5, "q"),
+    Uint8: ("unsigned char", "uint8", "u8", 0, "B7x"),
+    Uint16: ("unsigned short", "uint16", None, 1, "H6x"),
+    Uint32: ("unsigned int", "uint32", None, 2, "I4x"),
+    Uint64: ("unsigned long long", "uint64", None, 4, "Q"),
+    Float16: ("_wb_f16", "float16", "f16", 6, None),
+    Float32: ("float", "float32", "f32", 7, "f4x"),
+    Float64: ("double", "float64", "f64", 8, "d"),
+    BFloat16: ("_wb_bf16", "uint16", "bf16", 9, None),
+    TFloat32: ("float", "float32", "tf32", 7, None),
+    Float8E4M3FN: ("unsigned char", "uint8", "e4m3", 0, None),
+    Float8E5M2: ("unsigned char", "uint8", "e5m2", 0, None),
+}
+for _et, (_c, _s, _p, _m, _k) in KERNEL_FACTS.items():
+    _et.kernel_ctype, _et.storage, _et.ptx, _et.tma_code, _et.pack = _c, _s, _p, _m, _k
+KERNEL_TYPES = tuple(KERNEL_FACTS)
+# CuTe's type letters in instruction names (SM80_16x8x8_F32TF32TF32F32_TN): the type each letter means in the
+# instruction (TF32: tf32, where the atoms hold its values as Float32 bit patterns)
+BY_CUTE_CODE = {"F16": Float16, "BF16": BFloat16, "TF32": TFloat32, "F32": Float32, "F64": Float64, "S8": Int8,
+                "U8": Uint8, "S32": Int32, "E4M3": Float8E4M3FN, "E5M2": Float8E5M2}
 __all__ += [t.name for t in ALL_SCALAR_TYPES]  # wb.Float32, wb.BFloat16, ... (names as CuTe DSL spells them)
 
 # CUDA's built-in vector type spellings (int2, float4, __half2 ...)

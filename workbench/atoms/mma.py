@@ -17,12 +17,9 @@ from ..layout import Layout
 
 __all__ = ["MMAAtom", "mma_atom", "mma_atom_names"]
 
-# CuTe's type letters in instruction names.  TF32 has no element type of its own here: its
-# values are Float32 bit patterns, so the atom records Float32 and keeps "TF32" in .type_codes.
-TYPE_CODES = {
-    "F16": et.Float16, "BF16": et.BFloat16, "F32": et.Float32, "TF32": et.Float32, "F64": et.Float64,
-    "S8": et.Int8, "U8": et.Uint8, "S32": et.Int32, "E4M3": et.Float8E4M3FN, "E5M2": et.Float8E5M2,
-}
+# CuTe's type letters in instruction names (the element-type table's).  An atom holds TF32 values as Float32 bit
+# patterns, so it records Float32 and keeps "TF32" in .type_codes.
+TYPE_CODES = {**et.BY_CUTE_CODE, "TF32": et.Float32}
 
 
 def _L(shape, stride):
@@ -119,6 +116,20 @@ class MMAAtom:
         self.type_codes = codes
         self.major_a, self.major_b = major_a, major_b
         self.a_source = a_source  # 'rmem' (registers) or 'smem' (a GMMA descriptor)
+
+    @property
+    def instruction(self) -> str:
+        """The instruction one call of the atom issues: 'fma' (UniversalFMA, scalar), 'mma.sync.m8n8k4' (SM70
+        quad pairs), 'mma.sync' (SM75/SM80/SM89, a warp), 'wgmma' (SM90 GMMA, a warpgroup).  Kernels lower an atom
+        by this, never by its name."""
+        if self.name == "UniversalFMA":
+            return "fma"
+        return {"SM70": "mma.sync.m8n8k4", "SM90": "wgmma"}.get(self.name[:4], "mma.sync")
+
+    @property
+    def arch(self) -> int:
+        """The compute capability the atom's instruction needs (0 for UniversalFMA)."""
+        return int(self.name[2:4]) if self.name.startswith("SM") else 0
 
     @property
     def num_threads(self) -> int:

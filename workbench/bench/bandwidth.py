@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 import workbench as wb
-from ..dsl.runtime import cupy as backend_cupy
 from workbench.kernels import examples as E
+
+from ..dsl.runtime import cupy as backend_cupy
 
 
 def _time(fn, reps):

@@ -14,9 +14,9 @@ from __future__ import annotations
 import ctypes
 
 import workbench as wb
-from ..dsl.runtime import cupy as backend_cupy
 from workbench.kernels import gemm_ladder as G
 
+from ..dsl.runtime import cupy as backend_cupy
 from .bandwidth import _time
 
 IRREGULAR = (1000, 999, 504)     # M, N, K: every tile ragged (K a multiple of 8: 16-byte rows)

@@ -18,9 +18,9 @@ Without a GPU: {"gpu": False}.  Run: ``python -m workbench bench inflight --out 
 from __future__ import annotations
 
 import workbench as wb
-from ..dsl.runtime import cupy as backend_cupy
 from workbench.kernels import examples as E
 
+from ..dsl.runtime import cupy as backend_cupy
 from .bandwidth import _time  # CUDA events, median after a warm-up: one way to time a kernel
 from .ladder import _blocks_per_sm  # the driver's occupancy API
 

@@ -250,8 +250,8 @@ def _gpu_cases(counts):
     import numpy as np
 
     import workbench as wb
-    from ..dsl.runtime import cupy as backend_cupy
 
+    from ..dsl.runtime import cupy as backend_cupy
     from . import _lab_kernels as K
 
     try:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import ctypes
 
 import workbench as wb
-from ..dsl.runtime import cupy as backend_cupy
 from workbench.kernels import examples as E
 
+from ..dsl.runtime import cupy as backend_cupy
 from .bandwidth import _time  # CUDA events, median after a warm-up: one way to time a kernel
 
 # bytes of a and b a thread has requested before it can add: what it keeps in flight

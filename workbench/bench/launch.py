@@ -16,8 +16,9 @@ import numpy as np
 
 import workbench as wb
 from workbench.bench import time_calls
-from ..dsl.runtime import cupy as backend_cupy
 from workbench.kernels import examples as E
+
+from ..dsl.runtime import cupy as backend_cupy
 
 M = N = 32
 

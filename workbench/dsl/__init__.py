@@ -1,47 +1,44 @@
-"""Kernel DSL: ``@wb.kernel`` Python functions compiled to CUDA C++ (NVRTC via cupy) or run on the
-CPU reference executor.  See ``workbench/dsl/kernel.py`` for dispatch and ``frontend.py`` for the
-supported Python subset."""
+"""Kernel DSL: ``@wb.kernel`` Python functions compiled to CUDA C++ (NVRTC via cupy) or run on the CPU reference
+executor.
 
-from .atoms_in_kernels import cp_async_commit_group, cp_async_wait_group, gemm
-from .runtime.cupy import compile_ptx, gpu_available
+* ``frontend.py``: Python AST -> IR (``ir.py``), builtins found by identity (``builtins.py``'s registry);
+* ``ops/``: one module per hardware operation (its builtin, IR node, CUDA/PTX text, CPU semantics, scheduling);
+* ``atoms_in_kernels.py``: the atoms' partitions and fragments in kernels, ``wb.gemm``/``wb.copy`` dispatch to the
+  op module of the atom's instruction;
+* ``backends/``: CUDA C++ (``cuda.py``) and the CPU executor (``cpu.py``, scheduled by ``scheduling.py``'s waits);
+* ``runtime/``: argument specs, the C launcher, specializations and dispatch, NVRTC/cupy, caches, limits.
+"""
+
+from .atoms_in_kernels import gemm
+from .backends.cpu import KernelRuntimeError
 from .builtins import (
     Constexpr,
-    barrier,
-    barrier_arrive,
     block_dim,
     block_idx,
-    copy,
     grid_dim,
     make_fragment,
     range_dynamic,
     shared_tensor,
-    sync_threads,
     thread_idx,
 )
-from .runtime.cache import cache_info
-from .backends.cpu import KernelRuntimeError
 from .frontend import KernelError
-from .hopper import (
-    TmaLoad,
-    block_rank_in_cluster,
-    cluster_sync,
-    fence_proxy_async,
-    make_tma_load,
+from .ops.cluster import block_rank_in_cluster, cluster_sync
+from .ops.cp_async import cp_async_commit_group, cp_async_wait_group
+from .ops.fence import fence_proxy_async
+from .ops.mbarrier import (
     mbarrier_arrive,
     mbarrier_arrive_and_expect_tx,
     mbarrier_init,
     mbarrier_init_fence,
     mbarrier_wait,
-    tma_load,
-    tma_store,
-    tma_store_commit_group,
-    tma_store_wait_group,
-    warpgroup_commit_group,
-    warpgroup_fence,
-    warpgroup_reg_alloc,
-    warpgroup_reg_dealloc,
-    warpgroup_wait_group,
 )
+from .ops.setmaxnreg import warpgroup_reg_alloc, warpgroup_reg_dealloc
+from .ops.sync import barrier, barrier_arrive, sync_threads
+from .ops.tma import TmaLoad, make_tma_load, tma_load, tma_store, tma_store_commit_group, tma_store_wait_group
+from .ops.vector_copy import copy
+from .ops.wgmma import warpgroup_commit_group, warpgroup_fence, warpgroup_wait_group
+from .runtime.cache import cache_info
+from .runtime.cupy import compile_ptx, gpu_available
 from .runtime.launch import Kernel, Specialization, kernel, show_code
 
 __all__ = [
@@ -49,7 +46,7 @@ __all__ = [
     "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group", "cp_async_wait_group", "Constexpr",
     "range_dynamic", "show_code", "cache_info", "compile_ptx", "gpu_available",
     "KernelError", "KernelRuntimeError",
-    # Hopper: TMA, mbarriers, warpgroup MMA (hopper.py)
+    # Hopper: TMA, mbarriers, warpgroup MMA, clusters (ops/)
     "TmaLoad",
     "make_tma_load",
     "tma_load",

@@ -7,13 +7,12 @@ gives kernels what only they do with the results (CuTe DSL's names):
 * register fragments shaped as CuTe shapes them: ``tiled_mma.make_fragment_A(partition)`` (a compact
   layout of the partition's shape, the atom's value type), ``frag.fill(x)``, ``frag.load()`` /
   ``.to(dtype)`` / ``frag.store(values)``;
-* ``wb.gemm(tiled_mma, d, a, b, c)``: one atom call per (m, n, k) of the fragments' M/N/K modes; a
-  tensor-core atom is one ``mma.sync`` (PTX inline asm on the GPU; on the CPU executor the warp's registers
-  are gathered through the atom's TV layouts, multiplied, and scattered back the same way);
-* ``wb.copy(tiled_copy, src, dst, pred=None)``: one atom call per chunk of the atom's values:
-  ``UniversalCopy`` (a vector access), ``SM75_*_LDSM_N/_T`` (``ldmatrix``, emulated through the atom's
-  source and destination TV layouts), ``SM80_CP_ASYNC_*`` (``cp.async``, zero-filling where the predicate
-  is false, completing at ``wb.cp_async_wait_group``).
+* ``wb.gemm(tiled_mma, d, a, b, c)``: checks the operands, then hands the atom calls to the op module of the
+  atom's instruction (``atom.instruction``: ``ops/mma_sync.py``, ``ops/wgmma.py``; UniversalFMA is scalar
+  arithmetic, lowered here), found in :data:`GEMM_LOWERINGS`;
+* ``wb.copy(tiled_copy, src, dst, pred=None)``: one atom call per chunk of the atom's values, each lowered by
+  the op module of the atom's kind (``atom.kind``: ``ops/vector_copy.py``, ``ops/ldmatrix.py``,
+  ``ops/cp_async.py``), found in :data:`COPY_LOWERINGS`.
 
 Everything an instruction needs is proven while tracing (element types, fragment shapes, contiguous
 and aligned chunks, register pairs), or the kernel is refused with the atom's name and what it needs.
@@ -27,14 +26,18 @@ from .. import _element_types as et
 from ..atoms.copy import CopyAtom
 from ..atoms.mma import MMAAtom
 from ..atoms.tiled import ThrCopy, ThrMMA, TiledCopy, TiledMMA
-from ..layout import ComposedLayout, Layout, Swizzle, divisibility_of, make_layout
+from ..layout import ComposedLayout, Layout, make_layout
 from . import ir
 from .builtins import ATOM_COPIES, ATTRIBUTES, MAX_FRAGMENT_ELEMENTS, builtin, method
-from .vectorize import _leading_run
 from .views import KTensor
 
-__all__ = ["gemm", "cp_async_commit_group", "cp_async_wait_group", "copy_with_atom", "KValues", "mma_ptx",
-           "emulate_mma", "emulate_ldmatrix"]
+__all__ = ["gemm", "copy_with_atom", "KValues", "GEMM_LOWERINGS", "COPY_LOWERINGS", "modes3", "register_offsets",
+           "same_type", "check_register_pairs", "tv_indices", "decode_register"]
+
+# atom.instruction -> lower(cx, tiled_mma, atom, d, a, b, c): the op module that issues the atom's calls
+GEMM_LOWERINGS: dict = {}
+# atom.kind -> lower(cx, atom, src, dst, js, jd, vs, vd, pred) -> [statements]: one call of a copy atom
+COPY_LOWERINGS: dict = {}
 
 
 # -- trace-time methods of the atoms (their own partitions, run on kernel tensors) -----------------------
@@ -50,7 +53,7 @@ _pure(TiledCopy, "retile")
 
 def _get_slice(cx, tiled, thr_idx):
     """A thread's slice: the block must have exactly the tiled object's threads (checked at launch)."""
-    gmma = type(tiled) is TiledMMA and tiled.atom.name.startswith("SM90")   # warpgroups: others may specialize
+    gmma = type(tiled) is TiledMMA and tiled.atom.instruction == "wgmma"   # warpgroups: others may specialize
     cx.require_block_threads(tiled.size, repr(tiled), at_least=gmma)
     return tiled.get_slice(thr_idx)
 
@@ -167,7 +170,7 @@ def _store(cx, t, values):
 
 
 # -- wb.gemm -----------------------------------------------------------------------------------------
-def _modes3(t: KTensor, what, names):
+def modes3(t: KTensor, what, names):
     """(V, X, Y) views of a fragment of rank 1 (V), 2 (V, X) or 3 (V, X, Y)."""
     lay = t.layout
     r = lay.rank if type(lay.shape) is tuple else 1
@@ -178,7 +181,7 @@ def _modes3(t: KTensor, what, names):
     return modes
 
 
-def _register_offsets(t: KTensor, idx_layout_v, base, what):
+def register_offsets(t: KTensor, idx_layout_v, base, what):
     """Static element offsets of one atom call's values in a register fragment."""
     if t.buf.space != "rmem":
         raise ValueError(f"gemm: expected {what} in registers (a fragment: make_fragment_A/B/C), but got {t}.")
@@ -188,7 +191,7 @@ def _register_offsets(t: KTensor, idx_layout_v, base, what):
     return offs
 
 
-def _same_type(frag, want, atom, which):
+def same_type(frag, want, atom, which):
     """A fragment holds the atom's value type (a TF32 atom's A and B: Float32 or TFloat32, tf32 bits in a float)."""
     tf32 = which in "AB" and "TF32" in (atom.type_codes or ())
     if frag.etype is want or (tf32 and frag.etype in (et.Float32, et.TFloat32)):
@@ -197,9 +200,6 @@ def _same_type(frag, want, atom, which):
     raise TypeError(f"gemm({atom.name}): the atom's {which} operand is {'tf32 (Float32 or TFloat32)' if tf32 else want}, "
                     f"but the fragment holds {frag.etype}; make it with tiled_mma.{maker} or convert with "
                     f"frag.load().to({want}).")
-
-
-WARPGROUP_GEMM: list = []   # hopper.gemm_gmma, registered by the module that lowers it
 
 
 @builtin
@@ -215,16 +215,21 @@ def gemm(cx, tiled_mma, d, a, b, c):
     for t, w in ((d, "d"), (a, "a"), (b, "b"), (c, "c")):
         if type(t) is not KTensor:
             raise TypeError(f"gemm({atom.name}): expected register fragments for {w}, but got {type(t).__name__}.")
-    if atom.name.startswith("SM90"):   # warpgroup MMA: operands in shared memory through descriptors (hopper.py)
-        return WARPGROUP_GEMM[0](cx, tiled_mma, atom, d, a, b, c)
-    if atom.name.startswith("SM70"):
-        raise ValueError(f"gemm({atom.name}): SM70 quad-pair atoms do not run in kernels (mma.m8n8k4 is emulated and "
-                         "slow on SM80 and later); use an SM80 atom.")
+    lower = GEMM_LOWERINGS.get(atom.instruction)
+    if lower is None:
+        raise ValueError(f"gemm({atom.name}): {atom.instruction} atoms do not run in kernels (mma.m8n8k4 is emulated "
+                         f"and slow on SM80 and later); use an SM80 or SM90 atom (accepted: {sorted(GEMM_LOWERINGS)}).")
+    lower(cx, tiled_mma, atom, d, a, b, c)
+
+
+def check_fragments(atom, d, a, b, c):
+    """The register fragments of a warp-level or scalar atom's calls: their types and (V, M, K)/(V, N, K)/(V, M, N)
+    modes against the atom's values a thread; returns (a, b, c, d modes, M, N, K)."""
     for frag, want, w in ((a, atom.a_type, "A"), (b, atom.b_type, "B"), (c, atom.c_type, "C"), (d, atom.d_type, "D")):
-        _same_type(frag, want, atom, w)
+        same_type(frag, want, atom, w)
     va, vb, vc = atom.tv_layout_A[1].size, atom.tv_layout_B[1].size, atom.tv_layout_C[1].size
-    am, bm, cm, dm = (_modes3(a, "a", "V, M, K"), _modes3(b, "b", "V, N, K"), _modes3(c, "c", "V, M, N"),
-                      _modes3(d, "d", "V, M, N"))
+    am, bm, cm, dm = (modes3(a, "a", "V, M, K"), modes3(b, "b", "V, N, K"), modes3(c, "c", "V, M, N"),
+                      modes3(d, "d", "V, M, N"))
     M, N, K = am[1].size, bm[1].size, am[2].size
     for modes, want, w in ((am, (va, M, K), "a"), (bm, (vb, N, K), "b"), (cm, (vc, M, N), "c"), (dm, (vc, M, N), "d")):
         got = tuple(x.size for x in modes)
@@ -232,26 +237,10 @@ def gemm(cx, tiled_mma, d, a, b, c):
             raise ValueError(f"gemm({atom.name}): expected {w} of shape (V, ...) = {want} (the atom has {va}/{vb}/{vc} "
                              f"values a thread for A/B/C), but got {got}; partition with thr_mma.partition_{w.upper() if w in 'ab' else 'C'} "
                              f"and make the fragment with make_fragment_{w.upper() if w in 'ab' else 'C'}.")
-    if atom.name == "UniversalFMA":
-        _fma(cx, atom, d, a, b, c, am, bm, cm, dm, M, N, K)
-        return
-    cx.require_arch(int(atom.name[2:4]), atom.name)
-    for k in range(K):
-        for m in range(M):
-            for nn in range(N):
-                n = nn if m % 2 == 0 else N - 1 - nn      # serpentine
-                ao = _register_offsets(a, am[0], am[1](m) + am[2](k), "a")
-                bo = _register_offsets(b, bm[0], bm[1](n) + bm[2](k), "b")
-                co = _register_offsets(c, cm[0], cm[1](m) + cm[2](n), "c")
-                do = _register_offsets(d, dm[0], dm[1](m) + dm[2](n), "d")
-                for buf, offs, w in ((a.buf, ao, "a"), (b.buf, bo, "b"), (c.buf, co, "c"), (d.buf, do, "d")):
-                    _check_register_pairs(atom, buf, offs, w)
-                cx.emit(ir.MmaSync(atom, (d.buf, do), (a.buf, ao), (b.buf, bo), (c.buf, co)))
-    cx.mark_written(d.buf)
-    cx.uses_collectives()
+    return am, bm, cm, dm, M, N, K
 
 
-def _check_register_pairs(atom, buf, offs, w):
+def check_register_pairs(atom, buf, offs, w):
     """mma.sync takes 32-bit registers: 16-bit values go in pairs, 8-bit in fours, each group contiguous and
     aligned in the fragment (as make_fragment_A/B/C lays them out)."""
     per = max(1, 32 // buf.etype.bits)
@@ -263,8 +252,9 @@ def _check_register_pairs(atom, buf, offs, w):
                              f"with tiled_mma.make_fragment_* (a compact layout of the partition).")
 
 
-def _fma(cx, atom, d, a, b, c, am, bm, cm, dm, M, N, K):
+def _fma(cx, tiled_mma, atom, d, a, b, c):
     """UniversalFMA: d[m, n] = a[m, k] * b[n, k] + c[m, n], scalar arithmetic on every thread."""
+    am, bm, cm, dm, M, N, K = check_fragments(atom, d, a, b, c)
     for m in range(M):
         for n in range(N):
             acc = ir.Load(c.buf, ir.as_expr(c.offset_of((0, m, n) if c.layout.rank == 3 else m + n * M)))
@@ -276,18 +266,7 @@ def _fma(cx, atom, d, a, b, c, am, bm, cm, dm, M, N, K):
     cx.mark_written(d.buf)
 
 
-# -- the PTX of an mma.sync atom ------------------------------------------------------------------------
-_PTX_TYPE = {"F16": "f16", "BF16": "bf16", "TF32": "tf32", "F32": "f32", "F64": "f64", "S8": "s8", "U8": "u8",
-             "S32": "s32", "E4M3": "e4m3", "E5M2": "e5m2"}
-
-
-def mma_ptx(atom: MMAAtom) -> str:
-    """The PTX instruction (without operands) of an SM75/SM80/SM89 atom, e.g.
-    ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``."""
-    m, n, k = atom.shape_mnk
-    d, a, b, c = (_PTX_TYPE[x] for x in atom.type_codes)
-    sat = ".satfinite" if atom.name.endswith("_SATURATE") else ""
-    return f"mma.sync.aligned.m{m}n{n}k{k}.row.col{sat}.{d}.{a}.{b}.{c}"
+GEMM_LOWERINGS["fma"] = _fma
 
 
 # -- wb.copy through a copy atom ---------------------------------------------------------------------------
@@ -299,39 +278,6 @@ def _atom_of(x):
     if type(x) is ThrCopy:
         return x.tiled.atom
     return None
-
-
-def _divisibility(x) -> int:
-    return divisibility_of(x) if x != 0 else 1 << 30
-
-
-def contiguous_start(t: KTensor, j: int, n: int):
-    """The element offset (in t's buffer) of t's elements j..j+n-1 when they are provably n consecutive
-    elements starting at a multiple of n from the offset's divisibility, else None.  Over a swizzle
-    ``sw o off o L`` the run must be consecutive in L and n must not exceed 2**sw.base (the bits a swizzle
-    never moves), so that the swizzle keeps it whole."""
-    lay = t.layout
-    if type(lay) is ComposedLayout:
-        outer, inner = lay.outer, lay.inner
-        offs = [outer(j + v) for v in range(n)]
-        if any(type(o) is not int for o in offs) or any(offs[v] != offs[0] + v for v in range(n)):
-            return None
-        x = ir.binop("+", lay.offset, offs[0])
-        if type(inner) is not Swizzle or (n > 1 and n > (1 << inner.base)) or _divisibility(x) % n:
-            return None
-        return ir.binop("+", t.offset, inner(x))
-    offs = [lay(j + v) for v in range(n)]
-    if all(type(o) is int for o in offs):
-        if any(offs[v] != offs[0] + v for v in range(n)):
-            return None
-    elif n > 1 and (j % n or _leading_run(lay) % n):
-        return None
-    return ir.binop("+", t.offset, offs[0])
-
-
-def _aligned(t: KTensor, off, nbytes) -> bool:
-    es = t.etype.bits // 8
-    return t.buf.align % nbytes == 0 and (_divisibility(off) * es) % nbytes == 0
 
 
 def copy_with_atom(cx, how, src, dst, pred=None):
@@ -360,19 +306,15 @@ def copy_with_atom(cx, how, src, dst, pred=None):
     calls = ns // vs
     preds = _predicates(pred, calls, atom)
     kind = atom.kind
-    if kind == "ldsm":
-        lower = _ldsm
-    elif kind == "cp_async":
-        lower = _cp_async
-    elif kind == "universal":
-        lower = _universal
-    else:
+    lower = COPY_LOWERINGS.get(kind)
+    if lower is None:
         raise ValueError(f"copy({atom.name}): {kind} atoms do not run in kernels yet (accepted: UniversalCopy, "
                          "SM75 LDSM, SM80 cp.async).")
+    zero_fills = getattr(lower, "zero_fills", False)   # the instruction takes the predicate itself (cp.async)
     for i in range(calls):
-        stmts = lower(cx, atom, src, dst, i * vs, i * vd, vs, vd, preds[i] if kind == "cp_async" else None)
+        stmts = lower(cx, atom, src, dst, i * vs, i * vd, vs, vd, preds[i] if zero_fills else None)
         p = preds[i]
-        if kind == "cp_async" or p is True:
+        if zero_fills or p is True:
             for s in stmts:
                 cx.emit(s)
         elif p is not False:
@@ -396,91 +338,11 @@ def _predicates(pred, calls, atom):
     return [ir.truth(ir.Load(pred.buf, ir.as_expr(pred.offset_of(i)))) for i in range(calls)]
 
 
-def _chunk(atom, t, j, n, w):
-    off = contiguous_start(t, j, n)
-    if off is None:
-        raise ValueError(f"copy({atom.name}): the atom moves {n} consecutive {t.etype} a thread per call, but the "
-                         f"{w}'s values {j}..{j + n - 1} are not provably consecutive and aligned in {t}; a swizzle must "
-                         "keep each chunk whole (its base M >= log2 of the chunk), the partition must match the atom.")
-    return off
-
-
-def _universal(cx, atom, src, dst, js, jd, vs, vd, _pred):
-    nbytes = vs * src.etype.bits // 8
-    if vs > 1:
-        so, do = _chunk(atom, src, js, vs, "source"), _chunk(atom, dst, jd, vd, "destination")
-        for t, off, w in ((src, so, "source"), (dst, do, "destination")):
-            if not _aligned(t, off, nbytes):
-                raise ValueError(f"copy({atom.name}): a {nbytes * 8}-bit access needs a {nbytes}-byte aligned {w}, "
-                                 f"which {t} (assumed alignment {t.buf.align}) does not prove.")
-        return [ir.VecCopy([(src.buf, ir.as_expr(so), dst.buf, ir.as_expr(do))], vs)]
-    return [ir.VecCopy([(src.buf, ir.as_expr(src.offset_of(js)), dst.buf, ir.as_expr(dst.offset_of(jd)))], 1)]
-
-
-def _cp_async(cx, atom, src, dst, js, jd, vs, vd, pred):
-    nbytes = atom.num_bits // 8
-    if src.buf.space != "gmem" or dst.buf.space != "smem":
-        raise ValueError(f"copy({atom.name}): cp.async copies global to shared memory, but got {src.buf.space} to "
-                         f"{dst.buf.space}.")
-    so, do = _chunk(atom, src, js, vs, "source"), _chunk(atom, dst, jd, vd, "destination")
-    for t, off, w in ((src, so, "source"), (dst, do, "destination")):
-        if not _aligned(t, off, nbytes):
-            raise ValueError(f"copy({atom.name}): cp.async of {nbytes} bytes needs a {nbytes}-byte aligned {w}, which "
-                             f"{t} (assumed alignment {t.buf.align}, offset divisible by {_divisibility(off)}) does not "
-                             "prove; pass tensors with assumed_align=16 and tiles whose rows are multiples of 16 bytes.")
-    cx.require_arch(80, atom.name)
-    return [ir.CpAsync(src.buf, ir.as_expr(so), dst.buf, ir.as_expr(do), nbytes, None if pred is True else pred,
-                       "CACHEGLOBAL" in atom.name)]
-
-
-def _ldsm(cx, atom, src, dst, js, jd, vs, vd, _pred):
-    if src.buf.space != "smem" or dst.buf.space != "rmem":
-        raise ValueError(f"copy({atom.name}): ldmatrix loads shared memory into registers, but got {src.buf.space} to "
-                         f"{dst.buf.space}.")
-    so = _chunk(atom, src, js, vs, "source")
-    if not _aligned(src, so, 16):
-        raise ValueError(f"copy({atom.name}): ldmatrix reads 16-byte rows, which must be 16-byte aligned; {src} does not "
-                         "prove it.")
-    do = [ir.binop("+", dst.offset, dst.layout(jd + v)) for v in range(vd)]
-    if any(type(o) is not int for o in do):
-        raise ValueError(f"copy({atom.name}): expected the destination at static register positions, but got {dst}.")
-    per = max(1, 32 // dst.etype.bits)
-    for g in range(0, vd, per):
-        if do[g] % per or any(do[g + i] != do[g] + i for i in range(per)):
-            raise ValueError(f"copy({atom.name}): each 32-bit register of ldmatrix holds {per} consecutive {dst.etype}, "
-                             f"but the destination values {g}..{g + per - 1} lie at {do[g:g + per]}; retile the fragment "
-                             "with the tiled copy (retile_D).")
-    cx.require_arch(75, atom.name)
-    cx.uses_collectives()
-    return [ir.Ldmatrix(atom, src.buf, ir.as_expr(so), dst.buf, do)]
-
-
-@builtin
-def cp_async_commit_group(cx):
-    """``cp.async.commit_group``: the cp.async this thread issued since the last commit form one group."""
-    cx.emit(ir.CpAsyncCommit())
-
-
-@builtin
-def cp_async_wait_group(cx, n):
-    """``cp.async.wait_group n``: wait until at most n committed groups of this thread are in flight (n static).
-    Other threads' copies are visible after a ``wb.sync_threads()`` that follows."""
-    cx.emit(ir.CpAsyncWait(static_group_count(n, "cp_async_wait_group")))
-
-
-def static_group_count(n, what):
-    """The n of a wait_group instruction (cp.async, wgmma, bulk copies): an immediate in [0, 7]."""
-    if type(n) is not int or not 0 <= n <= 7:
-        raise ValueError(f"Expected a static group count in [0, 7] for {what}, but got {n!r}.")
-    return n
-
-
-
-# -- what the CPU executor runs for a warp: the atoms' TV layouts, evaluated --------------------------------
+# -- what the CPU executor's tensor-core emulations share: the atoms' TV layouts, evaluated; register values --------------------------------
 _TV_CACHE: dict = {}
 
 
-def _tv_indices(layout, threads, values):
+def tv_indices(layout, threads, values):
     """[[layout(t, v) for v] for t]: the (thread, value) -> tile index table of a TV layout."""
     key = (str(layout), threads, values)
     tab = _TV_CACHE.get(key)
@@ -489,7 +351,7 @@ def _tv_indices(layout, threads, values):
     return tab
 
 
-def _decode(code, x):
+def decode_register(code, x):
     """A register value as the tensor core reads it: bf16 bit patterns widened, tf32's low 13 mantissa bits
     dropped (the hardware ignores them)."""
     if code == "BF16":
@@ -509,57 +371,3 @@ def _decode(code, x):
         b = struct.unpack("<I", struct.pack("<f", x))[0] & 0xFFFFE000
         return struct.unpack("<f", struct.pack("<I", b))[0]
     return x
-
-
-def emulate_mma(atom: MMAAtom, lanes):
-    """One mma.sync of a warp: lanes[l] = (a values, b values, c values) of lane l in the atom's value order.
-    The tiles are assembled through tv_layout_A/B/C (what the views draw), D = A B^T + C computed exactly
-    (floats in float64, integers as ints) and rounded once to D's type, and scattered back the same way:
-    returns each lane's d values."""
-    M, N, K = atom.shape_mnk
-    dcode, acode, bcode, _ = atom.type_codes
-    is_int = dcode == "S32"
-    zero = 0 if is_int else 0.0
-    A = [[zero] * K for _ in range(M)]
-    B = [[zero] * K for _ in range(N)]
-    C = [[zero] * N for _ in range(M)]
-    ia = _tv_indices(atom.tv_layout_A, 32, atom.tv_layout_A[1].size)
-    ib = _tv_indices(atom.tv_layout_B, 32, atom.tv_layout_B[1].size)
-    ic = _tv_indices(atom.tv_layout_C, 32, atom.tv_layout_C[1].size)
-    for lane, (av, bv, cv) in enumerate(lanes):
-        for v, x in enumerate(av):
-            i = ia[lane][v]
-            A[i % M][i // M] = _decode(acode, x)
-        for v, x in enumerate(bv):
-            i = ib[lane][v]
-            B[i % N][i // N] = _decode(bcode, x)
-        for v, x in enumerate(cv):
-            i = ic[lane][v]
-            C[i % M][i // M] = x
-    D = [[C[m][n] + sum(A[m][k] * B[n][k] for k in range(K)) for n in range(N)] for m in range(M)]
-    if is_int:
-        lo, hi = -(1 << 31), (1 << 31) - 1
-        sat = atom.name.endswith("_SATURATE")
-        D = [[(min(max(x, lo), hi) if sat else ((x - lo) % (1 << 32)) + lo) for x in row] for row in D]
-    elif dcode == "F32":
-        D = [[struct.unpack("<f", struct.pack("<f", x))[0] for x in row] for row in D]
-    return [tuple(D[i % M][i // M] for i in ic[lane]) for lane in range(32)]
-
-
-def emulate_ldmatrix(atom: CopyAtom, lanes):
-    """One ldmatrix of a warp: lanes[l] = (shared array, element offset) of lane l's row.  The block of matrices
-    is assembled through layout_src_tv (a lane's row lands where the atom says; lanes whose rows an x1/x2 load
-    ignores map onto earlier lanes' and are skipped) and read out through layout_dst_tv: each lane's values."""
-    vs, vd = atom.num_val_src, atom.num_val_dst
-    src = _tv_indices(atom.layout_src_tv, 32, vs)
-    dst = _tv_indices(atom.layout_dst_tv, 32, vd)
-    block = {}
-    for lane, (arr, off) in enumerate(lanes):
-        for v in range(vs):
-            i = src[lane][v]
-            if i not in block:
-                if not 0 <= off + v < arr.shape[0]:
-                    raise IndexError(f"ldmatrix ({atom.name}): lane {lane} reads shared memory element {off + v}, "
-                                     f"outside the buffer of {arr.shape[0]}")
-                block[i] = arr[off + v]
-    return [tuple(block[i] for i in dst[lane]) for lane in range(32)]

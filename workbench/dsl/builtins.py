@@ -27,8 +27,8 @@ from ..layout.identity import elem_pairs
 from . import ir
 from .views import KPointer, KTensor
 
-__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "sync_threads", "shared_tensor", "copy", "Constexpr",
-           "range_dynamic",
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "shared_tensor", "make_fragment", "Constexpr",
+           "range_dynamic", "static_group_count", "on_region_end",
            "Triple", "builtin", "lowers", "lowering", "is_trace_time"]
 
 _LOWERINGS: dict = {}    # id(public function) -> (public function, lowering)
@@ -56,6 +56,22 @@ def lowers(fn):
         _LOWERINGS[id(fn)] = (fn, lower)
         return lower
     return register
+
+
+_REGION_END: list = []  # fn(cx) called as each block of kernel code ends (registered by op modules)
+
+
+def on_region_end(fn):
+    """Register ``fn(cx)``, called when a block of kernel code (a branch, a loop body, the kernel) has been lowered:
+    an op module checks there that what the block opened is closed (the TMA byte announcements of mbarrier.py)."""
+    _REGION_END.append(fn)
+    return fn
+
+
+def region_end(cx):
+    """The frontend's call at the end of each block of code."""
+    for fn in _REGION_END:
+        fn(cx)
 
 
 _METHODS: dict = {}     # (class, method name) -> lowering(cx, obj, *args, **kw)
@@ -145,45 +161,6 @@ def grid_dim(cx):
 
 
 @builtin
-def sync_threads(cx):
-    """Barrier for the threads of a block (__syncthreads).  Every thread of the block must reach
-    it (the CPU executor reports divergent barriers)."""
-    cx.uses_sync = True
-    cx.emit(ir.SyncThreads())
-
-
-@builtin
-def barrier(cx, barrier_id=0, number_of_threads=None):
-    """CuTe DSL's ``cute.arch.barrier``: ``bar.sync barrier_id, number_of_threads``, a barrier for some warps of the
-    block (a warpgroup of a warp-specialized kernel: ``wb.barrier(1, 128)``).  Barrier 0 without a count is
-    ``sync_threads()``; named barriers are 1 to 15 and count whole warps."""
-    if barrier_id == 0 and number_of_threads is None:
-        cx.uses_sync = True
-        cx.emit(ir.SyncThreads())
-        return None
-    cx.uses_sync = True
-    cx.emit(ir.NamedBarrier(*_named_barrier(barrier_id, number_of_threads, "barrier")))
-
-
-@builtin
-def barrier_arrive(cx, barrier_id, number_of_threads):
-    """CuTe DSL's ``cute.arch.barrier_arrive``: ``bar.arrive barrier_id, number_of_threads``: count this thread's
-    warp at named barrier ``barrier_id`` without waiting; the barrier releases the threads that ``wb.barrier`` on
-    it once ``number_of_threads`` have arrived or synced (one warpgroup telling another it may go on)."""
-    cx.uses_sync = True
-    cx.emit(ir.NamedBarrier(*_named_barrier(barrier_id, number_of_threads, "barrier_arrive"), arrive=True))
-
-
-def _named_barrier(barrier_id, number_of_threads, what):
-    if type(barrier_id) is not int or not 1 <= barrier_id <= 15:
-        raise ValueError(f"{what}: expected a static barrier_id from 1 to 15 (0 is sync_threads'), but got {barrier_id!r}.")
-    if type(number_of_threads) is not int or number_of_threads % 32 or not 32 <= number_of_threads <= 1024:
-        raise ValueError(f"{what}: expected number_of_threads as a static multiple of 32 up to 1024 (bar.sync counts "
-                         f"warps), but got {number_of_threads!r}.")
-    return barrier_id, number_of_threads
-
-
-@builtin
 def shared_tensor(cx, element_type, layout):
     """A __shared__ tensor of element_type laid out by a static layout (cosize elements), or by a swizzled one
     (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer aligned to the swizzle's period,
@@ -222,31 +199,11 @@ def make_fragment(cx, layout, element_type):
 MAX_FRAGMENT_ELEMENTS = 256
 
 
-@builtin
-def copy(cx, *args, pred=None):
-    """``wb.copy(src, dst)``: dst[i] = src[i] for every element, 128-bit accesses where layouts and alignment
-    prove it safe.  ``wb.copy(tiled_copy, src, dst, pred=None)`` (CuTe DSL's ``cute.copy``): through a copy atom
-    (a TiledCopy, a thread's slice of one, or a copy atom): ldmatrix, cp.async, universal copies; pred: one
-    Boolean per atom call (cp.async zero-fills where it is false, the others skip)."""
-    from .vectorize import lower_copy
-    if len(args) == 3:
-        through = ATOM_COPIES.get(type(args[0]))
-        if through is None:
-            raise TypeError(f"Expected a TiledCopy, a thread's slice of one or a copy atom as wb.copy's first of three "
-                            f"arguments, but got {type(args[0]).__name__}.")
-        return through(cx, *args, pred=pred)
-    if len(args) != 2:
-        raise TypeError(f"Expected wb.copy(src, dst) or wb.copy(tiled_copy, src, dst, pred=None), but got "
-                        f"{len(args)} positional arguments.")
-    if pred is not None:
-        raise TypeError("Expected pred only with a copy atom: wb.copy(tiled_copy, src, dst, pred=pred).")
-    src, dst = args
-    for t, w in ((src, "src"), (dst, "dst")):
-        if type(t) is not KTensor:
-            raise TypeError(f"Expected tensors for copy's {w}, but got {type(t).__name__}.")
-    for s in lower_copy(src, dst):
-        cx.emit(s)
-    cx.mark_written(dst.buf)
+def static_group_count(n, what):
+    """The n of a wait_group instruction (cp.async, wgmma, bulk copies): an immediate in [0, 7]."""
+    if type(n) is not int or not 0 <= n <= 7:
+        raise ValueError(f"Expected a static group count in [0, 7] for {what}, but got {n!r}.")
+    return n
 
 
 # -- other functions with an in-kernel meaning ---------------------------------------------------------

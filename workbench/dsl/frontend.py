@@ -36,9 +36,8 @@ from . import builtins as B
 from . import captures, ir
 from . import views as V
 from .builtins import Triple
-from .hopper import close_tx_ledger
-from .runtime.limits import TraceBudget, check_static_bits, check_static_int
 from .names import c_name
+from .runtime.limits import TraceBudget, check_static_bits, check_static_int
 from .views import KPointer
 
 __all__ = ["KernelError", "FunctionSource", "Lowering", "KPointer"]
@@ -277,7 +276,7 @@ class Lowering:
 
     def bind(self, v, base):
         """A non-trivial dynamic expression as a const C variable (a snapshot of its value now)."""
-        if isinstance(v, ir.Expr) and not isinstance(v, (ir.Var, ir.Const, ir.Special)):
+        if isinstance(v, ir.Expr) and not isinstance(v, (ir.Var, ir.Const, ir.Special, ir.InstructionExpr)):
             var = ir.Var(self.fresh(base), v.type, v.div)
             self.emit(ir.Let(var, v))
             return var
@@ -321,8 +320,8 @@ class Lowering:
         inner = self.env
         try:
             yield region
-            if nested:   # a block of code ends: its TMA byte announcements must be matched (hopper.py)
-                close_tx_ledger(self)
+            if nested:   # a block of code ends: op modules check what it opened is closed
+                B.region_end(self)
         finally:
             self.out, self.env, self.src, self.loop_kind, self.depth = saved
             if nested:
@@ -345,7 +344,7 @@ class Lowering:
             self.require_arch(90, "thread-block clusters")
         for s in self.src.fdef.body:
             self.visit(s)
-        close_tx_ledger(self)
+        B.region_end(self)
         dynamic = self.shared_bytes if self.shared_bytes > MAX_STATIC_SMEM else 0
         k = ir.KernelIR(c_name(self.name), self.params, self.out, self.uses_sync, self.shared_bytes, self.written_args,
                         dynamic, self.min_arch)

@@ -293,16 +293,6 @@ class Store(Stmt):
         self.buf, self.offset, self.value = buf, offset, value
 
 
-class VecCopy(Stmt):
-    """Copy ``lanes`` contiguous elements per pair, as one 128-bit (or narrower) access each:
-    all loads are issued before the stores.  pairs: [(src_buf, src_off, dst_buf, dst_off)]."""
-
-    __slots__ = ("pairs", "lanes")
-
-    def __init__(self, pairs, lanes):
-        self.pairs, self.lanes = pairs, lanes
-
-
 class If(Stmt):
     __slots__ = ("cond", "then", "orelse")
 
@@ -338,22 +328,53 @@ class Return(Stmt):
     __slots__ = ()
 
 
-class SyncThreads(Stmt):
+class Instruction(Stmt):
+    """One hardware operation in the IR.  Its op module (``workbench/dsl/ops/``) owns everything about it: the
+    builtin that emits it (with the operand checks), its CUDA text (:meth:`cuda`), its exact CPU semantics as
+    Python source (:meth:`python`) and its place in the CPU scheduler (a typed wait of
+    :mod:`workbench.dsl.scheduling`).  The backends ask the node; they know no instruction by name.
+
+    * ``cuda(em, d)``: write the CUDA C++ at depth d with the emitter's ``em.w`` (``backends.cuda`` gives
+      ``expr``, ``saddr``, ``registers``); ``cuda_preamble``: device functions the text calls, written once.
+    * ``python(em, d)``: write the Python the CPU executor runs for one thread; ``cpu_helpers``: the functions that
+      Python calls (merged into its namespace).
+    * ``threads``: 32 or 128 for a warp- or warpgroup-collective instruction, which the scheduler carries out once
+      with :meth:`emulate` (each thread's operands in, each thread's results out); 0 otherwise.
+    """
+
     __slots__ = ()
+    cuda_preamble = ""
+    cpu_helpers: dict = {}
+    threads = 0
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        INSTRUCTIONS.append(cls)
+
+    def cuda(self, em, d):
+        raise TypeError(f"{type(self).__name__} has no CUDA lowering (its op module must define cuda()).")
+
+    def python(self, em, d):
+        raise TypeError(f"{type(self).__name__} has no CPU semantics (its op module must define python()).")
+
+    def describe(self) -> str:
+        """What the CPU executor's hang report calls the instruction."""
+        return type(self).__name__
 
 
-class ClusterSync(Stmt):
-    """``barrier.cluster.arrive`` + ``wait``: every thread of every block of the cluster."""
+class InstructionExpr(Expr):
+    """A value a hardware operation reads (``%cluster_ctarank``): ``cuda()`` / ``python()`` give its expression
+    text; ``cuda_preamble`` as for :class:`Instruction`."""
+
     __slots__ = ()
+    cuda_preamble = ""
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        INSTRUCTIONS.append(cls)
 
 
-class NamedBarrier(Stmt):
-    """``bar.sync id, count``: the first ``count`` threads (whole warps) to arrive at barrier ``id`` (1-15) go on;
-    ``arrive``: ``bar.arrive``, counted without waiting (a producer's signal to the threads that sync)."""
-    __slots__ = ("id", "count", "arrive")
-
-    def __init__(self, id_, count, arrive=False):
-        self.id, self.count, self.arrive = id_, count, arrive
+INSTRUCTIONS: list = []   # every Instruction / InstructionExpr class, in import order (the op modules')
 
 
 class SharedDecl(Stmt):
@@ -370,123 +391,6 @@ class LocalDecl(Stmt):
 
     def __init__(self, buf):
         self.buf = buf
-
-
-class MmaSync(Stmt):
-    """One warp-wide ``mma.sync`` of ``atom`` (an SM80/SM89 :class:`~workbench.atoms.mma.MMAAtom`): each
-    operand is (register buffer, [static element offsets in the atom's value order]).  Every lane of the
-    warp executes it together (the CPU executor gathers the warp's registers through the atom's TV layouts)."""
-
-    __slots__ = ("atom", "d", "a", "b", "c")
-
-    def __init__(self, atom, d, a, b, c):
-        self.atom, self.d, self.a, self.b, self.c = atom, d, a, b, c
-
-
-class Ldmatrix(Stmt):
-    """``ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16``: this lane's source row starts at
-    src_buf[src_off] (8 contiguous 16-bit elements); its destination registers are the 16-bit elements
-    dst_buf[dst_offs] (static offsets, in the atom's value order)."""
-
-    __slots__ = ("atom", "src_buf", "src_off", "dst_buf", "dst_offs")
-
-    def __init__(self, atom, src_buf, src_off, dst_buf, dst_offs):
-        self.atom, self.src_buf, self.src_off, self.dst_buf, self.dst_offs = atom, src_buf, src_off, dst_buf, dst_offs
-
-
-class CpAsync(Stmt):
-    """``cp.async.{ca,cg}.shared.global [dst], [src], nbytes, src_size``: nbytes from global to shared
-    memory, asynchronously; where ``pred`` is false nothing is read and the destination is zero-filled."""
-
-    __slots__ = ("src_buf", "src_off", "dst_buf", "dst_off", "nbytes", "pred", "cache_global")
-
-    def __init__(self, src_buf, src_off, dst_buf, dst_off, nbytes, pred, cache_global):
-        self.src_buf, self.src_off, self.dst_buf, self.dst_off = src_buf, src_off, dst_buf, dst_off
-        self.nbytes, self.pred, self.cache_global = nbytes, pred, cache_global
-
-
-class CpAsyncCommit(Stmt):
-    """``cp.async.commit_group``: the thread's cp.async issued since the last commit form one group."""
-
-    __slots__ = ()
-
-
-class CpAsyncWait(Stmt):
-    """``cp.async.wait_group n``: wait until at most n of the thread's committed groups are pending."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n):
-        self.n = n
-
-
-class MbarInit(Stmt):
-    """``mbarrier.init.shared::cta.b64``: the mbarrier at bar_buf[bar_off] expects ``count`` arrivals a phase."""
-
-    __slots__ = ("bar_buf", "bar_off", "count")
-
-    def __init__(self, bar_buf, bar_off, count):
-        self.bar_buf, self.bar_off, self.count = bar_buf, bar_off, count
-
-
-class MbarArrive(Stmt):
-    """``mbarrier.arrive[.expect_tx]``: one arrival at the mbarrier; ``tx`` (None or bytes) first raises the
-    transaction count the phase also waits for (the bytes TMA loads will complete on it).  ``cta`` (None or an
-    Int32 expression): the mbarrier at the same place in that block of the cluster (``mapa``)."""
-
-    __slots__ = ("bar_buf", "bar_off", "tx", "cta")
-
-    def __init__(self, bar_buf, bar_off, tx, cta=None):
-        self.bar_buf, self.bar_off, self.tx, self.cta = bar_buf, bar_off, tx, cta
-
-
-class MbarWait(Stmt):
-    """``mbarrier.try_wait.parity`` in a loop: wait until the phase of parity ``phase`` has completed."""
-
-    __slots__ = ("bar_buf", "bar_off", "phase")
-
-    def __init__(self, bar_buf, bar_off, phase):
-        self.bar_buf, self.bar_off, self.phase = bar_buf, bar_off, phase
-
-
-class TmaCopy(Stmt):
-    """``cp.async.bulk.tensor``: one TMA box between the tensor of descriptor parameter ``tma`` (a Param) at
-    element coordinates ``coords`` (the descriptor's dimension order) and shared memory smem_buf[smem_off].
-    A load (``bar_buf`` set) completes its ``nbytes`` on the mbarrier; a store (``bar_buf`` None) joins the
-    thread's bulk group."""
-
-    __slots__ = ("tma", "box", "smem_buf", "smem_off", "coords", "bar_buf", "bar_off", "nbytes", "multicast")
-
-    def __init__(self, tma, box, smem_buf, smem_off, coords, bar_buf, bar_off, nbytes, multicast=None):
-        self.tma, self.box, self.smem_buf, self.smem_off, self.coords = tma, box, smem_buf, smem_off, coords
-        self.bar_buf, self.bar_off, self.nbytes = bar_buf, bar_off, nbytes
-        self.multicast = multicast   # a load to the same place in each block of the cluster this mask names
-
-
-class Wgmma(Stmt):
-    """``wgmma.mma_async`` of a GMMA atom by a warpgroup: acc = (register buffer, static offsets in the atom's
-    C order), accumulated in place; a and b = (shared buffer, element offset of the tile's aligned base,
-    :class:`~workbench.atoms.gmma_desc.GmmaDescriptor` of the tile from there)."""
-
-    __slots__ = ("atom", "acc", "a", "b")
-
-    def __init__(self, atom, acc, a, b):
-        self.atom, self.acc, self.a, self.b = atom, acc, a, b
-
-    @property
-    def name(self):
-        return self.atom.name
-
-
-class AsyncOp(Stmt):
-    """One operand-less instruction of the asynchronous machinery: 'wgmma_fence', 'wgmma_commit',
-    'wgmma_wait' (n), 'mbarrier_init_fence', 'fence_proxy_async', 'setmaxnreg_inc'/'setmaxnreg_dec' (n),
-    'bulk_commit', 'bulk_wait' (n)."""
-
-    __slots__ = ("kind", "n")
-
-    def __init__(self, kind, n=0):
-        self.kind, self.n = kind, n
 
 
 class Comment(Stmt):

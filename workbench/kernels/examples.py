@@ -366,7 +366,7 @@ def ladder(m, n, *, variants=False):
     def vec(by_rows):
         return lambda a, b, c: add_vectorized[vgrid](a, b, c, by_rows)
 
-    rungs = [("naive", add_naive, (), lambda a, b, c: add_naive[_grid2(m, n, 32, 8)](a, b, c), m * n),
+    rungs = [("naive", add_naive, (), lambda a, b, c: add_naive[grid2(m, n, 32, 8)](a, b, c), m * n),
              ("vectorized", add_vectorized, (False,), vec(False), m * math.ceil(n / LANES)),
              ("tv", add_tv, (LADDER_TV, False), tv(False), blocks * 128),
              ("remapped", add_tv, (LADDER_TV, True), tv(True), blocks * 128)]
@@ -392,7 +392,7 @@ def _poison(*shape):
     return np.full(shape, np.nan, np.float32)
 
 
-def _grid2(m, n, bx=16, by=16):
+def grid2(m, n, bx=16, by=16):
     return (math.ceil(n / bx), math.ceil(m / by), 1), (bx, by, 1)
 
 
@@ -430,9 +430,9 @@ def make_examples(size="small"):
                 lambda xs: vadd[(math.ceil(m2 * n2 / 128), 1, 1), (128, 1, 1)](*xs),
                 lambda xs: [xs[0] + xs[1]], [2]),
         Example("copy2d", copy2d, lambda rng: [_f32(rng, m2, n2), np.asfortranarray(_poison(m2, n2))],
-                lambda xs: copy2d[_grid2(m2, n2)](*xs), lambda xs: [xs[0].copy()], [1]),
+                lambda xs: copy2d[grid2(m2, n2)](*xs), lambda xs: [xs[0].copy()], [1]),
         Example("transpose_naive", transpose_naive, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
-                lambda xs: transpose_naive[_grid2(m2, n2)](*xs), lambda xs: [xs[0].T.copy()], [1]),
+                lambda xs: transpose_naive[grid2(m2, n2)](*xs), lambda xs: [xs[0].T.copy()], [1]),
         Example("transpose_smem", transpose_smem, lambda rng: [_f32(rng, m2, n2), _poison(n2, m2)],
                 lambda xs: transpose_smem[(math.ceil(n2 / TILE), math.ceil(m2 / TILE), 1), (TILE, ROWS, 1)](*xs),
                 lambda xs: [xs[0].T.copy()], [1]),
@@ -454,7 +454,7 @@ def make_examples(size="small"):
                   lambda xs: [xs[0] + xs[1]], [2], extra=extra)
           for name, kernel, extra, launch, _ in ladder(m2, n2, variants=True)],
         Example("sgemm", sgemm, lambda rng: [_f32(rng, mm[0], mm[2]), _f32(rng, mm[2], mm[1]), _poison(mm[0], mm[1])],
-                lambda xs: sgemm[_grid2(mm[0], mm[1], MM, MM)](*xs),
+                lambda xs: sgemm[grid2(mm[0], mm[1], MM, MM)](*xs),
                 lambda xs: [xs[0].astype(np.float64) @ xs[1].astype(np.float64)], [2], rtol=1e-4),
     ]
     return {e.name: e for e in ex}

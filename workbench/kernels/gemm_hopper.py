@@ -1,5 +1,5 @@
 """The Hopper rungs of the GEMM ladder: TMA boxes into swizzled shared memory, warpgroup MMAs reading them through
-descriptors, an mbarrier pipeline between them (``workbench.dsl.hopper``).
+descriptors, an mbarrier pipeline between them (``workbench/dsl/ops/``: tma, mbarrier, wgmma).
 
 C = A @ B^T as the other rungs (A: (M, K), B: (N, K), K-major fp16 or bf16; C: (M, N), fp32 or fp16/bf16).  One
 block computes a bm x bn tile with ``consumers`` warpgroups (each a 64-row slab: an ``SM90_64x{bn}x16`` atom per
@@ -34,8 +34,7 @@ import math
 
 import workbench as wb
 
-from ..layout.values import value_of
-from .gemm_ladder import Rung, _store_tile, block_tile
+from .gemm_ladder import Rung, store_tile, block_tile
 
 __all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "c_operand"]
 
@@ -148,7 +147,7 @@ def tma_storable(c) -> bool:
     """A row-major C whose rows TMA can store: 16-byte aligned start and row pitch, 16-bit or 32-bit elements."""
     if c.element_type.bits not in (16, 32) or c.memspace not in ("gmem", "generic"):
         return False
-    st = value_of(c.layout.stride)
+    st = c.stride
     nb = c.element_type.bits // 8
     return st[1] == 1 and c.iterator.address % 16 == 0 and (st[0] * nb) % 16 == 0
 
@@ -322,7 +321,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                     _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
                 else:
                     cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-                    _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+                    store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
                 j += turn
                 tile += step * turn
             if use_tma and lane == 0:

@@ -44,7 +44,7 @@ def _load_or_zero(src, dst, coords, extent):
 
 
 @wb.kernel
-def _store_tile(src, dst, coords, extent):
+def store_tile(src, dst, coords, extent):
     """dst = src for a thread's (V, M, N) partition of C: the whole partition (vector stores where proven) when its
     last element, the largest coordinate, lies inside the tensor; else element by element, predicated.  A C of
     another element type than the accumulators (fp16/bf16, as cuBLAS writes) gets them rounded first."""
@@ -89,7 +89,7 @@ def gemm_mma(A, B, C):
         _load_or_zero(thr.partition_A(gA[None, None, kt]), rA, thr.partition_A(cA[None, None, kt]), wb.shape(A))
         _load_or_zero(thr.partition_B(gB[None, None, kt]), rB, thr.partition_B(cB[None, None, kt]), wb.shape(B))
         wb.gemm(R2_MMA, acc, rA, rB, acc)
-    _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+    store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
 
 # -- rungs 3-5: tiles in shared memory, ldmatrix, swizzle, cp.async pipeline ----------------------------------
@@ -229,7 +229,7 @@ def make_smem_gemm(cfg: SmemGemm):
                         wb.cp_async_commit_group()
                     wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
         cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-        _store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+        store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
 
     return gemm_smem
 
@@ -279,7 +279,7 @@ def _grid(m, n, bm, bn):
 
 def _simt(a, b, c):
     m, n = c.shape
-    examples.sgemm[examples._grid2(m, n, examples.MM, examples.MM)](a, b, c)
+    examples.sgemm[examples.grid2(m, n, examples.MM, examples.MM)](a, b, c)
 
 
 def ladder() -> list:

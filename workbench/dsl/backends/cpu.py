@@ -44,6 +44,7 @@ from ..._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int3
 from ..._memory import declared_host_buffer
 from .. import ir
 from ..runtime import limits as _limits
+from ..scheduling import WAITS, Barrier, BarrierArrive, ClusterBarrier, Collective, Spin, Sync
 
 
 class KernelRuntimeError(RuntimeError):
@@ -165,7 +166,7 @@ _HELPERS = {
     "_exp2": lambda x: 2.0 ** x, "_rsqrt": lambda x: 1.0 / math.sqrt(x), "_KernelRuntimeError": KernelRuntimeError,
     "_pk": _pk, "_up": _up, "_r32": _r32, "_r16": _r16, "_rid": float, "_ffloordiv": _ffloordiv, "_fmod": _fmod,
     "_f2i": _f2i, "_i64_to_f32": _i64_to_f32, "_zeros": np.zeros, "_np_dtype": np.dtype, "_loop_budget": _loop_budget,
-    "_bf2f": _bf2f, "_f2bf": _f2bf, "_rbf": _rbf, "_tf32": _tf32, "_cp_done": None, "_smem_chk": None,
+    "_bf2f": _bf2f, "_f2bf": _f2bf, "_rbf": _rbf, "_tf32": _tf32, **WAITS,
 }
 _PYMATH = {"sqrt": "_math.sqrt", "exp": "_math.exp", "log": "_math.log", "sin": "_math.sin", "cos": "_math.cos",
            "tan": "_math.tan", "tanh": "_math.tanh", "floor": "_math.floor", "ceil": "_math.ceil", "erf": "_math.erf",
@@ -278,8 +279,6 @@ def pyexpr(e, exact=True) -> str:
     if k is ir.Var:
         return e.name
     if k is ir.Special:
-        if e.name == "clusterCtaRank.x":
-            return "_RANK"
         return {"threadIdx": "_t", "blockIdx": "_b", "blockDim": "_bd", "gridDim": "_gd"}[e.name[:-2]] + e.name[-1]
     if k is ir.BinOp:
         return _binop(e, exact)
@@ -310,12 +309,14 @@ def pyexpr(e, exact=True) -> str:
         return r
     if k is ir.Load:
         if e.buf.etype is BFloat16:
-            return f"_bf2f({e.buf.name}.item({_index(e.buf, e.offset)}))"
-        return f"{e.buf.name}.item({_index(e.buf, e.offset)})"
+            return f"_bf2f({e.buf.name}.item({index(e.buf, e.offset)}))"
+        return f"{e.buf.name}.item({index(e.buf, e.offset)})"
+    if isinstance(e, ir.InstructionExpr):   # a value an op module reads
+        return e.python()
     raise TypeError(f"cpu executor: unexpected expression {k.__name__}")
 
 
-_SPECIAL_IV = {"threadIdx": (0, 1023), "blockDim": (1, 1024), "clusterCtaRank": (0, 15)}
+_SPECIAL_IV = {"threadIdx": (0, 1023), "blockDim": (1, 1024)}
 
 
 def _iv(e):
@@ -382,26 +383,36 @@ def _binop(e, exact):
     raise TypeError(f"cpu executor: unexpected operator {op!r} on {t}")
 
 
-def _index(buf, off):
+def index(buf, off):
     o = pyexpr(off)
     if buf.space != "gmem":   # shared and register arrays: numpy's own bounds
         return o
     return f"_ix_{buf.name}({o})"
 
 
-class _PyEmitter:
+class PyEmitter:
+    """Writes one thread's Python.  What op modules use in their ``python(em, d)``: ``em.w(d, text)``,
+    ``em.fresh(prefix)``, ``em.collective(node)`` (the index a :class:`~workbench.dsl.scheduling.Collective` wait
+    names), ``em.prologue`` (lines run once at the thread's start, e.g. a per-thread queue), and the module's
+    ``pyexpr``/``conv``/``index`` for expressions and bounds-checked global indices."""
+
     def __init__(self):
         self.lines = []
         self.tmp = 0
-        self.collectives = []     # the atoms of the warp-collective statements, by the index the thread yields
-        self.uses_cp_async = False
+        self.collectives = []     # the nodes of the collective statements, by the index the thread yields
+        self.prologue: list[str] = []
 
-    def collective(self, atom) -> int:
+    def collective(self, node) -> int:
         for i, a in enumerate(self.collectives):
-            if a is atom:
+            if a is node:
                 return i
-        self.collectives.append(atom)
+        self.collectives.append(node)
         return len(self.collectives) - 1
+
+    def fresh(self, prefix) -> str:
+        n = f"{prefix}{self.tmp}"
+        self.tmp += 1
+        return n
 
     def w(self, d, text):
         self.lines.append("    " * d + text)
@@ -428,42 +439,7 @@ class _PyEmitter:
             t = ir.Float32 if et in (Float16, BFloat16, TFloat32) else et
             v = conv(s.value, t)
             v = f"_f2bf({v})" if et is BFloat16 else f"_tf32({v})" if et is TFloat32 else v
-            self.w(d, f"{s.buf.name}[{_index(s.buf, s.offset)}] = {v}")
-        elif k is ir.MmaSync:
-            regs = []
-            for buf, offs in (s.a, s.b, s.c):
-                regs.append("(" + "".join(f"{buf.name}.item({o}), " for o in offs) + ")")
-            self.w(d, f"_r = yield ('mma', {self.collective(s.atom)}, ({', '.join(regs)}))")
-            db, do = s.d
-            for i, o in enumerate(do):
-                self.w(d, f"{db.name}[{o}] = _r[{i}]")
-        elif k is ir.Ldmatrix:
-            self.w(d, f"_r = yield ('ldsm', {self.collective(s.atom)}, ({s.src_buf.name}, {pyexpr(s.src_off)}))")
-            for i, o in enumerate(s.dst_offs):
-                self.w(d, f"{s.dst_buf.name}[{o}] = _r[{i}]")
-        elif k is ir.CpAsync:
-            self.uses_cp_async = True
-            n = s.nbytes // (s.src_buf.etype.bits // 8)
-            so, do = f"_o{self.tmp}", f"_p{self.tmp}"
-            self.tmp += 1
-            self.w(d, f"{do} = {pyexpr(s.dst_off)}; _smem_chk({s.dst_buf.name}, {do}, {n}, {s.nbytes})")
-            src = f"{s.src_buf.name}[{so}:{so} + {n}].copy()"
-            read = [f"{so} = {_index(s.src_buf, s.src_off)}", f"_ix_{s.src_buf.name}({so} + {n - 1}); _al_{s.src_buf.name}({so}, {n})"]
-            if s.pred is None:
-                for line in read:
-                    self.w(d, line)
-                self.w(d, f"_cpq_cur.append(({s.dst_buf.name}, {do}, {src}))")
-            else:   # a false predicate reads nothing (the address may lie outside the tensor) and zero-fills
-                self.w(d, f"if {pyexpr(s.pred)}:")
-                for line in read:
-                    self.w(d + 1, line)
-                self.w(d + 1, f"_cpq_cur.append(({s.dst_buf.name}, {do}, {src}))")
-                self.w(d, "else:")
-                self.w(d + 1, f"_cpq_cur.append(({s.dst_buf.name}, {do}, _zeros({n}, {s.dst_buf.name}.dtype)))")
-        elif k is ir.CpAsyncCommit:
-            self.w(d, "_cpq.append(_cpq_cur); _cpq_cur = []")
-        elif k is ir.CpAsyncWait:
-            self.w(d, f"while len(_cpq) > {s.n}: _cp_done(_cpq.pop(0))")
+            self.w(d, f"{s.buf.name}[{index(s.buf, s.offset)}] = {v}")
         elif k is ir.If:
             self.w(d, f"if {pyexpr(s.cond)}:")
             self.block(s.then, d + 1)
@@ -484,88 +460,21 @@ class _PyEmitter:
             self.w(d, "continue")
         elif k is ir.Return:
             self.w(d, "return")
-        elif k is ir.SyncThreads:
-            self.w(d, f"yield {s.line}")
-        elif k is ir.NamedBarrier:
-            self.w(d, f"yield ('{'bararrive' if s.arrive else 'bar'}', {s.id}, {s.count}, {s.line})")
-        elif k is ir.ClusterSync:
-            self.w(d, f"yield ('cluster', {s.line})")
         elif k is ir.LocalDecl:   # a fresh array per thread, where the kernel declares it
             b = s.buf
             self.w(d, f"{b.name} = _zeros({b.count}, _dtype_{b.name})")
         elif k is ir.SharedDecl or k is ir.Comment:
             pass
-        elif k is ir.MbarInit:
-            self.w(d, f"_mb_init(_MB, {_bar_key(s)}, {pyexpr(s.count)})")
-        elif k is ir.MbarArrive:
-            mb = "_MB" if s.cta is None else f"_peer(_CMB, {pyexpr(s.cta)})"
-            self.w(d, f"_mb_arrive({mb}, {_bar_key(s)}, {s.tx or 0})")
-        elif k is ir.MbarWait:   # spins: the scheduler runs the other threads until the phase completes
-            self.w(d, f"while not _mb_done(_MB, {_bar_key(s)}, {pyexpr(s.phase)}):")
-            self.w(d + 1, f"yield ('spin', {s.line}, {_bar_key(s)})")
-        elif k is ir.TmaCopy:
-            crd = "(" + "".join(f"{pyexpr(c)}, " for c in s.coords) + ")"
-            load = s.bar_buf is not None
-            if s.multicast:   # the same box into each named block of the cluster, its bytes on each one's mbarrier
-                ranks = tuple(r for r in range(16) if s.multicast >> r & 1)
-                self.w(d, f"for _rk in {ranks}:")
-                self.w(d + 1, f"_tma_box_copy({s.tma.name}, _peer(_CS, _rk)['{s.smem_buf.name}'], {pyexpr(s.smem_off)}, "
-                              f"{crd}, True)")
-                self.w(d + 1, f"_mb_tx(_CMB[_rk], {_bar_key(s)}, {s.nbytes})")
-            else:
-                self.w(d, f"_tma_box_copy({s.tma.name}, {s.smem_buf.name}, {pyexpr(s.smem_off)}, {crd}, {load})")
-                if load:
-                    self.w(d, f"_mb_tx(_MB, {_bar_key(s)}, {s.nbytes})")
-        elif k is ir.Wgmma:
-            (ab, ao, da), (bb, bo, _) = s.a, s.b
-            buf, offs = s.acc
-            acc = "(" + "".join(f"{buf.name}.item({o}), " for o in offs) + ")"
-            if da is None:   # RS: the thread's A registers, by value
-                a_op = "(" + "".join(f"{ab.name}.item({o}), " for o in ao) + "), None"
-            else:
-                a_op = f"{ab.name}, {pyexpr(ao)}"
-            self.w(d, f"_r = yield ('wgmma', {self.collective(s)}, ({a_op}, {bb.name}, {pyexpr(bo)}, {acc}))")
-            for i, o in enumerate(offs):
-                self.w(d, f"{buf.name}[{o}] = _r[{i}]")
-        elif k is ir.AsyncOp:   # the executor's asynchronous units complete at issue: nothing left to wait for
-            pass
-        elif k is ir.VecCopy:
-            names = []
-            for sb, so, _, _ in s.pairs:
-                n = f"_vc{self.tmp}"   # not _r16/_r32: the rounding helpers
-                self.tmp += 1
-                names.append(n)
-                if s.lanes == 1:
-                    self.w(d, f"{n} = {sb.name}.item({_index(sb, so)})")
-                else:
-                    o = f"_o{self.tmp}"
-                    self.w(d, f"{o} = {_index(sb, so)}")
-                    if sb.space == "gmem":
-                        self.w(d, f"_ix_{sb.name}({o} + {s.lanes - 1}); _al_{sb.name}({o}, {s.lanes})")
-                    self.w(d, f"{n} = {sb.name}[{o}:{o} + {s.lanes}].copy()")
-            for n, (_, _, db, do) in zip(names, s.pairs):
-                if s.lanes == 1:
-                    self.w(d, f"{db.name}[{_index(db, do)}] = {n}")
-                else:
-                    o = f"_o{self.tmp}"
-                    self.tmp += 1
-                    self.w(d, f"{o} = {_index(db, do)}")
-                    if db.space == "gmem":
-                        self.w(d, f"_ix_{db.name}({o} + {s.lanes - 1}); _al_{db.name}({o}, {s.lanes})")
-                    self.w(d, f"{db.name}[{o}:{o} + {s.lanes}] = {n}")
+        elif isinstance(s, ir.Instruction):   # a hardware operation: its op module gives its semantics
+            s.python(self, d)
         else:
             raise TypeError(f"cpu executor: unexpected statement {k.__name__}")
-
-
-def _bar_key(s) -> str:
-    """An mbarrier's identity in the block's mbarrier state: (buffer name, element offset)."""
-    return f"('{s.bar_buf.name}', {pyexpr(s.bar_off)})"
 
 
 def generate_python(k: ir.KernelIR):
     """(Python source of a factory make(params, shared) -> thread(tx, ty, tz, bx, by, bz), the atoms its
     warp-collective statements name)."""
-    em = _PyEmitter()
+    em = PyEmitter()
     em.block(k.body, 2)
     names = [p.name for p in k.params]
     shared = _shared(k.body)
@@ -578,10 +487,9 @@ def generate_python(k: ir.KernelIR):
     for b in shared:
         lines.append(f"    {b.name} = _S['{b.name}']")
     for b in _decls(k.body, ir.LocalDecl):
-        lines.append(f"    _dtype_{b.name} = _np_dtype('{np.dtype(_NP.get(b.etype) or b.etype.numpy).str}')")
+        lines.append(f"    _dtype_{b.name} = _np_dtype('{np.dtype(b.etype.storage).str}')")
     lines.append("    def _thread(_tx, _ty, _tz, _bx, _by, _bz):")
-    if em.uses_cp_async:
-        lines.append("        _cpq = []; _cpq_cur = []   # this thread's cp.async: committed groups, the open group")
+    lines += ["        " + x for x in dict.fromkeys(em.prologue)]
     lines += em.lines
     if k.uses_sync:
         lines.append("        if False:\n            yield 0")
@@ -605,91 +513,10 @@ def _shared(stmts):
     return _decls(stmts, ir.SharedDecl)
 
 
-_NP = {Float16: np.float16, BFloat16: np.uint16, TFloat32: np.float32,   # bfloat16 and fp8: their bits
-       ir.Float8E4M3FN: np.uint8, ir.Float8E5M2: np.uint8}
-
-
-def _cp_done(group):
-    """A committed cp.async group completes: its (already read) bytes land in shared memory."""
-    for arr, off, vals in group:
-        arr[off:off + len(vals)] = vals
-
-
-def _smem_chk(arr, off, n, nbytes):
-    """A cp.async destination: n elements inside the shared buffer, aligned to the copy's width."""
-    if off < 0 or off + n > arr.shape[0]:
-        raise KernelRuntimeError(f"cp.async writes shared memory elements {off}..{off + n - 1}, outside the buffer "
-                                 f"of {arr.shape[0]}")
-    if (off * arr.itemsize) % nbytes:
-        raise KernelRuntimeError(f"misaligned {nbytes}-byte cp.async to shared memory element {off}")
-
-
-_HELPERS["_cp_done"], _HELPERS["_smem_chk"] = _cp_done, _smem_chk
-
-
-# -- mbarriers: a block's state is {(buffer, offset): [expected arrivals, pending arrivals, bytes, phase]} ---------
-def _mb_state(mb, key, what):
-    st = mb.get(key)
-    if st is None:
-        raise KernelRuntimeError(f"{what} on mbarrier {key[0]}[{key[1]}], which no thread initialized "
-                                 "(wb.mbarrier_init before use)")
-    return st
-
-
-def _mb_check(mb, key, st):
-    if st[1] == 0 and st[2] == 0:     # every arrival and every byte: the phase completes
-        st[3] ^= 1
-        st[1] = st[0]
-    mb["_epoch"] = mb.get("_epoch", 0) + 1
-
-
-def _mb_init(mb, key, count):
-    mb[key] = [count, count, 0, 0]
-    mb["_epoch"] = mb.get("_epoch", 0) + 1
-
-
-def _mb_arrive(mb, key, tx):
-    st = _mb_state(mb, key, "mbarrier_arrive")
-    if st[1] <= 0:
-        raise KernelRuntimeError(f"more arrivals at mbarrier {key[0]}[{key[1]}] than the {st[0]} its phase expects")
-    st[2] += tx
-    st[1] -= 1
-    _mb_check(mb, key, st)
-
-
-def _mb_tx(mb, key, nbytes):
-    st = _mb_state(mb, key, "a TMA load")
-    st[2] -= nbytes
-    _mb_check(mb, key, st)
-
-
-def _mb_done(mb, key, parity):
-    """try_wait.parity: the phase of this parity has completed once the current phase's parity differs."""
-    return _mb_state(mb, key, "mbarrier_wait")[3] != parity
-
-
-def _peer(cluster, rank):
-    """A block of the cluster by rank (its shared tensors or mbarriers), or the error a GPU would not give."""
-    if not 0 <= rank < len(cluster):
-        raise KernelRuntimeError(f"block rank {rank} is outside the cluster of {len(cluster)} blocks")
-    return cluster[rank]
-
-
-def _tma_box_copy(tma, smem, off, coords, load):
-    from ..hopper import tma_box_copy, tma_extent
-    try:
-        tma_box_copy(tma, host_view(tma.address, tma.element_type, 0, tma_extent(tma)), smem, off, coords, load)
-    except IndexError as e:
-        raise KernelRuntimeError(str(e)) from None
-
-
-_HELPERS.update(_mb_init=_mb_init, _mb_arrive=_mb_arrive, _mb_tx=_mb_tx, _mb_done=_mb_done,
-                _tma_box_copy=_tma_box_copy, _peer=_peer)
-
 
 def host_view(address: int, etype, lo: int, hi: int):
     """A writable numpy view of elements [lo, hi) relative to ``address`` (may be negative)."""
-    dt = np.dtype(_NP.get(etype) or etype.numpy)
+    dt = np.dtype(etype.storage)
     n = max(hi - lo, 0)
     if n == 0:
         return np.zeros(0, dt)
@@ -704,6 +531,8 @@ class CompiledCPU:
         self.ir = k
         self.source, self.collectives = generate_python(k)
         ns = dict(_HELPERS)
+        for t in ir.INSTRUCTIONS:   # the functions each op module's Python calls
+            ns.update(getattr(t, "cpu_helpers", {}))
         exec(compile(self.source, f"<wb.kernel {k.name} (cpu)>", "exec"), ns)  # noqa: S102
         self.make = ns["_make"]
         self.shared = _shared(k.body)
@@ -739,7 +568,7 @@ class CompiledCPU:
             for gby in range(0, gy, cy):
                 for gbx in range(0, gx, cx):   # one cluster (one block without clusters), ranks x fastest
                     bidxs = [(gbx + i, gby + j, gbz + k) for k in range(cz) for j in range(cy) for i in range(cx)]
-                    Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(_NP.get(b.etype) or b.etype.numpy)) for b in self.shared}
+                    Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(b.etype.storage)) for b in self.shared}
                           for _ in bidxs]
                     mbs: list = [{} for _ in bidxs]     # each block's mbarriers
                     ths = [self.make(P, Ss[r], IX, AL, bx, by, bz, gx, gy, gz, budget, mbs[r], Ss, mbs, r)
@@ -789,53 +618,53 @@ class CompiledCPU:
                 except (KernelRuntimeError, IndexError, ValueError) as e:
                     raise _located(KernelRuntimeError(str(e)), bidxs[lin // nt], tids[lin % nt]) from None
                 waiting[lin] = m
-                moved = moved or type(before) is not tuple or before[0] != "spin" or m != before
+                moved = moved or type(before) is not Spin or m != before
             run = []
             for r, bidx in enumerate(bidxs):
                 live = [lin for lin in gens if lin // nt == r]
-                syncs = {lin: waiting[lin] for lin in live if type(waiting.get(lin)) is int}
+                syncs = {lin: waiting[lin].line for lin in live if type(waiting.get(lin)) is Sync}
                 if syncs and len(syncs) == len(live):
                     lines = set(syncs.values())
                     if len(lines) > 1:
                         raise KernelRuntimeError(f"threads of block {bidx} wait at different sync_threads() (lines "
                                                  f"{sorted(lines)}): a barrier inside divergent control flow is undefined in CUDA.")
                     run += sorted(syncs)
-            cluster = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "cluster"]
+            cluster = [lin for lin, m in waiting.items() if type(m) is ClusterBarrier]
             if cluster and len(cluster) == len(gens):
                 run += sorted(cluster)
-            for lin in [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "bararrive"]:
+            for lin in [lin for lin, m in waiting.items() if type(m) is BarrierArrive]:
                 m = waiting.pop(lin)          # bar.arrive: counted, and the thread goes on
-                key = (lin // nt, m[1])
+                key = (lin // nt, m.id)
                 arrived[key] = arrived.get(key, 0) + 1
                 run.append(lin)
-                if arrived[key] == m[2] and not any(type(w) is tuple and w[0] == "bar" and w[1] == m[1] and
-                                                    x // nt == key[0] for x, w in waiting.items()):
+                if arrived[key] == m.count and not any(type(w) is Barrier and w.id == m.id and
+                                                       x // nt == key[0] for x, w in waiting.items()):
                     arrived[key] = 0          # every count arrived and none syncs: the barrier completes
             bars: dict = {}
             for lin, m in waiting.items():
-                if type(m) is tuple and m[0] == "bar":
-                    bars.setdefault((lin // nt, m[1]), {})[lin] = m
+                if type(m) is Barrier:
+                    bars.setdefault((lin // nt, m.id), {})[lin] = m
             for (r, bid), members in bars.items():
-                count = next(iter(members.values()))[2]
+                count = next(iter(members.values())).count
                 got = len(members) + arrived.get((r, bid), 0)
-                if len({m[2] for m in members.values()}) > 1 or got > count:
+                if len({m.count for m in members.values()}) > 1 or got > count:
                     raise KernelRuntimeError(f"threads of block {bidxs[r]} meet at barrier {bid} with different thread "
                                              f"counts or more threads than its count ({count}): "
-                                             f"{sorted({(m[2], m[3]) for m in members.values()})} (count, line), "
+                                             f"{sorted({(m.count, m.line) for m in members.values()})} (count, line), "
                                              f"{arrived.get((r, bid), 0)} arrived.")
                 if got == count:
                     run += sorted(members)
                     arrived[(r, bid)] = 0
             groups: dict = {}
             for lin, m in waiting.items():
-                if type(m) is tuple and m[0] not in ("spin", "bar", "bararrive", "cluster"):
-                    size = 128 if m[0] == "wgmma" else 32
+                if type(m) is Collective:
+                    size = self.collectives[m.index].threads
                     groups.setdefault((lin // nt, (lin % nt) // size, size), {})[lin] = m
             for (r, g, size), members in groups.items():
-                if len(members) == size and len({m[:2] for m in members.values()}) == 1:
+                if len(members) == size and len({m.index for m in members.values()}) == 1:
                     results.update(self._collective(members, g, size, bidxs[r]))
                     run += sorted(members)
-            spinning = [lin for lin, m in waiting.items() if type(m) is tuple and m[0] == "spin"]
+            spinning = [lin for lin, m in waiting.items() if type(m) is Spin]
             if spinning and (run or moved or epoch() != before_epoch):
                 run += spinning          # something changed: the waiters re-check their mbarriers
             if not run and gens:
@@ -845,16 +674,18 @@ class CompiledCPU:
         """Why no thread of the block (or cluster) can move (what a GPU would hang on)."""
         what: dict = {}
         for lin, m in sorted(waiting.items()):
-            if type(m) is int:
-                w = f"sync_threads() at line {m}"
-            elif m[0] == "spin":
-                w = f"mbarrier {m[2][0]}[{m[2][1]}] (wait at line {m[1]}) whose phase never completes"
-            elif m[0] == "bar":
-                w = f"barrier({m[1]}, {m[2]}) at line {m[3]}"
-            elif m[0] == "cluster":
-                w = f"cluster_sync() at line {m[1]}"
+            k = type(m)
+            if k is Sync:
+                w = f"sync_threads() at line {m.line}"
+            elif k is Spin:
+                w = f"mbarrier {m.key[0]}[{m.key[1]}] (wait at line {m.line}) whose phase never completes"
+            elif k is Barrier:
+                w = f"barrier({m.id}, {m.count}) at line {m.line}"
+            elif k is ClusterBarrier:
+                w = f"cluster_sync() at line {m.line}"
             else:
-                w = f"{m[0]} ({self.collectives[m[1]].name}), which is {'warpgroup' if m[0] == 'wgmma' else 'warp'}-wide"
+                node = self.collectives[m.index]
+                w = f"{node.describe()}, which is {'warpgroup' if node.threads == 128 else 'warp'}-wide"
             if len(bidxs) > 1:
                 w = f"{w} in block {bidxs[lin // nt]}"
             what.setdefault(w, []).append(lin % nt)
@@ -867,20 +698,11 @@ class CompiledCPU:
         return f"{where} can never continue: {'; '.join(parts)} ({len(gens)} live threads); {hint}"
 
     def _collective(self, members, group, size, bidx):
-        """Carry out one collective instruction for one warp (32 threads) or warpgroup (128, wgmma)."""
-        from ..atoms_in_kernels import emulate_ldmatrix, emulate_mma
-        from ..hopper import emulate_wgmma
-        kind, k = next(iter(members.values()))[:2]
-        op = self.collectives[k]
+        """Carry out one collective instruction for one warp (32 threads) or warpgroup (128): its node's emulate."""
         lins = sorted(members)
-        ops = [members[lin][2] for lin in lins]
+        node = self.collectives[members[lins[0]].index]
         try:
-            if kind == "mma":
-                res = emulate_mma(op, ops)
-            elif kind == "ldsm":
-                res = emulate_ldmatrix(op, ops)
-            else:
-                res = emulate_wgmma(op, ops)
+            res = node.emulate([members[lin].operands for lin in lins])
         except (IndexError, ValueError) as e:
             raise KernelRuntimeError(f"{e} (block {bidx}, {'warpgroup' if size == 128 else 'warp'} {group})") from None
         return dict(zip(lins, res))

@@ -8,29 +8,22 @@ written as exact hexadecimal literals so that both backends use bit-identical va
 from __future__ import annotations
 
 import math
+import threading
 
 from ..._element_types import (
+    KERNEL_TYPES,
     BFloat16,
     Boolean,
     Float16,
     Float32,
-    Float64,
-    Int8,
-    Int16,
     Int32,
     Int64,
     TFloat32,
-    Uint8,
-    Uint16,
     Uint32,
     Uint64,
 )
 from .. import ir
 
-CTYPE = {Boolean: "bool", Int8: "signed char", Int16: "short", Int32: "int", Int64: "long long",
-         Uint8: "unsigned char", Uint16: "unsigned short", Uint32: "unsigned int", Uint64: "unsigned long long",
-         Float16: "_wb_f16", Float32: "float", Float64: "double", BFloat16: "_wb_bf16", TFloat32: "float",
-         ir.Float8E4M3FN: "unsigned char", ir.Float8E5M2: "unsigned char"}   # fp8: its bits
 VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 _F32 = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "cos": "cosf", "tan": "tanf", "tanh": "tanhf",
         "floor": "floorf", "ceil": "ceilf", "exp2": "exp2f", "log2": "log2f", "rsqrt": "rsqrtf", "erf": "erff",
@@ -39,9 +32,11 @@ _F64 = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 
 
 def ctype(t) -> str:
-    if t not in CTYPE:
-        raise TypeError(f"Expected an element type the CUDA backend supports ({', '.join(x.name for x in CTYPE)}), but got {t}.")
-    return CTYPE[t]
+    """t's spelling in generated code (the element-type table's kernel_ctype)."""
+    if t.kernel_ctype is None:
+        raise TypeError(f"Expected an element type the CUDA backend supports ({', '.join(x.name for x in KERNEL_TYPES)}), "
+                        f"but got {t}.")
+    return t.kernel_ctype
 
 
 def const(v, t) -> str:
@@ -70,8 +65,6 @@ def expr(e) -> str:
     if k is ir.Var:
         return e.name
     if k is ir.Special:
-        if e.name == "clusterCtaRank.x":
-            return "(int)_wb_cluster_ctarank()"
         return f"(int){e.name}"
     if k is ir.BinOp:
         a, b = expr(e.a), expr(e.b)
@@ -109,18 +102,31 @@ def expr(e) -> str:
         if e.buf.etype is BFloat16:
             return f"_wb_bf2f({e.buf.name}[{expr(e.offset)}])"
         return f"{e.buf.name}[{expr(e.offset)}]"
+    if isinstance(e, ir.InstructionExpr):   # a value an op module reads (its own text and preamble)
+        _USED.types.add(k)
+        return e.cuda()
     raise TypeError(f"codegen: unexpected expression {k.__name__}")
 
 
-class _Emitter:
-    def __init__(self):
+class Emitter:
+    """Writes one kernel's body.  What op modules use in their ``cuda(em, d)``: ``em.w(d, text)`` (a line at depth
+    d), ``em.fresh(prefix)`` (a new local name), ``em.kernel`` (the KernelIR being written) and ``em.state`` (a dict
+    an op module may keep per-kernel facts in, under its own key)."""
+
+    def __init__(self, kernel=None):
         self.lines: list[str] = []
         self.tmp = 0
-        self.dynamic_smem = 0
-        self.wgmma_accs = []     # (accumulator buffer, C type code) of every wgmma: fenced around fence/wait
+        self.kernel = kernel
+        self.dynamic_smem = kernel.dynamic_smem if kernel is not None else 0
+        self.state: dict = {}
 
     def w(self, depth, text):
         self.lines.append("    " * depth + text)
+
+    def fresh(self, prefix) -> str:
+        n = f"{prefix}{self.tmp}"
+        self.tmp += 1
+        return n
 
     def block(self, stmts, depth):
         i = 0
@@ -195,213 +201,30 @@ class _Emitter:
             self.w(d, "continue;")
         elif k is ir.Return:
             self.w(d, "return;")
-        elif k is ir.SyncThreads:
-            self.w(d, "__syncthreads();")
-        elif k is ir.ClusterSync:   # the non-.aligned forms: threads may reach it from divergent code
-            self.w(d, 'asm volatile("barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\\n" ::: "memory");')
-        elif k is ir.NamedBarrier:
-            self.w(d, f'asm volatile("bar.{"arrive" if s.arrive else "sync"} {s.id}, {s.count};\\n" ::: "memory");')
         elif k is ir.SharedDecl:
             b = s.buf
             if self.dynamic_smem:   # one extern array for the block; each tensor at its byte offset
                 self.w(d, f"{ctype(b.etype)}* const {b.name} = reinterpret_cast<{ctype(b.etype)}*>(_wb_smem + {b.smem_offset});")
             else:
                 self.w(d, f"__shared__ __align__({b.align}) {ctype(b.etype)} {b.name}[{b.count}];")
-        elif k is ir.MmaSync:
-            self.mma(s, d)
-        elif k is ir.Ldmatrix:
-            self.ldmatrix(s, d)
-        elif k is ir.CpAsync:
-            space = "cg" if s.cache_global else "ca"
-            dst = _saddr(s.dst_buf, s.dst_off)
-            src = f"{s.src_buf.name} + {expr(s.src_off)}"
-            if s.pred is None:
-                self.w(d, f'asm volatile("cp.async.{space}.shared.global [%0], [%1], {s.nbytes};\\n" :: "r"({dst}), "l"({src}));')
-            else:   # src-size 0: nothing is read, the destination is zero-filled
-                self.w(d, f'asm volatile("cp.async.{space}.shared.global [%0], [%1], {s.nbytes}, %2;\\n" :: "r"({dst}), '
-                          f'"l"({src}), "r"(({expr(s.pred)}) ? {s.nbytes} : 0));')
-        elif k is ir.CpAsyncCommit:
-            self.w(d, 'asm volatile("cp.async.commit_group;\\n" ::: "memory");')
-        elif k is ir.CpAsyncWait:
-            self.w(d, f'asm volatile("cp.async.wait_group {s.n};\\n" ::: "memory");')
         elif k is ir.LocalDecl:   # static indices keep it in registers; aligned for 128-bit copies
             b = s.buf
             self.w(d, f"__align__(16) {ctype(b.etype)} {b.name}[{b.count}];")
         elif k is ir.Comment:
             self.w(d, f"// {s.text}")
-        elif k is ir.VecCopy:
-            self.veccopy(s, d)
-        elif k is ir.Wgmma:
-            self.wgmma(s, d)
-        elif k is ir.MbarInit:
-            self.w(d, f'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" :: "r"({_saddr(s.bar_buf, s.bar_off)}), '
-                      f'"r"((unsigned)({expr(s.count)})) : "memory");')
-        elif k is ir.MbarArrive:
-            a = _saddr(s.bar_buf, s.bar_off)
-            if s.cta is not None:   # the same mbarrier in block `cta` of the cluster
-                self.w(d, f'asm volatile("{{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n'
-                          f'mbarrier.arrive.shared::cluster.b64 _, [ra];\\n}}\\n" :: "r"({a}), '
-                          f'"r"((unsigned)({expr(s.cta)})) : "memory");')
-            elif s.tx is None:
-                self.w(d, f'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" :: "r"({a}) : "memory");')
-            else:
-                self.w(d, f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" :: "r"({a}), '
-                          f'"r"({s.tx}u) : "memory");')
-        elif k is ir.MbarWait:   # try_wait suspends the thread for a while; loop until the phase has completed
-            self.w(d, "for (unsigned _ok = 0; !_ok;) {")
-            self.w(d + 1, f'asm volatile("{{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n'
-                          f'selp.u32 %0, 1, 0, p;\\n}}\\n" : "=r"(_ok) : "r"({_saddr(s.bar_buf, s.bar_off)}), '
-                          f'"r"((unsigned)({expr(s.phase)})) : "memory");')
-            self.w(d, "}")
-        elif k is ir.TmaCopy:
-            self.tma(s, d)
-        elif k is ir.AsyncOp:
-            self.async_op(s, d)
+        elif isinstance(s, ir.Instruction):   # a hardware operation: its op module writes it
+            _USED.types.add(k)
+            s.cuda(self, d)
         else:
             raise TypeError(f"codegen: unexpected statement {k.__name__}")
 
-    def mma(self, s, d):
-        """mma.sync as inline PTX: 32-bit registers made of the fragments' elements (16-bit values in pairs,
-        8-bit in fours, as the atom's value order puts them), f32/s32 accumulators one register each."""
-        from ..atoms_in_kernels import mma_ptx
-        atom = s.atom
-        outs, ins = [], []
-        for (buf, offs), code, out in ((s.d, atom.type_codes[0], True), (s.a, atom.type_codes[1], False),
-                                       (s.b, atom.type_codes[2], False), (s.c, atom.type_codes[3], False)):
-            regs = _registers(buf, offs, code)
-            (outs if out else ins).append([(("=" if out else "") + c, r) for c, r in regs])
-        n = 0
-        groups = []
-        for ops in outs + ins:
-            groups.append("{" + ", ".join(f"%{n + i}" for i in range(len(ops))) + "}")
-            n += len(ops)
-        text = f"{mma_ptx(atom)} {', '.join(groups)};"
-        o = ", ".join(f'"{c}"({r})' for c, r in outs[0])
-        i = ", ".join(f'"{c}"({r})' for ops in ins for c, r in ops)
-        self.w(d, f'asm volatile("{text}\\n" : {o} : {i});')
 
-    def wgmma(self, s, d):
-        """wgmma.mma_async: the accumulators in place ("+f"/"+r"), A and B as descriptors built from each tile's
-        shared address and the static fields proven while tracing."""
-        from ..hopper import wgmma_ptx
-        atom = s.atom
-        head, tail = wgmma_ptx(atom)
-        buf, offs = s.acc
-        regs = _registers(buf, offs, atom.type_codes[0])
-        a_regs = _registers(s.a[0], s.a[1], atom.type_codes[1]) if s.a[2] is None else []   # RS: A in registers
-        descs = []
-        for sbuf, base, desc in (s.a, s.b) if not a_regs else (s.b,):
-            n = f"_desc{self.tmp}"
-            self.tmp += 1
-            self.w(d, f"const unsigned long long {n} = ((unsigned long long)((({_saddr(sbuf, base)}) + {desc.start}u) >> 4) "
-                      f"& 0x3FFFull) | 0x{desc.static_bits():016x}ull;")
-            descs.append(n)
-        nr = len(regs)
-        acc = "{" + ", ".join(f"%{i}" for i in range(nr)) + "}"
-        outs = ", ".join(f'"+{c}"({r})' for c, r in regs)
-        if a_regs:
-            na = len(a_regs)
-            a_op = "{" + ", ".join(f"%{nr + i}" for i in range(na)) + "}"
-            ops = f"{acc}, {a_op}, %{nr + na}, p" + (f", {tail}" if tail else "")
-            text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + na + 1}, 0;\\n{head} {ops};\\n}}\\n"
-            ins = ", ".join(f'"{c}"({r})' for c, r in a_regs)
-            self.w(d, f'asm volatile("{text}" : {outs} : {ins}, "l"({descs[0]}), "r"(1));')
-            return
-        ops = f"{acc}, %{nr}, %{nr + 1}, p" + (f", {tail}" if tail else "")
-        text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n{head} {ops};\\n}}\\n"
-        self.w(d, f'asm volatile("{text}" : {outs} : "l"({descs[0]}), "l"({descs[1]}), "r"(1));')
-
-    def tma(self, s, d):
-        r = len(s.coords)
-        crd = ", ".join(f"%{i + 2}" for i in range(r))
-        coords = "".join(f', "r"((int)({expr(c)}))' for c in s.coords)
-        smem = _saddr(s.smem_buf, s.smem_off)
-        desc = f"reinterpret_cast<unsigned long long>(&{s.tma.name})"
-        if s.bar_buf is not None and s.multicast:
-            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes'
-                      f'.multicast::cluster [%0], [%1, {{{crd}}}], [%{r + 2}], %{r + 3};\\n" :: "r"({smem}), "l"({desc})'
-                      f'{coords}, "r"({_saddr(s.bar_buf, s.bar_off)}), "h"((unsigned short){s.multicast}) : "memory");')
-        elif s.bar_buf is not None:
-            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes '
-                      f'[%0], [%1, {{{crd}}}], [%{r + 2}];\\n" :: "r"({smem}), "l"({desc}){coords}, '
-                      f'"r"({_saddr(s.bar_buf, s.bar_off)}) : "memory");')
-        else:
-            self.w(d, f'asm volatile("cp.async.bulk.tensor.{r}d.global.shared::cta.tile.bulk_group [%1, {{{crd}}}], [%0];\\n" '
-                      f':: "r"({smem}), "l"({desc}){coords} : "memory");')
-
-    def async_op(self, s, d):
-        k = s.kind
-        if k in ("wgmma_fence", "wgmma_wait"):   # the accumulators stay where the async MMAs write them
-            self.fence_accumulators(d)
-        text = {"wgmma_fence": "wgmma.fence.sync.aligned;", "wgmma_commit": "wgmma.commit_group.sync.aligned;",
-                "wgmma_wait": f"wgmma.wait_group.sync.aligned {s.n};",
-                "mbarrier_init_fence": "fence.mbarrier_init.release.cluster;",
-                "fence_proxy_async": "fence.proxy.async.shared::cta;",
-                "setmaxnreg_inc": f"setmaxnreg.inc.sync.aligned.u32 {s.n};",
-                "setmaxnreg_dec": f"setmaxnreg.dec.sync.aligned.u32 {s.n};",
-                "bulk_commit": "cp.async.bulk.commit_group;",
-                "bulk_wait": f"cp.async.bulk.wait_group.read {s.n};"}[k]
-        self.w(d, f'asm volatile("{text}\\n" ::: "memory");')
-        if k == "wgmma_wait":
-            self.fence_accumulators(d)
-
-    def fence_accumulators(self, d):
-        """CUTLASS's warpgroup_fence_operand: the compiler may not move reads or writes of the accumulator registers
-        across the asynchronous MMAs' fence and wait."""
-        for buf, code in self.wgmma_accs:
-            for c, r in _registers(buf, list(range(buf.count)), code):
-                self.w(d, f'asm volatile("" : "+{c}"({r}) :: "memory");')
-
-    def ldmatrix(self, s, d):
-        atom = s.atom
-        trans = ".trans" if atom.name.endswith("_T") else ""
-        regs = _registers(s.dst_buf, s.dst_offs, "B16")
-        outs = ", ".join(f'"=r"({r})' for _, r in regs)
-        ops = ", ".join(f"%{i}" for i in range(len(regs)))
-        addr = _saddr(s.src_buf, s.src_off)
-        self.w(d, f'asm volatile("ldmatrix.sync.aligned.m8n8.x{atom.matrices}{trans}.shared.b16 {{{ops}}}, [%{len(regs)}];\\n" '
-                  f': {outs} : "r"({addr}));')
-
-    def veccopy(self, s, d):
-        es = s.pairs[0][0].etype.bits // 8
-        vb = es * s.lanes
-        names = []
-        if s.lanes == 1:
-            for sb, so, _, _ in s.pairs:
-                n = f"_r{self.tmp}"
-                self.tmp += 1
-                names.append(n)
-                self.w(d, f"const {ctype(sb.etype)} {n} = {sb.name}[{expr(so)}];")
-            for n, (_, _, db, do) in zip(names, s.pairs):
-                self.w(d, f"{db.name}[{expr(do)}] = {n};")
-            return
-        vt = VEC[vb]
-        self.w(d, f"// {s.lanes}-wide ({vb * 8}-bit) copy: static layout and alignment proven")
-        for sb, so, _, _ in s.pairs:
-            n = f"_v{self.tmp}"
-            self.tmp += 1
-            names.append(n)
-            self.w(d, f"const {vt} {n} = *reinterpret_cast<const {vt}*>({sb.name} + {expr(so)});")
-        for n, (_, _, db, do) in zip(names, s.pairs):
-            self.w(d, f"*reinterpret_cast<{vt}*>({db.name} + {expr(do)}) = {n};")
-
-
-def _saddr(buf, off) -> str:
+def saddr(buf, off) -> str:
     """The 32-bit shared-memory address of buf[off] (what mbarrier, TMA and descriptors take)."""
     return f"(unsigned)__cvta_generic_to_shared({buf.name} + {expr(off)})"
 
 
-def _wgmma_accumulators(stmts, out):
-    for s in stmts:
-        if type(s) is ir.Wgmma and all(b is not s.acc[0] for b, _ in out):
-            out.append((s.acc[0], s.atom.type_codes[0]))
-        for sub in ("then", "orelse", "body"):
-            if hasattr(s, sub):
-                _wgmma_accumulators(getattr(s, sub), out)
-    return out
-
-
-def _registers(buf, offs, code):
+def registers(buf, offs, code):
     """[(constraint, lvalue)] of the 32/64-bit registers holding buf's elements at offs: f32 and s32 values
     are one register each ("f", "r"), f64 one "d"; narrower values share a 32-bit register ("r")."""
     bits = buf.etype.bits
@@ -486,6 +309,9 @@ def _rounded_value(s):
     return v if v.type is Float32 else None
 
 
+_USED = threading.local()   # the instruction types one generate() call met (NVRTC compiles may run in threads)
+
+
 def generate(k: ir.KernelIR, header: str = "") -> str:
     """The whole translation unit: one ``extern "C" __global__`` function."""
     params = []
@@ -497,9 +323,8 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
             params.append(f"{q}{ctype(p.etype)}* {p.name}")
         else:
             params.append(f"{ctype(p.etype)} {p.name}")
-    em = _Emitter()
-    em.dynamic_smem = k.dynamic_smem
-    em.wgmma_accs = _wgmma_accumulators(k.body, [])
+    em = Emitter(k)
+    _USED.types = set()
     em.block(k.body, 1)
     body = "\n".join(em.lines)
     used = body + "".join(params)
@@ -514,12 +339,12 @@ def generate(k: ir.KernelIR, header: str = "") -> str:
         out.append(_TF32_HELPER)
     if any(p.kind == "tma" for p in k.params):
         out.append("struct __align__(64) _wb_tma_desc { unsigned long long v[16]; };   // a CUtensorMap")
+    for t in ir.INSTRUCTIONS:   # the device functions the kernel's instructions call, once each, in a fixed order
+        if t.cuda_preamble and t in _USED.types and t.cuda_preamble not in out:
+            out.append(t.cuda_preamble)
     bounds = f"__launch_bounds__({k.launch_bounds[0]}, {k.launch_bounds[1]}) " if k.launch_bounds else ""
     if k.cluster != (1, 1, 1):
         bounds += f"__cluster_dims__({k.cluster[0]}, {k.cluster[1]}, {k.cluster[2]}) "
-    if "_wb_cluster_ctarank()" in body:
-        out.append("__device__ __forceinline__ unsigned _wb_cluster_ctarank() { unsigned r; "
-                   'asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }')
     out.append(f'extern "C" __global__ void {bounds}{k.name}({", ".join(params)}) {{')
     if k.dynamic_smem:
         out.append("    extern __shared__ __align__(1024) unsigned char _wb_smem[];   // SW128 tiles: 1024-byte aligned")

@@ -145,20 +145,17 @@ def spec_of(arg, constexpr: bool, pname: str):
     st = _scalar_type(arg)
     if st is not None:
         return ScalarSpec(st)
-    from ..hopper import TmaLoad
+    from ..ops.tma import TmaLoad
     if t is TmaLoad:
         return TmaSpec(arg)
     raise TypeError(f"Expected a tensor (wb.Tensor or any __dlpack__ object), a wb.Pointer, an int, float or bool for "
                     f"kernel argument '{pname}', but got {t.__name__}.")
 
 
-_PACK = {Boolean: "?7x", ir.Int8: "b7x", ir.Int16: "h6x", Int32: "i4x", Int64: "q", ir.Uint8: "B7x", ir.Uint16: "H6x",
-         ir.Uint32: "I4x", ir.Uint64: "Q", Float32: "f4x", ir.Float64: "d"}
-
 
 def pack_format(params) -> str:
     """struct format of the parameter buffer: one 8-byte slot per kernel parameter, 16 for a TMA descriptor."""
-    return "<" + "".join("Q" if p.kind == "ptr" else "128s" if p.kind == "tma" else _PACK[p.etype] for p in params)
+    return "<" + "".join("Q" if p.kind == "ptr" else "128s" if p.kind == "tma" else p.etype.pack for p in params)
 
 
 def bind(names, specs, constexpr_names):
@@ -179,7 +176,7 @@ def bind(names, specs, constexpr_names):
             params.append(ir.Param(cname[n], "scalar", s.etype, var=var, arg_index=i, source=("scalar", i)))
             env[n] = var
         elif type(s) is TmaSpec:
-            from ..hopper import KTma
+            from ..ops.tma import KTma
             params.append(ir.Param(cname[n], "tma", s.etype, arg_index=i, source=("tma", i)))
             env[n] = KTma(params[-1], s.box, s.etype)
         elif type(s) is PointerSpec:

@@ -22,12 +22,12 @@ from ...dlpack.dtypes import PACKED
 from ...dlpack.importer import PRODUCERS_FOR_C
 from ...layout import offset_span
 from .. import captures, ir
-from . import _launch, cache, limits
-from . import cupy as backend_cupy
-from . import args as A
-from ..backends.cuda import generate
 from ..backends.cpu import CompiledCPU, check_shared_memory, pointer_extent
+from ..backends.cuda import generate
 from ..frontend import FunctionSource, Lowering
+from . import _launch, cache, limits
+from . import args as A
+from . import cupy as backend_cupy
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -121,7 +121,7 @@ class Specialization:
             if kind is A.ConstSpec:
                 out.append((5, s.value, s.key[1], A.const_key))
             elif kind is A.TmaSpec:
-                from ..hopper import TmaLoad
+                from ..ops.tma import TmaLoad
                 out.append((9, self.slots[mine[0][0]], TmaLoad, s.key))
             elif kind is A.PointerSpec:
                 out.append((0, self.slots[mine[0][0]], s.etype, s.memspace, s.align, i in self.written))
