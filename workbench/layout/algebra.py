@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import inttuple as it
 from .basis import E
 from .layout import Layout, _raw, _to_tuple
-from .values import Symbolic, _provably_divides, ceil_div, has_values, imin, known_value, shape_div
+from .values import Symbolic, _provably_divides, ceil_div, has_values, imin, is_static, known_value, shape_div
 
 __all__ = [
     "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
@@ -83,17 +83,19 @@ def _static_stride(d) -> bool:
     return type(d) is int or (type(d) is E and type(d.scale) is int)
 
 
-def _coalesce_flat(shp, std):
+def _coalesce_flat(shp, std, merge_dynamic=True):
     """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 (decided statically only; basis strides
     merge too, ``(6,?):(1@0,6@0)`` is ``6*?:1@0``) and drop static size-1 leaves; returns
-    (shape, stride) lists."""
+    (shape, stride) lists.  ``merge_dynamic=False`` keeps a dynamic extent a mode of its own, as CuTe DSL's
+    coalesce does (``(128,?):(1,128)`` stays), for results whose hierarchy is compared with CuTe's."""
     out_s, out_d = [], []
     for s, d in zip(shp, std):
         if type(s) is int and s == 1:
             continue
         if out_s:
             ps, pd = out_s[-1], out_d[-1]
-            if type(ps) is int and _static_stride(pd) and _static_stride(d) and ps * pd == d:
+            if type(ps) is int and (merge_dynamic or type(s) is int) and _static_stride(pd) and _static_stride(d) \
+                    and ps * pd == d:
                 out_s[-1] = ps * s
                 continue
         out_s.append(s)
@@ -194,11 +196,11 @@ def _compose_leaf(ashp, astr, s, d, what):
         m = _shape_div(si, rd, "composition", what, where)
         nd = rd * di
         rd = _shape_div(rd, si, "composition", what, where)
+        if _is1(m):   # the stride steps over this whole mode (as the static path's rd % si == 0): no mode
+            continue
         # keep k = min(m, rs) elements of this mode: all rs of them, or the whole mode when it divides rs
         vm, vr = _known(m), _known(rs)
-        if _is1(m):
-            k = 1
-        elif _provably_divides(rs, m):
+        if _provably_divides(rs, m):
             k = rs
         elif _provably_divides(m, rs):
             k = m
@@ -288,7 +290,10 @@ def composition(A, B):
     unchecked, unless that is ``A o B`` at every index (then it is the answer).
 
     B may be a Layout, an int (``n:1``), a Swizzle, or a tiler: a tuple of tilers / ints /
-    None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode).  A may be
+    None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode); as CuTe, the result has
+    the tiler's rank: A's modes past it are dropped (``(4,8):(4,4) o <4>`` is ``(4):(4)``).  B may have basis
+    strides: a leaf ``s:k@m`` composes A's mode m with ``s:k`` (CuTe's basis_get), so
+    ``(4,6):(1,4) o (2,2):(1@1,1@0)`` is ``(2,2):(4,1)``.  A may be
     a tensor (wb.Tensor, an identity tensor, a tensor inside a kernel): the result is the tensor
     over the same data with layout ``A.layout o B``.
     """
@@ -304,7 +309,7 @@ def composition(A, B):
         return _compose(A, B, True)
     if tb is int or isinstance(B, Symbolic):
         check_tile_size(B, f"composition({A}, {B})")
-        return composition(A, _raw(B, 1))
+        return composition(A, _raw(B, _tile_stride(B)))
     if B is None:
         return A
     if tb is tuple:
@@ -312,6 +317,12 @@ def composition(A, B):
     if hasattr(B, "_compose_right"):
         return B._compose_right(A)
     raise TypeError(f"composition: expected a Layout, an int, a tuple tiler or None on the right, but got {tb.__name__}.")
+
+
+def _tile_stride(n):
+    """The stride of an int tiler n as a layout, CuTe's make_layout(n): 1, except 0 for a static 1 (CuTe's compact
+    stride of an extent-1 mode), so ``A o 1`` is ``1:0`` as in CuTe DSL."""
+    return 0 if type(n) is int and n == 1 else 1
 
 
 def check_tile_size(n, where, what="tile size"):
@@ -330,12 +341,62 @@ def _compose_by_mode(A, B, depth):
     if len(B) > len(modes):
         _fail("composition", f"{A}, {_fmt_tiler(it.check_nesting(B, 'tiler'))}",
               f"the tiler has rank {len(B)} but the layout has rank {len(modes)}.")
+    # CuTe's composition with a Tile: only the modes the tiler names (None keeps one); the modes past it are
+    # dropped, unlike the divides, which keep them as rest modes
     return _cat(*[_compose_by_mode(m, b, depth + 1) if type(b) is tuple else composition(m, b)
-                  for m, b in zip(modes, B)], *modes[len(B):])
+                  for m, b in zip(modes, B)])
+
+
+def _basis_get(A, path, what):
+    """A's mode at a basis path, outermost first (CuTe's basis_get): the layout a stride ``k@path`` of the right
+    operand steps through.  A rank-1 layout is its own mode 0."""
+    shp, std = A.shape, A.stride
+    for p in path:
+        if type(shp) is not tuple:
+            if p == 0:
+                continue
+            _fail("composition", what, f"a basis stride of the right operand names mode {p}, but the left operand's "
+                  f"mode there has rank 1.")
+        if p >= len(shp):
+            _fail("composition", what, f"a basis stride of the right operand names mode {p}, but the left operand's "
+                  f"mode there has rank {len(shp)}.")
+        shp, std = shp[p], std[p]
+    return _raw(shp, std)
+
+
+def _compose_basis(A, B, verify):
+    """A o B where B has basis strides: a leaf ``s:k@m`` of B steps through A's mode m, so it composes as
+    ``basis_get(A, m) o s:k``; an integer-strided leaf composes with A as a whole (CuTe's composition_impl).
+    Leaves that step through the same mode must together compose exactly, which is checked as for any B."""
+    what = (A, B)
+    leaves = list(zip(it.flatten(B.shape), it.flatten(B.stride)))
+    groups = {}
+    for s, d in leaves:
+        path, k = (d.path, d.scale) if type(d) is E else (None, d)
+        groups.setdefault(path, ([], []))
+        groups[path][0].append(s)
+        groups[path][1].append(k)
+    subs = {path: A if path is None else _basis_get(A, path, what) for path in groups}
+    if verify:
+        for path, (gs, gd) in groups.items():
+            if len(gs) > 1:   # raises where no layout is sub o (these leaves)
+                _compose(subs[path], _raw(tuple(gs), tuple(gd)), True)
+
+    def tree(bs, bd):
+        if type(bs) is tuple:
+            parts = [tree(x, y) for x, y in zip(bs, bd)]
+            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+        path, k = (bd.path, bd.scale) if type(bd) is E else (None, bd)
+        R = _compose(subs[path], _raw(bs, k), False)
+        return R.shape, R.stride
+
+    return _raw(*tree(B.shape, B.stride))
 
 
 def _compose(A, B, verify):
     """A o B for Layouts; verify=False when B is known to be ordered and injective."""
+    if any(type(d) is E for d in it.flatten(B.stride)):
+        return _compose_basis(A, B, verify)
     what = (A, B)
     fs, fd = it.flatten(A.shape), it.flatten(A.stride)
     ashp, astr = _coalesce_flat(fs, fd)
@@ -482,14 +543,21 @@ def complement(layout, cotarget=None):
     what = (layout, cotarget)
     flat = [(s, d) for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride))
             if not (type(s) is int and s == 1) and not (type(d) is int and d == 0)]
-    _static_strides("complement", what, flat)
+    if len(flat) == 1 and isinstance(flat[0][1], Symbolic):
+        # one mode needs no ordering, so its stride may be dynamic, as in CuTe: complement(12:?, 53) is
+        # (?,?):(1,12*?) (with ? = 1 at run time, (1,5):(1,12))
+        if (known_value(flat[0][1]) or 1) <= 0:
+            _fail("complement", what, f"needs a positive stride, but the dynamic stride {flat[0][1]} is "
+                  f"{known_value(flat[0][1])} at run time.")
+    else:
+        _static_strides("complement", what, flat)   # the modes are ordered by stride while compiling
     flat.sort(key=lambda m: m[1])
     cur = 1
     out_s, out_d = [], []
     for s, d in flat:
         vc = known_value(cur)
-        if vc is not None and d < vc:
-            cute = _cute_complement(layout, M) if type(M) is int and _static_ints(layout) else None
+        if vc is not None and type(d) is int and d < vc:
+            cute = _cute_complement(layout, cotarget) if _static_ints(layout) and is_static(cotarget) else None
             said = f" CuTe computes {cute} here without checking, which is no complement." if cute is not None else ""
             _fail("complement", what, f"no complement exists: stride {d} lies inside the span {vc} of the modes "
                   f"below it (CuTe's complement needs the modes, sorted by stride, not to interleave).{said}")
@@ -498,31 +566,42 @@ def complement(layout, cotarget=None):
             out_s.append(n)
             out_d.append(cur)
         cur = s * d
-    rest = ceil_div(M, cur)
-    if not _is1(rest):
-        out_s.append(rest)
-        out_d.append(cur)
-    shp, std = _coalesce_flat(out_s, out_d)
+    for rest in _rest_shape(cotarget, cur):
+        if not _is1(rest):
+            out_s.append(rest)
+            out_d.append(cur)
+        cur = cur * rest
+    shp, std = _coalesce_flat(out_s, out_d, False)
     if not shp:
         return _raw(1, 0)
     return _raw(*_wrap(shp, std))
+
+
+def _rest_shape(cotarget, span):
+    """CuTe's ``ceil_div(cotarget, span)``: for an int, one extent; for a shape, mode by mode (what is left of
+    each mode once the span is used up: ``ceil_div((8,8,2), 6) == (2,8,2)``, 32 where the sizes give 22)."""
+    if type(cotarget) is not tuple:
+        return [ceil_div(cotarget, span)]
+    out = []
+    for a in it.flatten(cotarget):
+        out.append(ceil_div(a, span))
+        span = ceil_div(span, a)
+    return out
 
 
 # -- inverses --------------------------------------------------------------------------------
 def right_inverse(layout):
     """R with ``L(R(i)) == i`` for ``0 <= i < size(R)``: the longest contiguous run of offsets
     0, 1, 2, ... that L reaches, mapped back to L's indices.  ``1:0`` when L never reaches 1.
-    Needs static strides."""
+    A dynamic stride ends the run (its value is not known while compiling), as in CuTe DSL:
+    ``right_inverse((4,2):(1,?))`` is ``4:1``."""
     layout = _layout(layout, "right_inverse")
     shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
     modes = list(zip(shp, std))
-    for i, (s, d) in enumerate(modes):
-        if type(d) is not int:
-            _fail("right_inverse", layout, f"needs static strides, but mode {i} ({s}:{d}) has a dynamic stride.")
     rstride = it.prefix_product(tuple(shp)) if shp else ()
     by_stride = {}
     for i, (_s, d) in enumerate(modes):
-        if d > 0:
+        if type(d) is int and d > 0:   # a dynamic stride is never known to continue the run: CuTe skips it too
             by_stride.setdefault(d, i)
     out_s, out_d = [], []
     cur = 1

@@ -20,10 +20,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import inttuple as it
-from .algebra import LayoutAlgebraError, append, coalesce, complement, composition, filter_, flatten, select
+from .algebra import (
+    LayoutAlgebraError,
+    _rest_shape,
+    append,
+    coalesce,
+    complement,
+    composition,
+    filter_,
+    flatten,
+    select,
+)
 from .cute_text import from_cute_layout, is_cute_object, parse_layout
 from .layout import Layout, cosize, make_layout
 from .tiling import (
+    _divide_cotarget,
     blocked_product,
     flat_divide,
     flat_product,
@@ -290,7 +301,8 @@ def _composition(out, A, B, a, b) -> str:
         return f"{a} ∘ _"
     if type(B) is tuple:
         return _by_mode(out, composition, _composition, A, B, a, b, "∘",
-                        "A tiler composes mode by mode, A ∘ <B0,B1> = (A[0] ∘ B0, A[1] ∘ B1), keeping A's other modes.")
+                        "A tiler composes mode by mode, A ∘ <B0,B1> = (A[0] ∘ B0, A[1] ∘ B1); as in CuTe, A's modes "
+                        "past the tiler are dropped (the divides keep them).", keep_rest=False)
     if type(B) is not Layout:
         B = Layout(B, 1)   # an int n is the tiler n:1
     Ac = out.add(f"coalesce({a})", [f"coalesce({A})"], coalesce(A),
@@ -356,13 +368,14 @@ def _tuple_text(items: list, profile) -> str:
     return show(nested)
 
 
-def _by_mode(out, op, derive, A, B, a, b, sym, why) -> str:
-    """A tuple tiler: each mode's own derivation, then the modes side by side (A's untiled modes kept)."""
+def _by_mode(out, op, derive, A, B, a, b, sym, why, keep_rest=True) -> str:
+    """A tuple tiler: each mode's own derivation, then the modes side by side (A's untiled modes kept by the divides
+    and products, dropped by composition, as CuTe does)."""
     modes = _modes(A)
     names = [derive(out, m, t, f"{a}[{k}]", f"{b}[{k}]") for k, (m, t) in enumerate(zip(modes, B))]
     values = [out.value(n) for n in names]
-    rest = modes[len(B):]
-    names += [f"{a}[{k}]" for k in range(len(B), len(modes))]
+    rest = modes[len(B):] if keep_rest else []
+    names += [f"{a}[{k}]" for k in range(len(B), len(modes))] if keep_rest else []
     R = op(A, B)
     out.final(f"{a} {sym} {b}", [f"({', '.join(names)})", f"({', '.join(map(str, values + rest))})"], R,
               _cat(values + rest), why)
@@ -376,7 +389,7 @@ def _complement(out, A, M, a) -> str:
     if M is None:
         m, mtext = cosize(A), f"M = cosize({a}) = {cosize(A)}, the default cotarget"
     elif type(M) is tuple:
-        m, mtext = it.product(M), f"M = size({it.format_inttuple(M)}) = {it.product(M)}"
+        m, mtext = it.product(M), f"M = the shape {it.format_inttuple(M)}, divided mode by mode as CuTe does"
     else:
         m, mtext = M, f"M = {M}"
     F = out.add(f"filter({a})", [f"filter({A})"], filter_(A),
@@ -417,11 +430,13 @@ def _complement(out, A, M, a) -> str:
         cur = s * d
     # R_n = ceil(M / (s_{n-1} d_{n-1})) : (s_{n-1} d_{n-1}), everything so far repeated up to M
     name = f"R_{len(order)}"
-    n = ceil_div(m, cur)
+    # a shape cotarget is divided mode by mode (CuTe's ceil_div of a shape): the extents' product, not size(M)'s
+    n = it.product(tuple(_rest_shape(M, cur))) if type(M) is tuple else ceil_div(m, cur)
+    top = it.format_inttuple(M) if type(M) is tuple else m
     if order:
-        chain = [f"⌈M / ({below})⌉ : ({below})", f"⌈{m} / ({prev})⌉ : {cur}"]
+        chain = [f"⌈M / ({below})⌉ : ({below})", f"⌈{top} / ({prev})⌉ : {cur}"]
     else:
-        chain = ["⌈M / 1⌉ : 1", f"⌈{m} / 1⌉ : 1"]
+        chain = ["⌈M / 1⌉ : 1", f"⌈{top} / 1⌉ : 1"]
     past = (f"; {n}·{cur} = {n * cur} > {m}: the complement reaches past M (CuTe's ceil division)"
             if _static(m, cur) and n * cur > m else "")
     names.append(name)
@@ -452,11 +467,13 @@ def _logical_divide(out, A, B, a, b) -> str:
                         "A tiler divides mode by mode, A ⊘ <B0,B1> = (A[0] ⊘ B0, A[1] ⊘ B1), keeping A's other modes.")
     given = "" if type(B) is Layout else f" (the tiler {B} is the layout {B}:1)"
     B = B if type(B) is Layout else Layout(B, 1)
-    n = it.product(A.shape)
-    # B* = complement(B, size(A)): where the tiles start
-    Bs = out.add(f"{b}*", [f"complement({b}, size({a}))", f"complement({B}, {n})"], complement(B, n),
+    n = _divide_cotarget(A)
+    nt = it.format_inttuple(n)
+    # B* = complement(B, shape(coalesce(A))): where the tiles start
+    Bs = out.add(f"{b}*", [f"complement({b}, shape(coalesce({a})))", f"complement({B}, {nt})"], complement(B, n),
                  f"The layout of the tiles: where each copy of {b} starts (B picks indices of A, not offsets), so that "
-                 f"{b} and its copies cover the indices up to size({a}) = {n}{given}.")
+                 f"{b} and its copies cover the indices of {a}, shape(coalesce({a})) = {nt}{given}.")
+    n = it.product(n) if type(n) is tuple else n
     BB = make_layout(B, Bs)   # (B, B*): a tile, then tile after tile; size >= size(A) (ceil division)
     nBB = it.product(BB.shape)
     past = (f" size(({b}, {b}*)) = {nBB} > size({a}) = {n}: {b} does not divide {a}, so the last tile reaches past "
@@ -517,11 +534,12 @@ def _regroup(out, op, A, B) -> None:
         out.final(zname, [lname], Z, Lg, f"A layout tiler: A {sym} B already is (tile, rest), CuTe's zipped form.")
     else:
         # zip(L) = ((L[0][0], L[1][0], ...), (L[0][1], L[1][1], ..., A's untiled modes)) for L = A ⊘ B (or A ⊗ B);
-        # a mode kept by _ is (1:0, A[k]), a nested tiler's mode is itself zipped
+        # a mode kept by _ is (1:0, A[k]), or (A[k][0], A[k][1]) when A[k] has rank 2 (CuTe's zip2_by reads it as a
+        # (tile, rest) pair); a nested tiler's mode is itself zipped
         tiles, rests, tnames, rnames = [], [], [], []
         for k, (m, t) in enumerate(zip(_modes(A), B)):
             if t is None:
-                pair = [Layout(1, 0), m]
+                pair = _modes(m) if type(m.shape) is tuple and len(m.shape) == 2 else [Layout(1, 0), m]
             else:
                 pair = _modes(zipped(m, t)) if type(t) is tuple else _modes(Lg[k])
             tiles.append(pair[0])

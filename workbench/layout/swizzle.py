@@ -21,7 +21,7 @@ import numpy as np
 from . import inttuple as it
 from .layout import INT64_MAX, Layout, check_int64_span, offset_span, offsets_at
 from .slicing import offset_of, slice_
-from .values import value_of
+from .values import Symbolic, value_of
 
 __all__ = ["Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout"]
 
@@ -162,6 +162,8 @@ class ComposedLayout:
         if it.has_none(c):
             return self._slice(c)
         base = self.offset + self.outer(c)
+        if isinstance(base, Symbolic) and base.value is not None:
+            base = base.value   # a run-time offset (a slice at a dynamic coordinate) with its value: answer an int
         if type(self.inner) is Layout and type(base) is int and base < 0:
             # an inner layout's domain is the indices >= 0 (Python's and C++'s division disagree below 0)
             raise ValueError(f"{self} at {c}: expected offset + outer(c) >= 0 to index the inner layout "

@@ -1,7 +1,7 @@
 """Divides and products: tiling one layout by another (CuTe's logical_divide family and
 logical_product family), and the tile/partition helpers built on them.
 
-``logical_divide(A, B) = A o (B, complement(B, size(A)))``: mode 0 is the tile B picks out of
+``logical_divide(A, B) = A o (B, complement(B, shape(coalesce(A))))``: mode 0 is the tile B picks out of
 A, mode 1 iterates over the tiles.  ``logical_product(A, B) = (A, complement(A, size(A)*cosize(B)) o B)``:
 mode 0 is A, mode 1 places copies of A as B says.  The zipped/tiled/flat flavours only
 rearrange modes; blocked/raked products reassociate like modes.
@@ -15,6 +15,7 @@ from . import inttuple as it
 from .algebra import (
     LayoutAlgebraError,
     _cat,
+    _coalesce_flat,
     _compose,
     _cute_answer,
     _cute_complement,
@@ -24,6 +25,7 @@ from .algebra import (
     _modes,
     _raw,
     _static_ints,
+    _tile_stride,
     append,
     check_tile_size,
     coalesce,
@@ -64,7 +66,7 @@ def _tiler_layout(t, op):
             check_tile_size(t.size, f"{op} by {t}", "tiler size")
         return t
     if type(t) is int or isinstance(t, Symbolic):
-        return _raw(check_tile_size(t, f"{op} by {t}"), 1)
+        return _raw(check_tile_size(t, f"{op} by {t}"), _tile_stride(t))
     raise TypeError(f"{op}: expected a tiler (Layout, int, None or a tuple of them), but got {type(t).__name__}.")
 
 
@@ -104,7 +106,7 @@ def logical_divide(A, T):
     if type(T) is tuple:
         return _by_mode("logical_divide", logical_divide, A, T)
     T = _tiler_layout(T, "logical_divide")
-    n = _size(A)
+    n = _divide_cotarget(A)
     try:
         rest = complement(T, n)
     except LayoutAlgebraError as e:
@@ -122,12 +124,21 @@ def logical_divide(A, T):
         raise LayoutAlgebraError(f"logical_divide({A}, {T}): {str(e).split(' (CuTe computes')[0]}{said}") from None
 
 
+def _divide_cotarget(A):
+    """CuTe's cotarget for the tiles' complement: ``shape(coalesce(A))``, a dynamic extent kept a mode of its own as
+    CuTe DSL's coalesce keeps it, so ``(32,4,?):(1,32,128)`` by 64 has the rest ``(2,?):(64,128)`` (CuTe's hierarchy)
+    where the size ``128*?`` would merge it."""
+    L = A if type(A) is Layout else A.layout
+    shp, _ = _coalesce_flat(it.flatten(L.shape), it.flatten(L.stride), False)
+    return 1 if not shp else shp[0] if len(shp) == 1 else tuple(shp)
+
+
 def _cute_divide(A, T):
     """(CuTe's logical_divide result, whether it is A o (T, complement(T, shape(A)))) for static layouts, else None."""
     if type(A) is not Layout or not (_static_ints(A) and _static_ints(T)):
         return None
     try:
-        rest = _cute_complement(T, A.shape)
+        rest = _cute_complement(T, _divide_cotarget(A))
     except (ValueError, ZeroDivisionError):
         return None
     return None if rest is None else _cute_answer(A, _cat(T, rest))
@@ -138,6 +149,9 @@ def _unzip(op, splitter, A, T, depth=0):
     T's nesting (inttuple.MAX_NESTING)."""
     _require_layout(A, op)
     if T is None:
+        if depth and type(A) is Layout and type(A.shape) is tuple and len(A.shape) == 2:
+            # CuTe's zip2_by reads a kept rank-2 mode as (tile, rest): zipped_divide(((2,2),3), <_>) is ((2),(2,3))
+            return _cat(*_modes(A))
         return _cat(_raw(1, 0), A)
     if type(T) is tuple:
         if depth >= it.MAX_NESTING:

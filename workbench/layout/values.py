@@ -171,6 +171,29 @@ class Dyn(Symbolic):
             return self._combine(other, int.__mod__, "%", reflected=True)
         return NotImplemented
 
+    # -- bit operations (a swizzle of a run-time offset): value and op_divisibility's powers of two -------------
+    def _bits(self, other, op, name, reflected=False):
+        if type(other) not in (int, Dyn):
+            return NotImplemented
+        return self._combine(other, op, name, reflected)
+
+    def __and__(self, other):
+        return self._bits(other, int.__and__, "&")
+
+    def __or__(self, other):
+        return self._bits(other, int.__or__, "|")
+
+    def __xor__(self, other):
+        return self._bits(other, int.__xor__, "^")
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__   # commutative
+
+    def __rshift__(self, other):
+        return self._bits(other, int.__rshift__, ">>") if type(other) is int else NotImplemented
+
+    def __lshift__(self, other):
+        return self._bits(other, int.__lshift__, "<<") if type(other) is int else NotImplemented
+
     # -- the protocol's named operation ---------------------------------------------------------
     def min(self, b):
         vb = b.value if type(b) is Dyn else b
