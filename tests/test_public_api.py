@@ -170,3 +170,115 @@ def test_no_internal_references_in_docstrings_or_error_messages():
         msg = str(info.value)
         assert "device_mdspan" in msg and "compile error in C++" in msg
         assert not INTERNAL_REFERENCE.search(msg), msg
+
+
+# -- the kernel DSL's shape: one module per hardware operation (README, "Architecture") ------------------------------
+ROOT = Path(wb.__file__).parent
+# the PTX (or CUDA) text that names each instruction family: written in exactly one module, an op module
+PTX_FAMILIES = {
+    "mma.sync": ["mma.sync.aligned"], "ldmatrix": ["ldmatrix.sync"], "cp.async": ["cp.async.ca.", "cp.async.cg.",
+    "cp.async.commit_group", "cp.async.wait_group"], "wgmma": ["wgmma.mma_async", "wgmma.fence", "wgmma.wait_group",
+    "wgmma.commit_group"], "tma": ["cp.async.bulk."], "mbarrier": ["mbarrier.", "fence.mbarrier_init"],
+    "setmaxnreg": ["setmaxnreg."], "named barriers": ["bar.sync", "bar.arrive"], "__syncthreads": ["__syncthreads"],
+    "fence.proxy.async": ["fence.proxy.async"], "clusters": ["barrier.cluster", "%cluster_ctarank"],
+    "tcgen05": ["tcgen05."],
+}
+
+
+def _code_strings(path) -> str:
+    """The string constants of a module that are not docstrings (what it could emit)."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return "\n".join(n.value for n in ast.walk(tree)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs)
+
+
+def test_each_instruction_is_written_in_one_op_module():
+    where = {fam: set() for fam in PTX_FAMILIES}
+    for p in ROOT.rglob("*.py"):
+        text = _code_strings(p)
+        for fam, marks in PTX_FAMILIES.items():
+            if any(m in text for m in marks):
+                where[fam].add(str(p.relative_to(ROOT)))
+    found = {fam: ps for fam, ps in where.items() if ps}
+    assert len(found) >= 11, found      # every family but tcgen05 is in the DSL today
+    for fam, ps in found.items():
+        assert len(ps) == 1 and next(iter(ps)).startswith("dsl/ops/"), (fam, ps)
+
+
+def test_the_backends_know_no_instruction():
+    """The CUDA and CPU backends dispatch to the node (ir.Instruction.cuda/python): no instruction's class, PTX or
+    scheduling tag appears in them."""
+    from workbench.dsl import ir
+    names = {c.__name__ for c in ir.INSTRUCTIONS}
+    assert {"MmaSync", "Wgmma", "TmaCopy", "MbarWait", "SyncThreads", "VecCopy"} <= names
+    for b in ("cuda.py", "cpu.py"):
+        p = ROOT / "dsl" / "backends" / b
+        tree = ast.parse(p.read_text())
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | \
+               {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert not names & used, (b, names & used)
+        text = _code_strings(p)
+        assert not [m for ms in PTX_FAMILIES.values() for m in ms if m in text], b
+        assert not {"mma", "ldsm", "wgmma", "spin", "bar", "bararrive"} & set(re.findall(r"'(\w+)'", text)), b
+
+
+def _imports(path):
+    """(module, names) of every import of a module, relative ones resolved."""
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    pkg = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                yield a.name, ()
+        elif isinstance(n, ast.ImportFrom):
+            base = n.module or ""
+            if n.level:
+                base = ".".join(pkg[:len(pkg) - n.level + 1] + ([base] if base else []))
+            yield base, tuple(a.name for a in n.names)
+
+
+def test_shipped_kernels_use_only_public_names():
+    """workbench/kernels/ is written as a user writes kernels: ``import workbench as wb`` and wb's public names."""
+    public = set(wb.__all__)
+    for p in (ROOT / "kernels").glob("*.py"):
+        for mod, names in _imports(p):
+            if mod.startswith("workbench"):
+                assert mod in ("workbench", "workbench.kernels") or mod.startswith("workbench.kernels."), (p.name, mod)
+                assert not [x for x in names if x.startswith("_")], (p.name, mod, names)
+        tree = ast.parse(p.read_text())
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                and n.value.id == "wb"}
+        assert used <= public, (p.name, sorted(used - public))
+
+
+def test_no_module_below_the_kernels_imports_the_top_level_package():
+    """Arrows point one way: the layout core, atoms and the DSL never import ``workbench`` itself (kernels/, bench/
+    and the command line use the public API)."""
+    for p in ROOT.rglob("*.py"):
+        top = p.relative_to(ROOT).parts[0]
+        if top in ("kernels", "bench", "__main__.py", "__init__.py"):
+            continue
+        top_level = [(m, names) for m, names in _imports(p) if m == "workbench" and not all(
+            (ROOT / f"{x}.py").exists() or (ROOT / x).is_dir() for x in names)]   # a submodule is no top-level use
+        assert not top_level, (p, top_level)
+
+
+def test_the_dsl_reaches_into_no_private_name():
+    """Modules of the DSL use each other's public names (a private module such as the C launcher may be imported
+    whole, never a module's private name)."""
+    for p in list((ROOT / "dsl").rglob("*.py")) + list((ROOT / "kernels").glob("*.py")):
+        tree = ast.parse(p.read_text())
+        for mod, names in _imports(p):
+            if mod.startswith("workbench"):
+                private = [x for x in names if x.startswith("_") and not (ROOT.parent / mod.replace(".", "/") / x).
+                           with_suffix(".py").exists() and x not in ("_launch",)]
+                assert not private, (p, mod, private)
+        aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names}
+        reach = {f"{n.value.id}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                 and isinstance(n.value, ast.Name) and n.value.id in aliases and n.attr.startswith("_")
+                 and not n.attr.startswith("__")}
+        assert not reach, (p, reach)

@@ -133,7 +133,7 @@ def _fill(cx, t, value):
     """Every element of t set to value (a static loop)."""
     cx.scalar(value, "a number to fill with")
     for i in range(_static_elements(t, "fill")):
-        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(value, ir._value_type(t.etype))))
+        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(value, ir.value_type(t.etype))))
     cx.mark_written(t.buf)
 
 
@@ -147,7 +147,7 @@ def _load(cx, t):
 def _to(cx, v, etype):
     if type(etype) is not et.ElementType or etype not in ir.STORAGE_TYPES:
         raise TypeError(f"Expected an element type such as wb.Float16 for .to(), but got {etype!r}.")
-    vt = ir._value_type(etype)
+    vt = ir.value_type(etype)
     out = []
     for x in v.vals:
         if etype in ir.HALF_TYPES:   # round through the 16-bit type, as a store and reload would
@@ -165,7 +165,7 @@ def _store(cx, t, values):
     if n != len(values.vals):
         raise ValueError(f"store: expected {n} values for {t}, but got {len(values.vals)}.")
     for i, x in enumerate(values.vals):
-        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(x, ir._value_type(t.etype))))
+        cx.emit(ir.Store(t.buf, ir.as_expr(t.offset_of(i)), ir.as_expr(x, ir.value_type(t.etype))))
     cx.mark_written(t.buf)
 
 

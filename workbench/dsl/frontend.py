@@ -441,7 +441,7 @@ class Lowering:
         v = self.scalar(v, "a number to store")
         et = t.etype
         off = _offset(t, crd)
-        vt = ir._value_type(et)
+        vt = ir.value_type(et)
         if isinstance(v, ir.Expr) and v.type is not vt and ir.is_float_type(v.type) and ir.is_int_type(et):
             raise TypeError(f"Expected a value of the tensor's type {et}, but got {v.type}; cast explicitly, e.g. wb.{et}(...).")
         self.mark_written(t.buf)

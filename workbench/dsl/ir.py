@@ -252,10 +252,10 @@ class Load(Expr):
     __slots__ = ("buf", "offset")
 
     def __init__(self, buf, offset):
-        self.buf, self.offset, self.type, self.div = buf, offset, _value_type(buf.etype), 1
+        self.buf, self.offset, self.type, self.div = buf, offset, value_type(buf.etype), 1
 
 
-def _value_type(etype):
+def value_type(etype):
     """The type a loaded element computes in: 16-bit floats widen to Float32 (as CUDA's __half2float)."""
     return Float32 if etype in HALF_TYPES or etype is TFloat32 else etype
 

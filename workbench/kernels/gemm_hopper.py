@@ -126,8 +126,7 @@ class HopperGemm:
         cl = self.cluster
         clusters = math.ceil(m / (self.bm * cl)) * math.ceil(n / self.bn)
         if self.persistent:
-            from ..dsl.runtime.cupy import gpu_available
-            sms = _sm_count() if gpu_available() else 2 * cl
+            sms = _sm_count() if wb.gpu_available() else 2 * cl
             return (min(clusters, sms // cl) * cl, 1, 1)
         return (clusters * cl, 1, 1)
 
