@@ -42,8 +42,8 @@ def main(argv=None):
         for r in H.hopper_rungs(wdt):
             ops = r.args(a, b, c)
             k = r.kernel_for(ops)
-            cfg = r.config
-            cases.append((f"{r.name} {dname}", lambda k=k, g=cfg.grid(n, n), bl=(cfg.threads, 1, 1), o=ops: k[g, bl](*o),
+            grid, block = r.config.grid(n, n), (r.config.threads, 1, 1)
+            cases.append((f"{r.name} {dname}", lambda k=k, g=grid, bl=block, o=ops: k[g, bl](*o),
                           lambda a=a, b=b: torch.matmul(a, b.t())))
     a = torch.randn(n, n, device="cuda", generator=gen).half()
     b = torch.randn(n, n, device="cuda", generator=gen).half()

@@ -34,7 +34,7 @@ import math
 
 import workbench as wb
 
-from .gemm_ladder import Rung, store_tile, block_tile
+from .gemm_ladder import Rung, block_tile, store_tile
 
 __all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "c_operand"]
 
