@@ -312,3 +312,47 @@ def test_a_swizzle_sliced_at_a_dynamic_coordinate_evaluates():
     sym = T(D(), None)(9)                                 # no value: a symbolic offset, its divisibility derived
     assert isinstance(sym, wb.Dyn) and sym.value is None
     assert (D(12) & 10).value == 8 and (D(12, divisibility=4) >> 2).divisibility == 1 and (D(8) ^ 3).value == 11
+
+
+def test_nullspace_is_the_indices_mapped_to_zero():
+    N = wb.nullspace(P("(4,2,3):(1,0,0)"))
+    assert str(N) == "(2,3):(4,8)"
+    A = P("(4,2,3):(1,0,0)")
+    assert all(A(N(i)) == 0 for i in range(N.size)) and len(set(N.offsets())) == N.size
+    assert str(wb.nullspace(P("(4,2,3):(1,4,8)"))) == "1:0"
+    assert str(wb.nullspace(P("(4,(2,3)):(0,(1,0))"))) == "(4,3):(1,8)"
+    assert str(wb.nullspace(P("4:0"))) == "4:1"               # CuTe DSL 4.8.1 raises on a rank-1 layout
+
+
+def test_recast_layout_as_cute_dsl_and_refuses_what_it_rounds():
+    assert str(wb.recast_layout(16, 8, L((2, 3, 4)))) == "(1,3,4):(1,1,3)"
+    assert str(wb.recast_layout(32, 16, P("(8,64):(64,1)"))) == "(8,32):(32,1)"
+    assert str(wb.recast_layout(8, 16, P("(8,64):(64,1)"))) == "(8,128):(128,1)"
+    sw = wb.make_composed_layout(wb.make_swizzle(3, 3, 3), 0, P("(8,64):(64,1)"))
+    assert str(wb.recast_layout(32, 16, sw)) == "S<3,2,3> o 0 o (8,32):(32,1)"
+    assert str(wb.recast_layout(16, 32, sw)) == "S<3,4,3> o 0 o (8,128):(128,1)"
+    up = wb.recast_layout(32, 16, sw)   # the same bytes: element k of 32 bits is elements 2k, 2k+1 of 16 bits
+    assert all(up((r, c)) * 2 == sw((r, 2 * c)) for r in range(8) for c in range(32))
+    with pytest.raises(wb.LayoutAlgebraError, match="stride 3 and the width ratio 2 do not divide"):
+        wb.recast_layout(32, 16, P("(3,8):(1,3)"))          # CuTe returns (2,8):(1,2)
+    with pytest.raises(wb.LayoutAlgebraError, match="smaller than one new element"):
+        wb.recast_layout(256, 16, sw)                       # CuTe DSL prints an overflowed swizzle base
+    assert str(wb.recast_layout(16, 32, L((8, D(6, divisibility=2)), (D(6, divisibility=2), 1)))) == \
+        "(8,?{div=4}):(?{div=4},1)"   # CuTe DSL prints the extent ?{div=2}: less divisibility than it has
+
+
+def test_compact_majors_take_cutes_starting_stride():
+    assert wb.compact_col_major((2, 1, 3), 4) == (4, 0, 8)
+    assert wb.compact_row_major((2, (1, 3))) == (3, (0, 1))
+    assert wb.compact_col_major((2, 3)) == (1, 2) and wb.compact_row_major((2, 3), 2) == (6, 2)
+
+
+def test_inverses_of_coordinate_layouts_and_coalesce_of_a_swizzled_one():
+    E = wb.E
+    assert str(wb.right_inverse(L((4, 5), (E(0), E(1))))) == "(4,5):(1,4)"
+    assert str(wb.right_inverse(L((2, 4, 5), (E(1), E(1, 2), E(0))))) == "(5,8):(8,1)"
+    assert str(wb.left_inverse(L((4, 5), (E(0), E(1, 2))))) == "(4,(2,5)):(1,(0,4))"
+    with pytest.raises(wb.LayoutAlgebraError, match="mixes the integer stride 1 with basis strides"):
+        wb.right_inverse(L((4, 5), (1, E(0))))
+    sw = wb.make_composed_layout(wb.make_swizzle(2, 0, 3), 0, P("(4,8):(1,4)"))
+    assert str(wb.coalesce(sw)) == "S<2,0,3> o 0 o 32:1"

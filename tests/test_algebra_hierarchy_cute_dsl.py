@@ -410,3 +410,87 @@ def _unit_strides_zeroed(text):
             return tuple(go(a, b) for a, b in zip(s, d))
         return 0 if s == 1 else d
     return str(wb.make_layout(L.shape, stride=go(L.shape, L.stride)))
+
+
+# -- generated: nullspace, recast_layout (swizzles included), inverses of basis-strided layouts, coalesce of a swizzled
+# layout, against CuTe DSL 4.8.1.  Encoded as (op, args): ("W", b, m, s, layout) a swizzled layout.
+def _basis_only(rng):
+    r = rng.randint(1, 3)
+    shp = tuple(rng.choice([1, 2, 3, 4, 5]) for _ in range(r))
+    std = tuple(0 if rng.random() < .1 else ("E", rng.randrange(2), rng.choice([1, 1, 2, 4])) for _ in range(r))
+    return ("L", shp, std) if r > 1 else ("L", shp[0], std[0])
+
+
+def more_cases(n=400, seed=36):
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        f = ("nullspace", "recast_layout", "recast_layout", "right_inverse", "left_inverse", "coalesce")[i % 6]
+        if f == "nullspace":
+            out.append((f, [_rand_layout(rng, 3, .3)]))
+        elif f == "recast_layout":
+            new, old = rng.choice([(16, 8), (32, 16), (8, 16), (16, 32), (64, 16), (128, 16), (8, 32), (32, 8)])
+            if rng.random() < .3:
+                r = 1 << rng.randint(3, 6)
+                lay = ("W", rng.randint(1, 3), rng.randint(2, 4), 3, ("L", (8, r), (r, 1)))
+            else:
+                lay = ("L", *_compact(rng, 3))
+            out.append((f, [new, old, lay]))
+        elif f.endswith("inverse"):
+            out.append((f, [_basis_only(rng)]))
+        else:
+            out.append((f, [("W", rng.randint(1, 3), rng.randint(0, 3), 3, ("L", *_compact(rng, 3)))]))
+    return out
+
+
+MORE_CASES = more_cases()
+
+
+def _injective_values(L):
+    vals = [L(i) for i in range(L.size)]
+    return len({repr(v) for v in vals}) == len(vals)
+
+
+def _build_more(x, lib):
+    if type(x) is tuple and x and x[0] == "W":
+        inner = lib.make_swizzle(*x[1:4])
+        return lib.make_composed_layout(inner, 0, _build(x[4], lib))
+    return _build(x, lib)
+
+
+@cute.jit
+def _trace_more(sink: cutlass.Constexpr):
+    for f, args in MORE_CASES:
+        try:
+            sink.append(_fmt(getattr(cute, f)(*[_build_more(a, cute) for a in args])))
+        except Exception as e:  # noqa: BLE001 - CuTe DSL raises MLIRError, ValueError, TypeError ...
+            sink.append("ERR " + type(e).__name__)
+
+
+def test_nullspace_recast_basis_inverses_and_swizzled_coalesce_as_cute_dsl():
+    theirs = []
+    _trace_more(theirs)
+    kinds, other = Counter(), []
+    for (f, args), t in zip(MORE_CASES, theirs):
+        try:
+            o = _fmt(getattr(wb, f)(*[_build_more(a, wb) for a in args]))
+        except (ValueError, TypeError) as e:
+            if t.startswith("ERR"):
+                kinds["both_refuse"] += 1
+            elif f == "recast_layout" and ("do not divide" in str(e) or "smaller than one new element" in str(e)):
+                kinds["ours_refuse_cute_rounds"] += 1   # CuTe rounds a stride (or a swizzle base) into a wrong layout
+            elif f == "left_inverse" and not _injective_values(_build(args[0], wb)):
+                kinds["ours_refuse_not_injective"] += 1   # no left inverse exists; CuTe returns a non-inverse
+            else:
+                other.append(f"{f}{tuple(args)}: CuTe DSL {t}, ours refuses: {e}")
+            continue
+        if t.startswith("ERR"):
+            kinds["cute_refuse"] += 1
+        elif o == t:
+            kinds[f"same_{f}"] += 1
+        else:
+            other.append(f"{f}{tuple(args)}: CuTe DSL {t}, ours {o}")
+    print(dict(kinds))
+    assert not other, f"{len(other)} differences:\n" + "\n".join(other[:30])
+    for f in ("nullspace", "recast_layout", "right_inverse", "left_inverse", "coalesce"):
+        assert kinds[f"same_{f}"] >= 30, f

@@ -15,8 +15,10 @@ from .algebra import (
     make_ordered_layout,
     max_common_layout,
     max_common_vector,
+    nullspace,
     prepend,
     product_each,
+    recast_layout,
     right_inverse,
     select,
 )
@@ -28,6 +30,8 @@ from .inttuple import format_inttuple
 from .layout import (
     Layout,
     ceil_div,
+    compact_col_major,
+    compact_row_major,
     cosize,
     crd2idx,
     depth,
@@ -70,7 +74,8 @@ __all__ = [
     # the layout algebra
     "LayoutAlgebraError", "coalesce", "filter_", "filter_zeros", "composition", "complement",
     "right_inverse", "left_inverse", "max_common_vector", "max_common_layout", "select", "group_modes",
-    "append", "prepend", "make_ordered_layout", "product_each",
+    "append", "prepend", "make_ordered_layout", "product_each", "nullspace", "recast_layout",
+    "compact_col_major", "compact_row_major",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
     "local_tile", "local_partition", "tile_to_shape", "make_layout_tv",

@@ -17,7 +17,7 @@ from .values import Symbolic, _provably_divides, ceil_div, has_values, imin, is_
 __all__ = [
     "coalesce", "filter_", "filter_zeros", "composition", "complement", "right_inverse", "left_inverse",
     "max_common_vector", "max_common_layout", "select", "group_modes", "flatten", "append", "prepend",
-    "make_ordered_layout", "product_each", "LayoutAlgebraError", "is_compact",
+    "make_ordered_layout", "product_each", "LayoutAlgebraError", "is_compact", "nullspace", "recast_layout",
 ]
 
 
@@ -110,6 +110,8 @@ def coalesce(layout, profile=None):
     With a target ``profile`` (a tuple), each mode ``i < len(profile)`` is coalesced on its
     own, recursively, so the result keeps ``profile``'s top-level structure.
     """
+    if getattr(layout, "_is_composed", False):   # a swizzled layout: the same function of the same offsets
+        return layout._apply(lambda outer: coalesce(outer, profile))
     layout = _layout(layout, "coalesce")
     if type(profile) is tuple:
         it.check_nesting(profile, "profile")
@@ -596,6 +598,8 @@ def right_inverse(layout):
     A dynamic stride ends the run (its value is not known while compiling), as in CuTe DSL:
     ``right_inverse((4,2):(1,?))`` is ``4:1``."""
     layout = _layout(layout, "right_inverse")
+    if _has_basis(layout):
+        return _by_basis(layout, "right_inverse", _right_inverse_run)
     shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
     modes = list(zip(shp, std))
     rstride = it.prefix_product(tuple(shp)) if shp else ()
@@ -624,11 +628,20 @@ def left_inverse(layout):
     a wrong inverse for (4,6):(1,6); this returns (6,6):(1,4).)
     """
     layout = _layout(layout, "left_inverse")
+    if _has_basis(layout):
+        return _by_basis(layout, "left_inverse", lambda modes, what: _left_inverse_modes(
+            [(d, s, r) for s, d, r in modes if not _is1(s)], what))
     shp, std = _coalesce_flat(it.flatten(layout.shape), it.flatten(layout.stride))
     if not shp:
         return _raw(1, 0)
     rstride = it.prefix_product(tuple(shp))
-    modes = list(zip(std, shp, rstride))
+    return _left_inverse_modes(list(zip(std, shp, rstride)), layout)
+
+
+def _left_inverse_modes(modes, layout):
+    """The left inverse of the modes (stride d, extent s, index stride r): a mixed-radix decoder of offsets."""
+    if not modes:
+        return _raw(1, 0)
     _static_strides("left_inverse", layout, [(s, d) for d, s, _ in modes])
     modes.sort(key=lambda m: m[0])
     out_s, out_d = [], []
@@ -653,6 +666,55 @@ def left_inverse(layout):
         out_d.append(r)
     rs, rd = _coalesce_flat(out_s, out_d)
     return _raw(*_wrap(rs, rd))
+
+
+def _has_basis(L):
+    return any(type(d) is E for d in it.flatten(L.stride))
+
+
+def _right_inverse_run(modes, what):
+    """The run 0, 1, 2, ... of offsets that the modes (extent s, static stride d, index stride r) reach."""
+    by_stride = {}
+    for s, d, r in modes:
+        if type(d) is int and d > 0:
+            by_stride.setdefault(d, (s, r))
+    out_s, out_d, cur = [], [], 1
+    while type(cur) is int and cur in by_stride:
+        s, r = by_stride.pop(cur)
+        out_s.append(s)
+        out_d.append(r)
+        cur = s * cur
+    rs, rd = _coalesce_flat(out_s, out_d)
+    return _raw(*_wrap(rs, rd))
+
+
+def _by_basis(layout, op, inverse):
+    """An inverse of a basis-strided (coordinate) layout, as CuTe DSL computes it: its codomain is a coordinate, so
+    the inverse has one mode per coordinate entry (the codomain's profile), each the inverse of the leaves whose
+    strides step through that entry, with their index strides in L's domain.  ``right_inverse((4,5):(1@0,1@1))`` is
+    ``(4,5):(1,4)``: ``L(R(c)) == c`` for every coordinate c of R's shape.  An entry no leaf steps through is 1:0."""
+    shp, std = (it.flatten(layout.shape), it.flatten(layout.stride)) if type(layout.shape) is tuple else \
+        ((layout.shape,), (layout.stride,))
+    groups = {}
+    for s, d, r in zip(shp, std, it.prefix_product(tuple(shp))):
+        if type(d) is int and d == 0:
+            continue
+        if type(d) is not E:
+            _fail(op, layout, f"the layout mixes the integer stride {d} with basis strides: its values are neither "
+                  f"offsets nor coordinates.")
+        groups.setdefault(d.path, []).append((s, d.scale, r))
+
+    def tree(prefix):
+        here = [p for p in groups if p[:len(prefix)] == prefix]
+        if prefix in groups:
+            if len(here) > 1:
+                _fail(op, layout, f"basis strides step through coordinate entry {prefix} and inside it.")
+            return inverse(groups[prefix], layout)
+        n = max(p[len(prefix)] for p in here) + 1
+        return _cat(*[tree(prefix + (k,)) if any(p[len(prefix)] == k for p in here) else _raw(1, 0)
+                      for k in range(n)])
+
+    return tree(()) if groups else _raw(1, 0)
 
 
 # -- vectorization ---------------------------------------------------------------------------
@@ -782,3 +844,119 @@ def product_each(shape):
     if type(shape) is tuple:
         return tuple(it.product(s) for s in it.check_nesting(shape, "shape"))
     return shape
+
+
+# -- nullspace -------------------------------------------------------------------------------
+def nullspace(layout):
+    """The indices L maps to offset 0, as a layout into L's domain (CuTe's nullspace): the flat modes of stride 0,
+    each with its column-major index stride.  Guarantees: ``L(N(i)) == 0`` for ``0 <= i < size(N)`` and N is
+    injective; when L is injective on its other modes, N's image is every index L sends to 0.  ``1:0`` when no mode
+    has stride 0: ``nullspace((4,2,3):(1,0,0)) == (2,3):(4,8)``.  As CuTe, only a static 0 counts (a dynamic stride
+    is taken to be non-zero) and extent-1 modes are kept (``(4,1,3):(1,0,0)`` gives ``(1,3):(4,4)``)."""
+    layout = _layout(layout, "nullspace")
+    shp, std = (it.flatten(layout.shape), it.flatten(layout.stride)) if type(layout.shape) is tuple else \
+        ((layout.shape,), (layout.stride,))
+    index_strides = it.prefix_product(tuple(shp))
+    keep = [(s, r) for s, d, r in zip(shp, std, index_strides) if type(d) is int and d == 0]
+    if not keep:
+        return _raw(1, 0)
+    return _raw(*_wrap([s for s, _ in keep], [r for _, r in keep]))
+
+
+# -- recast ----------------------------------------------------------------------------------
+def _upcast_leaf(s, d, n, what):
+    """One mode over units of ``n`` old elements: CuTe's upcast<n>, the divisibility it assumes checked."""
+    if type(d) is int:
+        if d == 0:
+            return s, 0
+        a = abs(d)
+        if a % n and n % a:
+            _fail("recast_layout", what, f"stride {d} and the width ratio {n} do not divide one another, so the mode's "
+                  f"elements do not start on whole new elements (CuTe rounds them, a wrong layout).")
+        k = n // a if n % a == 0 else 1
+        return ceil_div(s, k) if k != 1 else s, (1 if d > 0 else -1) * ceil_div(a, n)
+    if type(d) is E:
+        _fail("recast_layout", what, f"a basis stride {d} is a coordinate, not an offset in elements.")
+    try:   # a dynamic stride: divisibility or the run-time value must prove n | d (or d | n)
+        k = shape_div(n, d)
+        return ceil_div(s, k) if not _is1(k) else s, shape_div(d, n)
+    except ValueError as e:
+        _fail("recast_layout", what, f"the dynamic stride {d}: {e}")
+
+
+def _downcast_leaf(s, d, n):
+    """One mode over units of ``1/n`` old elements: a stride-1 mode holds n times as many, other strides scale."""
+    if type(d) is int and d == 1:
+        return s * n, 1
+    return s, d * n
+
+
+def _map_leaves(layout, f):
+    def go(s, d):
+        if type(s) is tuple:
+            parts = [go(a, b) for a, b in zip(s, d)]
+            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+        return f(s, d)
+    return _raw(*go(layout.shape, layout.stride))
+
+
+def _recast_swizzle(sw, num, den, what):
+    """A swizzle of element offsets over the new elements: its base M moves by log2 of the ratio (its byte
+    spelling is unchanged).  A base below 0 would swizzle parts of one new element: refused (CuTe C++ drops bits,
+    CuTe DSL 4.8.1 prints an overflowed base)."""
+    lg = {1 << k: k for k in range(31)}
+    if num not in lg or den not in lg:
+        _fail("recast_layout", what, f"a swizzle recasts only by a power-of-two width ratio, but got {num}/{den}.")
+    base = sw.base - lg[num] + lg[den]
+    if base < 0 and sw.bits:
+        _fail("recast_layout", what, f"the swizzle {sw} moves {1 << sw.base}-element blocks, smaller than one new "
+              f"element ({num}/{den} old ones): no swizzle of the new elements is this function.")
+    return type(sw)(sw.bits, max(base, 0), sw.shift)
+
+
+def recast_layout(new_type_bits, old_type_bits, src_layout):
+    """CuTe DSL's ``recast_layout(new_type_bits, old_type_bits, layout)``: the layout over elements of
+    ``new_type_bits`` bits that ``layout`` (over ``old_type_bits``-bit elements) describes.  With
+    ``r = new/old = num/den`` in lowest terms it is CuTe's ``downcast<den>(upcast<num>(layout))``: upcast divides
+    each stride by num (a stride-1 mode holds ``ceil(s/num)`` new elements; stride 0 stays), downcast multiplies
+    strides by den (a stride-1 mode holds ``s*den``).  A swizzled layout recasts its swizzle (base M moves by
+    log2 r), its offset and its layout: ``S<3,3,3> o 0 o (8,64):(64,1)`` from 16 to 32 bits is
+    ``S<3,2,3> o 0 o (8,32):(32,1)``.  Departure from CuTe: where a stride and the ratio do not divide one another
+    (``(3,8):(1,3)`` from 16 to 32 bits, whose odd elements start inside a 32-bit word) CuTe rounds and returns a
+    wrong layout; this raises (LayoutAlgebraError), as it does for a dynamic stride not provably divisible."""
+    for name, v in (("new_type_bits", new_type_bits), ("old_type_bits", old_type_bits)):
+        if type(v) is not int:
+            raise TypeError(f"recast_layout: expected an int {name}, but got {type(v).__name__}.")
+        if v <= 0:
+            raise ValueError(f"recast_layout: expected a positive {name}, but got {v}.")
+    from math import gcd
+
+    g = gcd(new_type_bits, old_type_bits)
+    num, den = new_type_bits // g, old_type_bits // g
+    what = f"{new_type_bits}, {old_type_bits}, {src_layout}"
+    if getattr(src_layout, "_is_composed", False):
+        L = src_layout
+        if type(L.inner) is Layout:
+            _fail("recast_layout", what, "the inner function is a layout; only a swizzle (or a plain layout) recasts.")
+        off = L.offset
+        if type(off) is int and (off * den) % num:
+            _fail("recast_layout", what, f"the offset {off} is not a whole number of new elements.")
+        ptr = L.ptr_bits
+        if ptr is not None and (ptr * num) % den:
+            ptr = None
+        return type(L)(_recast_swizzle(L.inner, num, den, what), off * den // num if type(off) is int else
+                       _recast_offset(off, num, den, what), recast_layout(new_type_bits, old_type_bits, L.outer),
+                       None if ptr is None else ptr * num // den)
+    layout = _layout(src_layout, "recast_layout")
+    if num > 1:
+        layout = _map_leaves(layout, lambda s, d: _upcast_leaf(s, d, num, what))
+    if den > 1:
+        layout = _map_leaves(layout, lambda s, d: _downcast_leaf(s, d, den))
+    return layout
+
+
+def _recast_offset(off, num, den, what):
+    try:
+        return shape_div(off * den, num)
+    except ValueError as e:
+        _fail("recast_layout", what, f"the dynamic offset {off}: {e}")

@@ -19,7 +19,7 @@ from .values import Symbolic, has_values, is_static, value_of
 __all__ = [
     "Layout", "make_layout", "size", "cosize", "rank", "depth",
     "shape", "stride", "offset_span", "index_span", "offsets_at", "check_int64_span",
-    "product", "prefix_product", "crd2idx", "idx2crd", "ceil_div",
+    "product", "prefix_product", "crd2idx", "idx2crd", "ceil_div", "compact_col_major", "compact_row_major",
 ]
 
 
@@ -383,3 +383,24 @@ def idx2crd(idx, shape):
 def ceil_div(a, b):
     """ceil(a / b) for integers (static or symbolic); elementwise for tuples."""
     return it.ceil_div(it.check_nesting(a, "tuple"), it.check_nesting(b, "tuple"))
+
+
+def compact_col_major(shape, current=1):
+    """CuTe's ``compact_col_major(shape, current)``: the strides of a compact column-major layout of ``shape`` whose
+    first mode has stride ``current``; a static extent-1 mode gets stride 0, as CuTe gives it:
+    ``compact_col_major((2,1,3), 4) == (4,0,8)``."""
+    return it.compact_left(it.check_nesting(shape, "shape"), current)
+
+
+def compact_row_major(shape, current=1):
+    """CuTe's ``compact_row_major(shape, current)``: row-major compact strides (the last mode fastest, with stride
+    ``current``), 0 on a static extent-1 mode: ``compact_row_major((2,(1,3))) == (3,(0,1))``."""
+    def go(t, cur):
+        if type(t) is tuple:
+            out = []
+            for e in reversed(t):
+                out.append(go(e, cur))
+                cur = cur * it.product(e)
+            return tuple(reversed(out))
+        return 0 if type(t) is int and t == 1 else cur
+    return go(it.check_nesting(shape, "shape"), current)
