@@ -562,3 +562,70 @@ def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
             r.launch(*r.args(a, b, c))
             torch.cuda.synchronize()
             assert torch.equal(c, want.to(cdt)), (r.name, cdt)
+
+
+# -- a library GEMM checks its configuration and its operands before it launches ---------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_CONF = dict(bm=st.sampled_from([0, 32, 64, 96, 128, 192, 256]), bn=st.sampled_from([0, 8, 32, 64, 96, 128, 192, 256, 264]),
+             bk=st.sampled_from([8, 16, 32, 64, 128]), stages=st.integers(-1, 9), consumers=st.integers(0, 4),
+             group=st.integers(-3, 9), cluster=st.sampled_from([0, 1, 2, 3, 4, 8]), pingpong=st.booleans(),
+             dtype=st.sampled_from([wb.Float16, wb.BFloat16, wb.Float32, wb.Float8E4M3FN]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries(_CONF))
+def test_a_hopper_configuration_is_refused_clearly_or_one_the_kernel_handles(conf):
+    """Accepted: every stage, tile and epilogue chunk the kernel assumes exists (a bn the 128-byte TMA store chunks
+    cover, two stages at least, a positive group, the F16/BF16 GMMA, the shared-memory and register budgets); refused:
+    a ValueError/TypeError that names what was expected (never KeyError or ZeroDivisionError)."""
+    try:
+        cfg = HopperGemm(**conf)
+    except (ValueError, TypeError) as e:
+        assert "expected" in str(e), e
+        return
+    assert cfg.dtype in (wb.Float16, wb.BFloat16) and cfg.stages >= 2 and cfg.group >= 1
+    for c_type in (wb.Float16, wb.BFloat16, wb.Float32):
+        en = cfg.epilogue_tiles(c_type)[0]
+        assert cfg.bn % en == 0, (conf, c_type)             # the epilogue writes every column of the tile
+    assert cfg.smem_bytes <= 227 * 1024
+    assert 40 * 128 + 232 * 128 * cfg.consumers <= 65536   # setmaxnreg of the producer and the consumers
+
+
+def _mats(m, n, k, ab=np.float16, cdt=np.float32):
+    rng = np.random.default_rng(m * 7 + n)
+    return (rng.integers(-3, 4, (m, k)).astype(ab), rng.integers(-3, 4, (n, k)).astype(ab),
+            np.full((m, n), np.nan, cdt))
+
+
+@pytest.mark.parametrize("bad,msg", [
+    (lambda a, b, c: (a, b[:, :32], c), "their K must agree"),
+    (lambda a, b, c: (a, b, np.zeros((128, 64), np.float32)), r"expected C of shape \(M, N\) = \(64, 64\)"),
+    (lambda a, b, c: (a.astype(np.float32), b.astype(np.float32), c), "expected A and B of one element type"),
+    (lambda a, b, c: (a, b, c.astype(np.float64)), "expected C of element type"),
+    (lambda a, b, c: (a[None], b, c), "expected A to be a rank-2 tensor"),
+    (lambda a, b, c: (np.asfortranarray(a), b, c), "expected A K-major"),
+    (lambda a, b, c: (a, b, [[0.0]]), "expected C to be a tensor"),
+])
+def test_hopper_gemm_refuses_operands_it_would_read_wrongly(bad, msg):
+    a, b, c = bad(*_mats(64, 64, 64))
+    with pytest.raises((ValueError, TypeError), match=msg):
+        SMALL.launch(a, b, c)
+
+
+def test_an_fp16_configuration_refuses_bf16_operands():
+    import torch
+    a = torch.zeros((64, 64), dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="expected A and B of one element type, Float16, but got A BFloat16"):
+        SMALL.launch(a, a, torch.zeros((64, 64)))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 3).map(lambda i: [0, 1, 8, 70][i]), st.integers(0, 3).map(lambda i: [0, 1, 8, 72][i]),
+       st.sampled_from([0, 8, 64]), st.sampled_from([np.float32, np.float16]))
+def test_hopper_gemm_answers_as_torch_for_empty_and_thin_shapes(m, n, k, cdt):
+    """M, N or K = 0 give torch's empty or zero product; N = 1 or M = 1 run (C's order given, not deduced)."""
+    a, b, c = _mats(m, n, k, cdt=cdt)
+    SMALL.launch(a, b, c)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(cdt))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import workbench as wb
 from workbench.atoms.mma import mma_atom_names
@@ -410,3 +412,65 @@ def test_a_block_of_other_threads_than_the_tiled_mma_is_refused_at_launch():
     with pytest.raises(ValueError, match=r"blocks of 32 threads .* partitions by TiledMMA\(SM80_16x8x16.*block \(64, 1, 1\)"):
         k[(1, 1, 1), (64, 1, 1)](*args)
     k[(1, 1, 1), (32, 1, 1)](*args)
+
+
+def test_a_rung_takes_tensors_straight_in_when_they_are_16_byte_aligned():
+    """No assumed_align=16 to write: aligned arrays passed straight in are specialized as such (args.normalize); a
+    misaligned one gets its own specialization, where cp.async is refused naming the alignment it needs."""
+    r = next(x for x in G.ladder() if x.name == "pipelined")
+    rng = np.random.default_rng(3)
+    m, n, k = 40, 72, 40
+    a, b = _ints(rng, m, k), _ints(rng, n, k)
+    c = np.full((m, n), np.nan, np.float32)
+    r.launch(a, b, c)
+    np.testing.assert_array_equal(c, G.reference(a, b))
+    shifted = np.zeros(m * k + 1, np.float16)[1:].reshape(m, k)
+    shifted[:] = a
+    with pytest.raises(ValueError, match="cp.async of 16 bytes needs a 16-byte aligned source"):
+        r.launch(shifted, b, c)
+
+
+# -- every ladder rung checks its operands and its configuration before it launches -------------------------------
+def _rung_mats(rung, m, n, k, cdt=np.float32):
+    ab = np.float32 if rung.name == "simt" else np.float16
+    rng = np.random.default_rng(m + 3 * n + 5 * k)
+    a = rng.integers(-3, 4, (m, k)).astype(ab)
+    b = rng.integers(-3, 4, (n, k)).astype(ab)
+    return a, (np.ascontiguousarray(b.T) if rung.name == "simt" else b), np.full((m, n), np.nan, cdt), b
+
+
+@pytest.mark.parametrize("rung", G.ladder(), ids=lambda r: r.name)
+@pytest.mark.parametrize("m,n,k", [(0, 8, 8), (8, 0, 8), (8, 8, 0), (0, 0, 0)])
+def test_ladder_rungs_give_torchs_answer_for_empty_shapes(rung, m, n, k):
+    a, bop, c, b = _rung_mats(rung, m, n, k)
+    rung.launch(a, bop, c)
+    np.testing.assert_array_equal(c, G.reference(a, b).astype(np.float32))
+
+
+@pytest.mark.parametrize("rung", G.ladder(), ids=lambda r: r.name)
+def test_ladder_rungs_refuse_mismatched_operands(rung):
+    a, bop, c, _ = _rung_mats(rung, 16, 16, 16)
+    with pytest.raises(ValueError, match="their K must agree"):
+        rung.launch(a[:, :8], bop, c)
+    with pytest.raises(ValueError, match=r"expected C of shape \(M, N\) = \(16, 16\)"):
+        rung.launch(a, bop, np.zeros((32, 16), np.float32))
+    with pytest.raises(TypeError, match="expected A and B of one element type"):
+        rung.launch(a.astype(np.float64), bop.astype(np.float64), c)
+    with pytest.raises(TypeError, match="expected C of element type"):
+        rung.launch(a, bop, np.zeros(c.shape, np.int32))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries(dict(bm=st.sampled_from([0, 16, 64, 100, 128, 256]), bn=st.sampled_from([0, 32, 64, 128, 256]),
+                                  bk=st.sampled_from([0, 8, 16, 32, 64, 128]), stages=st.integers(-1, 6),
+                                  group=st.integers(-2, 4),
+                                  warps=st.tuples(st.integers(0, 8), st.integers(0, 8)))))
+def test_a_shared_memory_rung_configuration_is_refused_clearly_or_built(conf):
+    """Accepted: the kernel's tiles exist (whole 16-row warp tiles, whole 16-byte copy chunks, k-blocks of 16, shared
+    memory within 227 KiB); refused: ValueError/TypeError naming what was expected."""
+    try:
+        cfg = G.SmemGemm(**conf)
+    except (ValueError, TypeError) as e:
+        assert "expected" in str(e), e
+        return
+    assert cfg.bk % 16 == 0 and cfg.stages >= 1 and cfg.group >= 1 and cfg.smem_bytes <= 227 * 1024

@@ -34,7 +34,16 @@ import math
 
 import workbench as wb
 
-from .gemm_ladder import Rung, block_tile, store_tile
+from .gemm_ladder import (
+    SMEM_LIMIT,
+    Rung,
+    block_tile,
+    check_config,
+    finish_degenerate,
+    gemm_operands,
+    store_tile,
+    zero_fill,
+)
 
 __all__ = ["HopperGemm", "make_hopper_gemm", "hopper_rungs", "c_operand"]
 
@@ -47,6 +56,26 @@ class HopperGemm:
 
     def __init__(self, bm=128, bn=256, bk=64, stages=4, consumers=2, group=8, dtype=wb.Float16,
                  persistent=False, cluster=1, pingpong=False):
+        who = "HopperGemm"
+        if dtype not in (wb.Float16, wb.BFloat16):
+            raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM90 F16/BF16 GMMAs), but got "
+                            f"{dtype!r}.")
+        for name, v in (("persistent", persistent), ("pingpong", pingpong)):
+            if type(v) is not bool:
+                raise TypeError(f"{who}: expected {name} to be a bool, but got {type(v).__name__} {v!r}.")
+        check_config(who, "consumers", consumers, lambda v: v in (1, 2),
+                     "1 or 2 consumer warpgroups (the setmaxnreg budget: 40 + 232 x consumers registers a thread "
+                     "of a warpgroup within 65,536 a block)")
+        check_config(who, "bm", bm, lambda v: v in (64, 128), "64 or 128 (64-row slabs, one per consumer)")
+        check_config(who, "bn", bn, lambda v: v in (64, 128, 192, 256),
+                     "64, 128, 192 or 256 (an SM90 GMMA N whose tile the TMA epilogue stores in whole 128-byte "
+                     "chunks)")
+        check_config(who, "bk", bk, lambda v: v in (16, 32, 64),
+                     "16, 32 or 64 (a K-major SW32/SW64/SW128 shared-memory row of 16-bit elements)")
+        check_config(who, "stages", stages, lambda v: v >= 2,
+                     ">= 2 (the producer refills one stage while the consumers' MMAs still read the previous one)")
+        check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of blocks)")
+        check_config(who, "cluster", cluster, lambda v: v in (1, 2, 4), "1, 2 or 4 blocks along M")
         if pingpong and (bm not in (64, 128) or consumers != 2 or cluster != 1):
             raise ValueError(f"HopperGemm: ping-pong consumers each own a whole tile of 64 or 128 rows (two consumer "
                              f"warpgroups, no cluster), but got bm={bm}, consumers={consumers}, cluster={cluster}.")
@@ -72,6 +101,9 @@ class HopperGemm:
         self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom, (bn // cluster, bk))}
         self.smem = {"A": wb.tile_to_shape(atom, (bm, bk, stages)), "B": wb.tile_to_shape(atom, (bn, bk, stages))}
         self._kernels: dict = {}
+        if self.smem_bytes > SMEM_LIMIT:
+            raise ValueError(f"{who}: expected at most {SMEM_LIMIT} bytes of shared memory a block, but {bm}x{bn}x{bk} "
+                             f"in {stages} stages with the TMA epilogue's staging needs {self.smem_bytes}.")
 
     @property
     def smem_bytes(self):
@@ -102,7 +134,12 @@ class HopperGemm:
 
     def operands(self, a, b, c):
         """(kernel, arguments) for C = A @ B^T: the TMA epilogue where C's rows are 16-byte aligned, else the
-        register one."""
+        register one.  A, B and C are checked first (shapes, element types, K-major A and B); where M, N or K is 0
+        it is (``zero_fill``, (C,)): launch writes what torch gives (nothing, or C = 0)."""
+        m, n, k = gemm_operands(repr(self), a, b, c, (self.dtype,), (wb.Float32, wb.Float16, wb.BFloat16),
+                                k_major=True, k_multiple=8)
+        if not (m and n and k):
+            return zero_fill, (c,)
         ta, tb = self.tma(a, b)
         cc = c_operand(c)
         k = ta.shape[1]
@@ -114,6 +151,9 @@ class HopperGemm:
     def launch(self, a, b, c):
         kern, args = self.operands(a, b, c)
         m, n = c.shape[0], c.shape[1]
+        if len(args) == 1:
+            finish_degenerate(c, m, n, 0)
+            return
         kern[self.grid(m, n), (self.threads, 1, 1)](*args)
 
     def tma(self, a, b):
@@ -350,7 +390,10 @@ def c_operand(c):
         return c
     t = wb.from_dlpack(c, assumed_align=16)
     n = t.shape[1]
-    return t.mark_compact_shape_dynamic(mode=0).mark_compact_shape_dynamic(mode=1, divisibility=math.gcd(n, 8) or 8)
+    # a row-major C says so (N = 1 or M = 1 leave its order ambiguous: both strides 1)
+    order = (0, 1) if t.stride[1] == 1 else None
+    return (t.mark_compact_shape_dynamic(mode=0, stride_order=order)
+            .mark_compact_shape_dynamic(mode=1, stride_order=order, divisibility=math.gcd(n, 8) or 8))
 
 
 _CONFIGS: dict = {}
@@ -363,6 +406,9 @@ def _rung(name, title, cfg):
         return cfg.kernel("tma", ops[3].element_type) if len(ops) == 5 else cfg.kernel("registers")
 
     def launch(*ops):
+        if len(ops) == 1:                   # M, N or K = 0 (cfg.operands)
+            finish_degenerate(ops[0], ops[0].shape[0], ops[0].shape[1], 0)
+            return
         c = ops[-2]
         kernel_for(ops)[cfg.grid(c.shape[0], c.shape[1]), (cfg.threads, 1, 1)](*ops)
 

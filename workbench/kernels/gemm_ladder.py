@@ -27,7 +27,7 @@ import workbench as wb
 
 from . import examples
 
-__all__ = ["Rung", "ladder", "RUNGS", "reference"]
+__all__ = ["Rung", "ladder", "RUNGS", "reference", "gemm_operands", "zero_fill", "check_config"]
 
 SM80_F16 = "SM80_16x8x16_F32F16F16F32_TN"
 
@@ -60,6 +60,100 @@ def store_tile(src, dst, coords, extent):
                 for v in range(wb.size(src, mode=0)):
                     if wb.elem_less(coords[v, m, n], extent):
                         dst[v, m, n] = src[v, m, n]
+
+
+# -- what every library GEMM checks before it launches -----------------------------------------------------------
+SMEM_LIMIT = 227 * 1024          # bytes of shared memory a block may use on SM80/SM90 (opt-in maximum)
+
+
+def check_config(who, name, value, allowed, what):
+    """One configuration value: an int (not a bool) for which ``allowed(value)`` holds, else a TypeError/ValueError
+    naming the parameter, what it supports (``what``) and what it got."""
+    if type(value) is not int:
+        raise TypeError(f"{who}: expected {name} to be an int ({what}), but got {type(value).__name__} {value!r}.")
+    if not allowed(value):
+        raise ValueError(f"{who}: expected {name} {what}, but got {value}.")
+
+
+def _as_tensor(who, role, x):
+    if type(x) is wb.Tensor:
+        return x
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{who}: expected {role} to be a tensor (wb.Tensor or any __dlpack__ object), but got "
+                        f"{type(x).__name__}.")
+    return wb.from_dlpack(x)
+
+
+def gemm_operands(who, a, b, c, ab_types, c_types, b_is_kn=False, k_major=False, k_multiple=1):
+    """The checks every library GEMM makes before it launches, for C = A @ B^T (A: (M, K), B: (N, K); ``b_is_kn``:
+    B is (K, N), C = A @ B): rank-2 operands whose extents agree, A and B of one element type in ``ab_types``, C's
+    in ``c_types``, A and B K-major where ``k_major`` (stride 1 along K), K a multiple of ``k_multiple``.  Returns
+    (M, N, K).  A mismatch raises ValueError/TypeError naming what was expected and what was got."""
+    ts = {r: _as_tensor(who, r, x) for r, x in (("A", a), ("B", b), ("C", c))}
+    for r, t in ts.items():
+        if len(t.shape) != 2 or any(type(e) is not int for e in t.shape):
+            raise ValueError(f"{who}: expected {r} to be a rank-2 tensor, but got shape {t.shape}.")
+    (m, k), (n, kb), (mc, nc) = ts["A"].shape, ts["B"].shape[::-1] if b_is_kn else ts["B"].shape, ts["C"].shape
+    bshape = "(K, N)" if b_is_kn else "(N, K)"
+    if kb != k:
+        raise ValueError(f"{who}: A is (M, K) and B is {bshape}, so their K must agree, but A is {ts['A'].shape} "
+                         f"(K = {k}) and B is {ts['B'].shape} (K = {kb}).")
+    if (mc, nc) != (m, n):
+        raise ValueError(f"{who}: expected C of shape (M, N) = ({m}, {n}) for A {ts['A'].shape} and B "
+                         f"{ts['B'].shape}, but got {ts['C'].shape}.")
+    ea, eb, ec = ts["A"].element_type, ts["B"].element_type, ts["C"].element_type
+    names = lambda types: " or ".join(str(t) for t in types)    # noqa: E731
+    if ea not in ab_types or eb is not ea:
+        raise TypeError(f"{who}: expected A and B of one element type, {names(ab_types)}, but got A {ea} and B {eb}.")
+    if ec not in c_types:
+        raise TypeError(f"{who}: expected C of element type {names(c_types)}, but got {ec}.")
+    if m and n and k:
+        if k_major:
+            for r in ("A", "B"):
+                if ts[r].stride[1] != 1 and ts[r].shape[1] != 1:
+                    raise ValueError(f"{who}: expected {r} K-major (stride 1 along K), but got strides "
+                                     f"{ts[r].stride} for shape {ts[r].shape}.")
+        if k % k_multiple:
+            raise ValueError(f"{who}: expected K a multiple of {k_multiple} (16-byte rows), but got {k}.")
+        for r in ("A", "B"):
+            if ts[r].stride[0] % k_multiple and ts[r].shape[0] > 1:
+                raise ValueError(f"{who}: expected {r}'s row pitch a multiple of {k_multiple} elements (16-byte "
+                                 f"rows), but got strides {ts[r].stride}.")
+    return m, n, k
+
+
+@wb.kernel
+def zero_fill(C):
+    """C = 0, one element a thread (the K = 0 product)."""
+    i = wb.block_idx().x * wb.block_dim().x + wb.thread_idx().x
+    if i < wb.size(C):
+        C[i] = 0.0
+
+
+def finish_degenerate(c, m, n, k) -> bool:
+    """M, N or K = 0: what torch gives (C empty: nothing to write; K = 0: C = 0) and True; else False."""
+    if m == 0 or n == 0:
+        return True
+    if k == 0:
+        if type(c) is not wb.Tensor:     # the leading dimension said, not deduced (a 1 x 1 C has two stride-1 modes)
+            c = wb.from_dlpack(c)
+            c = c.mark_layout_dynamic(leading_dim=1 if c.stride[1] == 1 else 0 if c.stride[0] == 1 else None)
+        zero_fill[math.ceil(m * n / 256), 256](c)
+        return True
+    return False
+
+
+def checked(who, ab_types, c_types, launch, **rules):
+    """``launch(a, b, c)`` behind :func:`gemm_operands` and :func:`finish_degenerate`."""
+    def run(a, b, c):
+        m, n, k = gemm_operands(who, a, b, c, ab_types, c_types, **rules)
+        if not finish_degenerate(c, m, n, k):
+            launch(a, b, c)
+    run.__doc__ = launch.__doc__
+    return run
+
+
+C_TYPES = (wb.Float32, wb.Float16, wb.BFloat16)
 
 
 # -- rung 2: mma.sync, fragments straight from global memory ----------------------------------------------
@@ -102,6 +196,25 @@ class SmemGemm:
     (wb.suggest_swizzle) or none; group: m-tiles a band of blocks walks (block_tile)."""
 
     def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, group=1):
+        who = "SmemGemm"
+        if (type(warps) is not tuple or len(warps) != 2 or any(type(w) is not int or w < 1 for w in warps)
+                or warps[0] * warps[1] > 32):
+            raise ValueError(f"{who}: expected warps a pair (warps along M, warps along N) of positive ints with at "
+                             f"most 32 warps in all, but got {warps!r}.")
+        wm, wn = warps
+        check_config(who, "bk", bk, lambda v: v in (16, 32, 64), "16, 32 or 64 (k-blocks of 16, 16-byte rows)")
+        threads = 32 * wm * wn
+        check_config(who, "bm", bm, lambda v: v > 0 and v % (16 * wm) == 0 and v * bk % (threads * 8) == 0,
+                     f"a positive multiple of {16 * wm} (16 rows per warp along M) whose bm x bk tile the "
+                     f"{threads} threads copy in whole 16-byte chunks")
+        check_config(who, "bn", bn, lambda v: v > 0 and v % (16 * wn) == 0 and v * bk % (threads * 8) == 0,
+                     f"a positive multiple of {16 * wn} (16 columns per warp along N) whose bn x bk tile the "
+                     f"{threads} threads copy in whole 16-byte chunks")
+        check_config(who, "stages", stages, lambda v: v >= 1, ">= 1")
+        check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of blocks)")
+        if (bm + bn) * bk * stages * 2 > SMEM_LIMIT:
+            raise ValueError(f"{who}: expected at most {SMEM_LIMIT} bytes of shared memory a block, but "
+                             f"{bm}x{bn}x{bk} in {stages} stages needs {(bm + bn) * bk * stages * 2}.")
         self.bm, self.bn, self.bk, self.warps, self.stages = bm, bn, bk, warps, stages
         self.swizzle, self.group = swizzle, group
         wm, wn = warps
@@ -183,7 +296,7 @@ def make_smem_gemm(cfg: SmemGemm):
         rA = thr.partition_fragment_A(sA[None, None, 0])
         rB = thr.partition_fragment_B(sB[None, None, 0])
         ta, tb = s2r_A.get_slice(tid), s2r_B.get_slice(tid)
-        tXrA, tXrB = ta.retile_D(rA), tb.retile_D(rB)
+        tXrA, tXrB = ta.retile(rA), tb.retile(rB)   # CuTe DSL's ThrCopy.retile (CuTe C++: retile_D)
         for s in range(max(stages - 1, 1)):  # prologue: stages - 1 k-tiles in flight (one stage: the first)
             load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), s, s, ktiles)
             load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), s, s, ktiles)
@@ -285,9 +398,11 @@ def _simt(a, b, c):
 def ladder() -> list:
     """The rungs in order."""
     return [
-        Rung("simt", "SIMT fp32 tiles (the floor)", examples.sgemm, _simt, operands="fp32 (A, B^T)"),
+        Rung("simt", "SIMT fp32 tiles (the floor)", examples.sgemm,
+             checked("rung simt", (wb.Float32,), (wb.Float32,), _simt, b_is_kn=True), operands="fp32 (A, B^T)"),
         Rung("mma", "mma.sync, fragments from global memory", gemm_mma,
-             lambda a, b, c: gemm_mma[_grid(c.shape[0], c.shape[1], R2_TILE[0], R2_TILE[1]), (R2_MMA.size, 1, 1)](a, b, c),
+             checked("rung mma", (wb.Float16,), C_TYPES, lambda a, b, c: gemm_mma[
+                 _grid(c.shape[0], c.shape[1], R2_TILE[0], R2_TILE[1]), (R2_MMA.size, 1, 1)](a, b, c)),
              mma=R2_MMA),
         _smem_rung("smem_ldmatrix", "tiles in shared memory, ldmatrix", SmemGemm(swizzle=False)),
         _smem_rung("swizzled", "+ the swizzle suggest_swizzle finds", SmemGemm(swizzle=True)),
@@ -305,8 +420,9 @@ def _smem_rung(name, title, cfg):
     if k is None:
         k = _KERNELS[repr(cfg)] = make_smem_gemm(cfg)
     return Rung(name, title, k,
-                lambda a, b, c: k[(math.ceil(c.shape[0] / cfg.bm) * math.ceil(c.shape[1] / cfg.bn), 1, 1), (cfg.threads, 1, 1)](
-                    a, b, c),
+                checked(f"rung {name}", (wb.Float16,), C_TYPES, lambda a, b, c: k[
+                    (math.ceil(c.shape[0] / cfg.bm) * math.ceil(c.shape[1] / cfg.bn), 1, 1), (cfg.threads, 1, 1)](
+                    a, b, c), k_major=True, k_multiple=8),
                 mma=cfg.mma, copies={"A": cfg.s2r_A, "B": cfg.s2r_B, "g2s": cfg.g2s},
                 smem={"A": cfg.smem_A, "B": cfg.smem_B}, config=cfg)
 
