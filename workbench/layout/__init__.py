@@ -25,6 +25,7 @@ from .algebra import (
 from .basis import ArithTuple, E
 from .cute_text import CuteTextError, parse_layout, parse_tiler
 from .explanation import Explanation, Step, explain
+from .f2 import F2Layout, F2Stride, f2_bases, f2_equal, make_f2_layout
 from .identity import IdentityTensor, elem_less, make_identity_tensor
 from .inttuple import format_inttuple
 from .layout import (
@@ -83,4 +84,6 @@ __all__ = [
     "explain", "Explanation", "Step",
     "slice_", "dice", "slice_and_offset",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
+    # F2 (XOR-strided) layouts, Triton's linear layouts
+    "F2Layout", "F2Stride", "make_f2_layout", "f2_equal", "f2_bases",
 ]

@@ -112,6 +112,8 @@ def coalesce(layout, profile=None):
     """
     if getattr(layout, "_is_composed", False):   # a swizzled layout: the same function of the same offsets
         return layout._apply(lambda outer: coalesce(outer, profile))
+    if getattr(layout, "_is_f2", False):   # an F2 (XOR-strided) layout coalesces its bits' bases
+        return layout._coalesce(profile)
     layout = _layout(layout, "coalesce")
     if type(profile) is tuple:
         it.check_nesting(profile, "profile")
@@ -597,6 +599,8 @@ def right_inverse(layout):
     0, 1, 2, ... that L reaches, mapped back to L's indices.  ``1:0`` when L never reaches 1.
     A dynamic stride ends the run (its value is not known while compiling), as in CuTe DSL:
     ``right_inverse((4,2):(1,?))`` is ``4:1``."""
+    if getattr(layout, "_is_f2", False):   # an F2 layout: by elimination over GF(2)
+        return layout._right_inverse()
     layout = _layout(layout, "right_inverse")
     if _has_basis(layout):
         return _by_basis(layout, "right_inverse", _right_inverse_run)
@@ -627,6 +631,8 @@ def left_inverse(layout):
     ratios, is the coordinate of the mode with the k-th smallest stride.  (pycute 4.2 returns
     a wrong inverse for (4,6):(1,6); this returns (6,6):(1,4).)
     """
+    if getattr(layout, "_is_f2", False):   # an F2 layout: by elimination over GF(2)
+        return layout._left_inverse()
     layout = _layout(layout, "left_inverse")
     if _has_basis(layout):
         return _by_basis(layout, "left_inverse", lambda modes, what: _left_inverse_modes(
@@ -853,6 +859,8 @@ def nullspace(layout):
     injective; when L is injective on its other modes, N's image is every index L sends to 0.  ``1:0`` when no mode
     has stride 0: ``nullspace((4,2,3):(1,0,0)) == (2,3):(4,8)``.  As CuTe, only a static 0 counts (a dynamic stride
     is taken to be non-zero) and extent-1 modes are kept (``(4,1,3):(1,0,0)`` gives ``(1,3):(4,4)``)."""
+    if getattr(layout, "_is_f2", False):   # an F2 layout: by elimination over GF(2)
+        return layout._nullspace()
     layout = _layout(layout, "nullspace")
     shp, std = (it.flatten(layout.shape), it.flatten(layout.stride)) if type(layout.shape) is tuple else \
         ((layout.shape,), (layout.stride,))

@@ -218,7 +218,7 @@ def make_layout(*args, stride=None) -> Layout:
 
 
 def _dispatch(x, attr):
-    if type(x) is Layout or getattr(x, "_is_composed", False):
+    if type(x) is Layout or getattr(x, "_is_composed", False) or getattr(x, "_is_f2", False):
         return x
     lay = getattr(x, "layout", None)
     if type(lay) is Layout or getattr(lay, "_is_composed", False):   # a tensor, swizzled (shared memory) or not

@@ -73,6 +73,8 @@ class Swizzle:
         identity), as CuTe C++ returns it."""
         if type(B) is int:
             B = Layout(B)
+        if getattr(B, "_is_f2", False):   # swizzle o F2 layout: an F2 layout, checked element by element
+            return B._compose_right(self)
         if type(B) is not Layout:
             raise TypeError(f"composition: expected a Layout after {self}, but got {type(B).__name__}.")
         return B if self.bits == 0 else ComposedLayout(self, 0, B)
@@ -204,6 +206,8 @@ class ComposedLayout:
         """composition(inner o off o outer, B) == inner o off o composition(outer, B)."""
         from .algebra import composition
 
+        if getattr(B, "_is_f2", False):   # (inner o off o outer) o F2 layout: an F2 layout, checked element by element
+            return B._compose_right(self)
         return ComposedLayout(self.inner, self.offset, composition(self.outer, B), self.ptr_bits)
 
     def _apply(self, fn):
