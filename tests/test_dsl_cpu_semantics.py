@@ -295,3 +295,22 @@ def test_an_out_of_bounds_access_says_where_and_what_the_tensor_spans():
     with pytest.raises(KernelRuntimeError, match=r"element offset \d+ \(the tensor spans element offsets 0\.\.59\) "
                                                   r"in block \(\d, \d, 0\), thread \(\d, \d, 0\)"):
         label[(2, 3, 1), (4, 4, 1)](a)
+
+
+@wb.kernel
+def _copy_rows(src, dst):
+    r = wb.thread_idx().x
+    wb.copy(src[r, None], dst[r, None])
+
+
+def test_vector_accesses_of_a_negative_stride_tensor_are_bounds_checked_by_their_own_extent():
+    # rows reversed: element offsets -8..7 from the data pointer; each row is two proven 128-bit accesses, whose range
+    # check once added the view's base twice and refused the second row as out of bounds
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    src = wb.from_dlpack(x[::-1], assumed_align=16)
+    out = np.zeros((2, 8), np.float32)
+    dst = wb.from_dlpack(out, assumed_align=16)
+    assert wb.show_code(_copy_rows, src, dst).count("uint4") == 6
+    _copy_rows[(1, 1, 1), (2, 1, 1)](src, dst)
+    np.testing.assert_array_equal(out, x[::-1])
+

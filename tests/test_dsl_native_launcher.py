@@ -96,14 +96,15 @@ def test_a_reentrant_launch_cannot_change_the_arguments_of_the_outer_one():
     # Checking a framework tensor runs Python (the producer's __dlpack__); a launch from inside it
     # must not leak its parameters into the outer launch (the launcher packs privately, then copies).
     from workbench.dlpack import importer
+    from workbench.dsl.runtime.args import normalize  # the conversion of a tensor passed straight in
 
     x = np.zeros((4, 6), np.float32)
-    t = [wb.from_dlpack(x).mark_layout_dynamic() for _ in range(3)]
+    t = [normalize(x) for _ in range(3)]
     sp = E.vadd.specialize(tuple(t))
     rec = Recorder(sp.size)
     go = rec.launcher(sp.arg_specs)
     y = np.zeros((7, 6), np.float32)
-    inner = [wb.from_dlpack(y).mark_layout_dynamic() for _ in range(3)]
+    inner = [normalize(y) for _ in range(3)]
 
     class Reentrant:
         def __dlpack__(self, **kw):
@@ -151,3 +152,25 @@ def test_half_precision_kernels_compile_and_compute_in_float32():
     assert "_wb_bf2f" in src and "_wb_f2bf" in src and "cvt.rn.bf16.f32" in compile_ptx(src)   # no cuda_bf16.h
     E.vadd[(1, 1, 1), (64, 1, 1)](x, y, z)        # the CPU executor: loads widen to float32, the store rounds (RNE)
     assert torch.equal(z, (x.float() + y.float()).to(torch.bfloat16))
+
+
+def test_tensors_passed_straight_in_are_specialized_on_16_byte_alignment():
+    """Triton's rule (args.normalize): a framework tensor starting at a multiple of 16 bytes, with dynamic strides that
+    are multiples of 16 bytes, compiles a specialization that assumes both; the C fast path applies the same rule, so
+    a tensor of another class misses it (and the dispatcher picks or builds that class's specialization)."""
+    from workbench.dsl.runtime.args import normalize
+    base = np.zeros(64 + 1, np.float32)
+    assert base.ctypes.data % 16 == 0
+    x = base[:64].reshape(8, 8)                       # aligned, rows of 32 bytes
+    t = normalize(x)
+    assert t.assumed_align == 16 and str(t.layout) == "(?,?):(?{i64 div=4},1)"
+    sp = E.vadd.specialize((x, x, x))
+    rec = Recorder(sp.size)
+    go = rec.launcher(sp.arg_specs)
+    assert go(x, x, x) == 0
+    odd = base[1:65].reshape(8, 8)                    # 4 bytes past: natural alignment
+    assert normalize(odd).assumed_align == 4 and go(odd, odd, odd) is None
+    rows = np.zeros((8, 6), np.float32)               # 24-byte rows: strides known divisible by 1 only
+    assert str(normalize(rows).layout) == "(?,?):(?{i64},1)" and go(rows, rows, rows) is None
+    assert len(rec.calls) == 1
+    assert E.vadd.specialize((odd, odd, odd)) is not sp and E.vadd.specialize((x, x, x)) is sp

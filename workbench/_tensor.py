@@ -276,7 +276,8 @@ class Tensor(_native.TensorBase):
             elif m[0] == "layout":
                 ld = m[1]
                 shp = tuple(Dyn(s, 64 if s > _INT32_MAX else 32) for s in self._f[10])
-                std = tuple(d if (i == ld or d <= 0) else Dyn(d, 64) for i, d in enumerate(self._stride))
+                div = 1 if len(m) == 2 else m[2]
+                std = tuple(d if (i == ld or d <= 0) else Dyn(d, 64, div) for i, d in enumerate(self._stride))
                 lay = Layout(shp, std)
             else:
                 lay = Layout(m[1], m[2])
@@ -300,13 +301,14 @@ class Tensor(_native.TensorBase):
             n = len(shape)
             ssig = (_DYN32,) * n if not n or max(shape) <= _INT32_MAX else \
                 tuple(_DYN32 if s <= _INT32_MAX else _DYN64 for s in shape)
+            dyn = _DYN64 if len(m) == 2 else ("?", 64, m[2])   # strides known divisible (mark_stride_divisibility)
             if not n or min(stride) > 0:
-                dsig = [_DYN64] * n
+                dsig = [dyn] * n
                 if ld is not None:
                     dsig[ld] = stride[ld]
                 dsig = tuple(dsig)
             else:
-                dsig = tuple(d if (i == ld or d <= 0) else _DYN64 for i, d in enumerate(stride))
+                dsig = tuple(d if (i == ld or d <= 0) else dyn for i, d in enumerate(stride))
             return (ssig, dsig, shape, stride)
         lay = self.layout
         return (signature(lay.shape), signature(lay.stride), tuple(int(x) for x in flatten(lay.shape)),
@@ -530,6 +532,22 @@ class _TrustedExport:
         shape, stride = self.t._export_dims(dl_device, copy)
         self.t._check_bare_export("a numpy view")
         return self.t._capsule(max_version, shape, stride)
+
+
+def mark_stride_divisibility(t: Tensor, nbytes: int) -> Tensor:
+    """After ``mark_layout_dynamic``: record that every dynamic stride of t is a multiple of ``nbytes`` bytes, when it
+    is (else leave the marks as they are).  The kernel DSL calls it for tensors passed straight into a kernel, so that
+    their specialization knows 16-byte rows (Triton specializes integer arguments on divisibility by 16 the same
+    way); the C launcher applies the same rule to framework tensors on its fast path.  Returns t."""
+    m = t._marks
+    if m is None or m[0] != "layout":
+        raise ValueError(f"Expected a tensor marked with mark_layout_dynamic, but got marks {m!r}.")
+    q = nbytes // t.element_type.natural_align
+    if q > 1 and nbytes % t.element_type.natural_align == 0 and \
+            all(d % q == 0 for i, d in enumerate(t._stride) if i != m[1] and d > 0):
+        t._marks = ("layout", m[1], q)
+        t._layout = None
+    return t
 
 
 _DYN32 = ("?", 32, 1)

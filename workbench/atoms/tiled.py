@@ -387,9 +387,12 @@ class ThrCopy:
         return self._part(x, self.tiled.tidfrg_D)
 
     def retile_S(self, x):
+        """CuTe C++'s ``retile_S``/``retile_D`` and CuTe DSL's ``ThrCopy.retile``: a thread's fragment re-expressed
+        per copy atom (``TiledCopy.retile``)."""
         return self.tiled.retile(x)
 
     retile_D = retile_S
+    retile = retile_S   # CuTe DSL's name
 
 
 def _check_copy_atom(atom, where):

@@ -61,7 +61,7 @@ def _get_slice(cx, tiled, thr_idx):
 for _cls in (TiledMMA, TiledCopy):
     method(_cls, "get_slice")(_get_slice)
     method(_cls, "get_thread_slice")(_get_slice)
-_pure(ThrCopy, "partition_S", "partition_D", "retile_S", "retile_D")
+_pure(ThrCopy, "partition_S", "partition_D", "retile_S", "retile_D", "retile")   # retile: CuTe DSL's name
 
 
 ATTRIBUTES.update({

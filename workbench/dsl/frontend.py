@@ -37,12 +37,11 @@ from . import captures, ir
 from . import views as V
 from .builtins import Triple
 from .names import c_name
-from .runtime.limits import TraceBudget, check_static_bits, check_static_int
+from .runtime.limits import MAX_STATIC_SMEM, TraceBudget, check_static_bits, check_static_int
 from .views import KPointer
 
 __all__ = ["KernelError", "FunctionSource", "Lowering", "KPointer"]
 
-MAX_STATIC_SMEM = 48 * 1024    # beyond this, a kernel's shared tensors live in dynamic shared memory
 UNROLL_MAX = 64          # static range() loops up to this trip count are unrolled
 _MATH1 = {"sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "floor", "ceil", "fabs", "exp2", "log2", "erf"}
 _MATH_FUNCS = {id(getattr(math, n)): (getattr(math, n), n) for n in sorted(_MATH1 | {"pow"})}

@@ -44,6 +44,7 @@ from ..._element_types import BFloat16, Boolean, Float16, Float32, Float64, Int3
 from ..._memory import declared_host_buffer
 from .. import ir
 from ..runtime import limits as _limits
+from ..runtime.limits import MAX_BLOCK, MAX_GRID, MAX_SMEM_OPTIN, MAX_STATIC_SMEM, MAX_THREADS_PER_BLOCK
 from ..scheduling import WAITS, Barrier, BarrierArrive, ClusterBarrier, Collective, Spin, Sync
 
 
@@ -483,7 +484,7 @@ def generate_python(k: ir.KernelIR):
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     for p in k.params:
         if p.kind == "ptr":
-            lines.append(f"    _ix_{p.name} = _IX['{p.name}']; _al_{p.name} = _AL['{p.name}']")
+            lines.append(f"    _ix_{p.name}, _ixr_{p.name} = _IX['{p.name}']; _al_{p.name} = _AL['{p.name}']")
     for b in shared:
         lines.append(f"    {b.name} = _S['{b.name}']")
     for b in _decls(k.body, ir.LocalDecl):
@@ -555,7 +556,7 @@ class CompiledCPU:
                 lo, hi = extents[p.name]
                 arr = host_view(v, p.etype, lo, hi)
                 P.append(arr)
-                IX[p.name] = _indexer(p.name, -lo, hi - lo)
+                IX[p.name] = _indexer(p.name, -lo, hi - lo), _range_checker(p.name, -lo, hi - lo)
                 AL[p.name] = _aligner(p.name, v, p.etype.bits // 8, lo)
             else:
                 P.append(_scalar(v, p.etype))
@@ -715,16 +716,6 @@ def _located(e: KernelRuntimeError, block, thread) -> KernelRuntimeError:
     return KernelRuntimeError(f"{e} in block {tuple(block)}, thread {tuple(thread)}")
 
 
-# CUDA's launch limits (compute capability >= 3.0): the executor refuses what cuLaunchKernel would,
-# before it starts a loop of 2**31 * 65535**2 blocks.
-MAX_GRID = (2**31 - 1, 65535, 65535)
-MAX_BLOCK = (1024, 1024, 64)
-MAX_THREADS_PER_BLOCK = 1024
-# Shared memory per block: ptxas refuses more than 48 KiB of static __shared__; static plus dynamic may reach the
-# device's opt-in maximum (cudaDevAttrMaxSharedMemoryPerBlockOptin), which differs by GPU: the executor applies
-# an H100's (sm_90: 232448 bytes = 227 KiB; an A100 has 163 KiB).  The GPU launch applies the same check.
-MAX_STATIC_SMEM = 48 * 1024
-MAX_SMEM_OPTIN = 227 * 1024
 # Total work of one CPU-executor launch (blocks x threads per block), where CUDA's limits alone allow 2**73 threads.
 # Each thread is a Python call (measured: 0.8 us for an elementwise add, 6 us for the shared-memory transpose with its
 # barriers), so 2**24 threads (one per element of a 4096 x 4096 matrix) is seconds to minutes.  The largest CPU
@@ -776,6 +767,15 @@ def check_shared_memory(static_smem, smem, reserved=0):
                          f"an H100's opt-in maximum per block), but got {static_smem + reserved} + {smem} = "
                          f"{static_smem + reserved + smem} bytes.")
     return smem + reserved
+
+
+def _range_checker(name, base, n):
+    """A vector access of ``lanes`` elements from view index j (an index _indexer returned): the first element past
+    the tensor, if any, is reported by its element offset (what an op's ``_ixr_<name>(j, lanes)`` calls)."""
+    def rx(j, lanes):
+        if j + lanes > n:
+            _oob(n - base, name, -base, n - base)
+    return rx
 
 
 def _indexer(name, base, n):

@@ -48,7 +48,7 @@ class CpAsync(ir.Instruction):
         em.tmp += 1
         em.w(d, f"{do} = {pyexpr(self.dst_off)}; _smem_chk({db.name}, {do}, {n}, {self.nbytes})")
         src = f"{sb.name}[{so}:{so} + {n}].copy()"
-        read = [f"{so} = {index(sb, self.src_off)}", f"_ix_{sb.name}({so} + {n - 1}); _al_{sb.name}({so}, {n})"]
+        read = [f"{so} = {index(sb, self.src_off)}", f"_ixr_{sb.name}({so}, {n}); _al_{sb.name}({so}, {n})"]
         if self.pred is None:
             for line in read:
                 em.w(d, line)

@@ -72,7 +72,7 @@ class VecCopy(ir.Instruction):
                 o = f"_o{em.tmp}"
                 em.w(d, f"{o} = {index(sb, so)}")
                 if sb.space == "gmem":
-                    em.w(d, f"_ix_{sb.name}({o} + {self.lanes - 1}); _al_{sb.name}({o}, {self.lanes})")
+                    em.w(d, f"_ixr_{sb.name}({o}, {self.lanes}); _al_{sb.name}({o}, {self.lanes})")
                 em.w(d, f"{n} = {sb.name}[{o}:{o} + {self.lanes}].copy()")
         for n, (_, _, db, do) in zip(names, self.pairs):
             if self.lanes == 1:
@@ -81,7 +81,7 @@ class VecCopy(ir.Instruction):
                 o = em.fresh("_o")
                 em.w(d, f"{o} = {index(db, do)}")
                 if db.space == "gmem":
-                    em.w(d, f"_ix_{db.name}({o} + {self.lanes - 1}); _al_{db.name}({o}, {self.lanes})")
+                    em.w(d, f"_ixr_{db.name}({o}, {self.lanes}); _al_{db.name}({o}, {self.lanes})")
                 em.w(d, f"{db.name}[{o}:{o} + {self.lanes}] = {n}")
 
 

@@ -31,6 +31,8 @@
 #include <string.h>
 #include "../../dlpack/_dlpack_structs.h"
 
+#define ALIGN_KEY 16  /* args.ALIGN_KEY: the alignment a framework tensor passed straight in is specialized on */
+
 #define LAUNCHER_MAX_PARAM_BYTES 4096  /* CUDA's classic kernel-parameter limit */
 #define MAX_RANK 64
 #define TMA_DESC_BYTES 128   /* a CUtensorMap */
@@ -57,7 +59,8 @@ static int memspace_is_gmem(int dev) { return dev == 2 || dev == 13; }  /* CUDA,
 /* ---- compiled specs ----------------------------------------------------------------------
  * The spec tuples are read once, when a Launcher is made (or pack() is called), into these C
  * structs: a launch then compares C integers and never converts a Python int. */
-typedef struct { long long v; int kind; int width; } CMarker;  /* kind: 0 static v, 1 dynamic of width, 2 never */
+typedef struct { long long v; int kind; int width; long long div; } CMarker;  /* kind: 0 static v, 1 dynamic of width
+                                                                            * and divisibility div, 2 never */
 typedef struct { Py_ssize_t slot; int shape; Py_ssize_t j; int is64; } CDyn;
 
 typedef struct CSpec {
@@ -105,13 +108,14 @@ static long long as_ll(PyObject *o, int *bad) {
 /* 0: compiled; 1: not a flat marker (a nested mode: such a spec is checked through kernel_signature
  * alone); -1: malformed. */
 static int compile_marker(PyObject *m, CMarker *out) {
-  if (PyTuple_Check(m)) {  /* ('?', width, divisibility): implicit and layout marks carry divisibility 1 */
+  if (PyTuple_Check(m)) {  /* ('?', width, divisibility): layout marks carry 1, implicit strides ALIGN_KEY's */
     if (PyTuple_GET_SIZE(m) != 3 || !PyUnicode_Check(PyTuple_GET_ITEM(m, 0))) return 1;
     int bad = 0;
     long long w = as_ll(PyTuple_GET_ITEM(m, 1), &bad), d = as_ll(PyTuple_GET_ITEM(m, 2), &bad);
     if (bad || (w != 32 && w != 64) || d < 1) return -1;
-    out->kind = d == 1 ? 1 : 2;
+    out->kind = 1;
     out->width = (int)w;
+    out->div = d;
     out->v = 0;
     return 0;
   }
@@ -255,8 +259,8 @@ static CSpec *compile_specs(PyObject *specs, Py_ssize_t *nbuf) {
 
 /* One mode value against its marker.  dyn: whether the source makes this value dynamic and with
  * which width (32 or 64).  1: matches. */
-static inline int marker_matches(const CMarker *m, long long v, int dyn, int width) {
-  if (m->kind == 1) return dyn && m->width == width;
+static inline int marker_matches(const CMarker *m, long long v, int dyn, int width, long long div) {
+  if (m->kind == 1) return dyn && m->width == width && m->div == div;
   return m->kind == 0 && !dyn && m->v == v;
 }
 
@@ -269,9 +273,11 @@ static inline void put_value(char *buf, const CDyn *d, long long v, int *ok) {
 /* Check a flat tensor (shape, strides) as `layout_marks` says (0: from_dlpack, all static; 1:
  * mark_layout_dynamic with leading dimension ld, -1 deduced) against the spec and pack its
  * dynamic values.  The rules are Tensor.kernel_signature()'s; a leading dimension that cannot be
- * deduced is a refusal (Python raises the error). */
+ * deduced is a refusal (Python raises the error).  es > 0: an implicit conversion of elements of es
+ * bytes, whose dynamic strides are marked divisible by ALIGN_KEY bytes where they all are
+ * (_tensor.mark_stride_divisibility, args.normalize). */
 static int check_modes(char *buf, const CSpec *c, int n, const int64_t *shape, const int64_t *stride,
-                       int layout_marks, long ld) {
+                       int layout_marks, long ld, long long es) {
   if (n != c->n || n < 0) return 0;
   if (layout_marks && ld < 0) {
     int ones = 0, big = 0, last_one = -1, last_big = -1;
@@ -281,12 +287,18 @@ static int check_modes(char *buf, const CSpec *c, int n, const int64_t *shape, c
     else if (ones > 1) { if (big != 1) return 0; ld = last_big; }
     else ld = -1;
   }
+  long long sdiv = 1;
+  if (es > 0 && es < ALIGN_KEY && ALIGN_KEY % es == 0) {
+    sdiv = ALIGN_KEY / es;
+    for (int i = 0; i < n; i++)
+      if (i != ld && stride[i] > 0 && stride[i] % sdiv) { sdiv = 1; break; }
+  }
   for (int i = 0; i < n; i++) {
     if (shape[i] < 0) return 0;
     int sw = shape[i] > INT32_MAX ? 64 : 32;
-    if (!marker_matches(&c->shape[i], shape[i], layout_marks, sw)) return 0;
+    if (!marker_matches(&c->shape[i], shape[i], layout_marks, sw, 1)) return 0;
     int sdyn = layout_marks && i != ld && stride[i] > 0;
-    if (!marker_matches(&c->stride[i], stride[i], sdyn, 64)) return 0;
+    if (!marker_matches(&c->stride[i], stride[i], sdyn, 64, sdiv)) return 0;
   }
   int ok = 1;
   for (Py_ssize_t k = 0; k < c->ndyn && ok; k++) {
@@ -310,12 +322,15 @@ static int put_dltensor(char *buf, const CSpec *c, const DLTensor *t, uint64_t f
   int dev = t->device.device_type;
   if (!(dev == 1 || dev == 2 || dev == 3 || dev == 13) || memspace_is_gmem(dev) != c->is_gmem) return 0;
   if (c->is_gmem && t->device.device_id != c->device_id) return 0;
-  if (c->align != c->natural_align) return 0;  /* implicit: natural alignment */
   if (c->written && (flags & WB_DLPACK_FLAG_READ_ONLY)) return 0;
   if (!t->data || t->ndim < 0 || t->ndim > MAX_RANK || !t->strides || (t->ndim && !t->shape)) return 0;
   unsigned long long addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
   if (addr < t->byte_offset || (addr & (unsigned long long)(c->align - 1))) return 0;
-  if (!check_modes(buf, c, t->ndim, t->shape, t->strides, 1, -1)) return 0;
+  /* implicit conversions specialize on alignment as args.normalize does (Triton's rule): ALIGN_KEY bytes where the
+   * address is a multiple of it, else the element's natural alignment; another class is another specialization */
+  long long want = (c->natural_align < ALIGN_KEY && !(addr & (ALIGN_KEY - 1))) ? ALIGN_KEY : c->natural_align;
+  if (c->align != want) return 0;
+  if (!check_modes(buf, c, t->ndim, t->shape, t->strides, 1, -1, c->natural_align)) return 0;
   return put_ptr_slot(buf, c, addr);
 }
 
@@ -401,7 +416,7 @@ static int put_native_tensor(char *buf, const CSpec *c, TensorBase *t) {
      * keeps a static stride-1 (n matches no mode) */
     if (PyTuple_GET_ITEM(marks, 1) != Py_None) ld = PyLong_AsLong(PyTuple_GET_ITEM(marks, 1));
   }
-  if (!check_modes(buf, c, t->ndim, t->dims, t->dims + t->ndim, layout_marks, ld)) return 0;
+  if (!check_modes(buf, c, t->ndim, t->dims, t->dims + t->ndim, layout_marks, ld, 0)) return 0;
   return put_ptr_slot(buf, c, t->addr);
 }
 
@@ -436,7 +451,7 @@ static int put_wb_tensor(char *buf, const CSpec *c, PyObject *a) {
     if (PyErr_Occurred()) return 0;
     long ld = n;
     if (layout_marks && PyTuple_GET_ITEM(marks, 1) != Py_None) ld = PyLong_AsLong(PyTuple_GET_ITEM(marks, 1));
-    if (!check_modes(buf, c, n, sh, st, layout_marks, ld)) return 0;
+    if (!check_modes(buf, c, n, sh, st, layout_marks, ld, 0)) return 0;
     return put_ptr_slot(buf, c, addr);
   }
   return put_by_signature(buf, c, a, addr);

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
-from ..._tensor import Pointer, Tensor, from_dlpack
+from ..._tensor import Pointer, Tensor, from_dlpack, mark_stride_divisibility
 from ...layout import Dyn, Layout
 from ...layout.inttuple import flatten
 from .. import ir
@@ -123,13 +123,25 @@ def _scalar_type(v):
     return None
 
 
+ALIGN_KEY = 16   # bytes: _launch.c's ALIGN_KEY
+
+
 def normalize(arg):
-    """Framework tensors become wb.Tensors (from_dlpack + mark_layout_dynamic), as in CuTe DSL."""
+    """Framework tensors become wb.Tensors (from_dlpack + mark_layout_dynamic), as in CuTe DSL, with one departure:
+    alignment is part of the specialization key, as in Triton.  A tensor whose data starts at a multiple of 16
+    bytes is taken with ``assumed_align=16`` (so cp.async and 128-bit copies of it are proven without the user
+    writing it); another gets its element's natural alignment and its own specialization.  Likewise its dynamic
+    strides are marked divisible by 16 bytes where they all are (``mark_stride_divisibility``), so tiles whose rows
+    start 16-byte aligned are proven so.  (CuTe DSL assumes the natural alignment and divisibility 1 unless told.)"""
     t = type(arg)
     if t is Tensor or t is Pointer or t is int or t is float or t is bool:
         return arg
     if hasattr(arg, "__dlpack__") and not isinstance(arg, np.generic):
-        return from_dlpack(arg).mark_layout_dynamic()
+        x = from_dlpack(arg)
+        addr = x.iterator.address
+        if x.assumed_align < ALIGN_KEY and addr and addr % ALIGN_KEY == 0:
+            x = from_dlpack(arg, assumed_align=ALIGN_KEY)
+        return mark_stride_divisibility(x.mark_layout_dynamic(), ALIGN_KEY)
     return arg
 
 

@@ -15,6 +15,8 @@ import ctypes
 import os
 import time
 
+from .limits import MAX_STATIC_SMEM
+
 # generated code includes no header (codegen_cuda declares its 16-bit types), so NVRTC needs no -I
 _NVRTC_OPTIONS = ("-std=c++17",)
 
@@ -98,7 +100,7 @@ class GPUKernel:
             self.module = cupy.RawModule(code=source, options=_NVRTC_OPTIONS)
             self.func = self.module.get_function(name).kernel   # loads the module now
         self.handle = ctypes.c_void_p(self.func.ptr)
-        if dynamic_smem > 48 * 1024:   # above 48 KiB the driver wants the kernel's opt-in first
+        if dynamic_smem > MAX_STATIC_SMEM:   # above 48 KiB the driver wants the kernel's opt-in first
             driver.funcSetAttribute(self.func.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem)
         self.compile_seconds = time.perf_counter() - t0
         self.buf = ctypes.create_string_buffer(max(8, fmt_size))

@@ -24,6 +24,17 @@ MAX_STATIC_INT_BITS = 4096         # a static (trace-time) integer; kernels inde
 MAX_SPECIALIZATIONS = 128          # compiled specializations kept per kernel (least recently used dropped)
 MAX_CPU_LOOP_STEPS = 1 << 27       # loop iterations one CPU-executor launch runs, all threads together (~24 s)
 
+# CUDA's launch limits (compute capability >= 3.0): the executor refuses what cuLaunchKernel would,
+# before it starts a loop of 2**31 * 65535**2 blocks.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_BLOCK = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+# Shared memory per block: ptxas refuses more than 48 KiB of static __shared__; static plus dynamic may reach the
+# device's opt-in maximum (cudaDevAttrMaxSharedMemoryPerBlockOptin), which differs by GPU: the executor applies
+# an H100's (sm_90: 232448 bytes = 227 KiB; an A100 has 163 KiB).  The GPU launch applies the same check.
+MAX_STATIC_SMEM = 48 * 1024
+MAX_SMEM_OPTIN = 227 * 1024
+
 
 class TraceBudget:
     """What one lowering has spent; ``step``/``statement``/``enter`` raise ValueError past a bound (the
