@@ -190,6 +190,7 @@ from .layout import (
     zipped_divide,
     zipped_product,
 )
+from .layout.f2 import F2Layout, F2Stride, f2_bases, f2_equal, make_f2_layout
 from .layout.printing import print_layout
 
 __version__ = "0.1.0"
@@ -213,6 +214,7 @@ __all__ = [
     "local_tile", "local_partition", "tile_to_shape", "make_layout_tv", "slice_", "dice", "slice_and_offset", "explain",
     "nullspace", "recast_layout", "compact_col_major", "compact_row_major",
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout",
+    "F2Layout", "F2Stride", "make_f2_layout", "f2_equal", "f2_bases",
     "print_layout",
     # CuTe interop: its printed text (C++ and DSL) both ways, its code
     "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute",
