@@ -212,3 +212,39 @@ def from_linear_layout(bases, out_shape=None, dims=None):
     modes = [coalesce(m) for m in modes]
     lay = modes[0] if len(modes) == 1 else make_layout(*modes)
     return ComposedLayout(sw, 0, lay) if sw else lay
+
+
+def linear_layout_of_f2(layout, dims=None, out_shape=None) -> LinearLayout:
+    """The :class:`LinearLayout` of an F2 (XOR-strided) layout, ``wb.make_f2_layout(...)``: its bits' bases, with
+    no check needed (an F2 layout is linear by construction).  ``dims`` splits the 1-D index, low bits first, into
+    input dimensions as :func:`to_linear_layout` does (same default); ``out_shape`` (powers of two) splits each
+    offset colexicographically into ``dim0``, ``dim1``..., else one output ``offset``."""
+    from ..layout.f2 import F2Layout, f2_bases
+
+    if type(layout) is not F2Layout:
+        raise TypeError(f"linear_layout_of_f2: expected an F2 layout (wb.make_f2_layout), but got "
+                        f"{type(layout).__name__}; use to_linear_layout for a Layout or a swizzled layout.")
+    dims = _default_dims(layout) if dims is None else [(str(a), int(b)) for a, b in dims]
+    for name, _ in dims:
+        if name not in IN_DIMS:
+            raise ValueError(f"linear_layout_of_f2: expected input dimension names among {', '.join(IN_DIMS)}, but "
+                             f"got {name!r}.")
+    bases = f2_bases(layout, dims)
+    if out_shape is None:
+        top = layout.cosize
+        return LinearLayout({k: [(b,) for b in v] for k, v in bases.items()},
+                            [("offset", 1 << max(0, (top - 1).bit_length()))])
+    split = tuple(out_shape) if isinstance(out_shape, (tuple, list)) else (out_shape,)
+    for k, s in enumerate(split):
+        _log2(s, f"output dimension {k}")
+    if layout.cosize > int(np.prod(split)):
+        raise ValueError(f"linear_layout_of_f2: offsets reach {layout.cosize - 1}, past the out_shape {split}.")
+
+    def out(o):
+        res = []
+        for s in split:
+            res.append(o % s)
+            o //= s
+        return tuple(res)
+    return LinearLayout({k: [out(b) for b in v] for k, v in bases.items()},
+                        [(f"dim{k}", s) for k, s in enumerate(split)])
