@@ -301,3 +301,22 @@ def test_public_names():
     for name in ("F2Layout", "F2Stride", "make_f2_layout", "f2_equal", "f2_bases"):
         assert name in wb.__all__ and getattr(wb, name) is not None
     assert isinstance(wb.make_f2_layout(4, 1), F2Layout)
+
+
+def test_linear_layout_of_f2_round_trips():
+    from workbench.interop.linear import linear_layout_of_f2, to_linear_layout
+
+    F = make_f2_layout((8, 8), ([8, 17, 34], 1))
+    ll = linear_layout_of_f2(F)   # rank 2: lane (the first mode), register (the second), as to_linear_layout
+    assert ll.bases == {"lane": [(8,), (17,), (34,)], "register": [(1,), (2,), (4,)]}
+    assert make_f2_layout(ll) == F
+    ll2 = linear_layout_of_f2(F, out_shape=(8, 8))
+    assert all(ll2(lane=i, register=j) == (F(i, j) % 8, F(i, j) // 8) for i in range(8) for j in range(8))
+    for sw, L in CASES[::11]:
+        CL = ComposedLayout(sw, 0, L)
+        dims = [("offset", L.size)]
+        assert linear_layout_of_f2(make_f2_layout(CL), dims=dims) == to_linear_layout(CL, dims=dims)
+    with pytest.raises(TypeError, match="expected an F2 layout"):
+        linear_layout_of_f2(make_layout(4))
+    with pytest.raises(ValueError, match="past the out_shape"):
+        linear_layout_of_f2(F, out_shape=(4, 4))
