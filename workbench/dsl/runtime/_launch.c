@@ -7,7 +7,8 @@
  * another specialization (or raises the precise error): nothing ever launches on an argument the
  * guard has not accepted.
  *
- * Spec tuples, one per kernel argument ("slot" is the 8-byte parameter slot):
+ * Spec tuples, one per kernel argument ("slot" is the 8-byte parameter slot); the leading number is the SPEC_*
+ * enum below (Python: args.SpecKind, built from the SPEC_KINDS this module exports):
  *   (0, slot, etype, memspace, align, written)         wb.Pointer (exact type; read-only refused when written)
  *   (1, slot) Int32 | (2, slot) Int64 outside Int32 | (3, slot) Float32 (Python float) | (4, slot) bool
  *   (5, value, key, keyfn)                             Constexpr: same type and keyfn(arg) == key
@@ -30,6 +31,17 @@
 #include <stddef.h>
 #include <string.h>
 #include "../../dlpack/_dlpack_structs.h"
+
+/* The kinds of argument spec: one enum, exported to Python as SPEC_KINDS (args.SpecKind is built from it). */
+enum {
+  SPEC_POINTER = 0, SPEC_INT32 = 1, SPEC_INT64 = 2, SPEC_FLOAT32 = 3, SPEC_BOOL = 4, SPEC_CONSTEXPR = 5,
+  SPEC_TENSOR = 6, SPEC_NUMPY_SCALAR = 7, SPEC_EITHER = 8, SPEC_TMA = 9
+};
+/* A numpy scalar's kind (spec SPEC_NUMPY_SCALAR), exported as NUMPY_KINDS by element-type name. */
+enum {
+  NP_FLOAT32 = 0, NP_FLOAT64 = 1, NP_INT8 = 2, NP_INT16 = 3, NP_INT32 = 4, NP_INT64 = 5, NP_UINT8 = 6,
+  NP_UINT16 = 7, NP_UINT32 = 8, NP_UINT64 = 9, NP_BOOL = 10
+};
 
 #define ALIGN_KEY 16  /* args.ALIGN_KEY: the alignment a framework tensor passed straight in is specialized on */
 
@@ -137,56 +149,58 @@ static int compile_spec(PyObject *spec, CSpec *c, Py_ssize_t *extent, int depth)
   long long kind = as_ll(PyTuple_GET_ITEM(spec, 0), &bad);
   if (bad) return -1;
   c->kind = (int)kind;
-  if (kind == 5) {
+  if (kind == SPEC_CONSTEXPR) {
     if (len != 4) return -1;
     c->want = PyTuple_GET_ITEM(spec, 1);
     c->key = PyTuple_GET_ITEM(spec, 2);
     c->keyfn = PyTuple_GET_ITEM(spec, 3);
     return 0;
   }
-  if (kind == 8) {  /* no nesting: the recursion in put_arg stays one level */
+  if (kind == SPEC_EITHER) {  /* no nesting: the recursion in put_arg stays one level */
     if (len != 3 || depth) return -1;
     Py_ssize_t e[2];
     for (int i = 0; i < 2; i++) {
       c->either[i] = PyMem_Calloc(1, sizeof(CSpec));
       if (!c->either[i] || compile_spec(PyTuple_GET_ITEM(spec, 1 + i), c->either[i], &e[i], 1) < 0) return -1;
     }
-    if (c->either[0]->kind < 1 || c->either[0]->kind > 4 || c->either[1]->kind != 7) return -1;
+    if (c->either[0]->kind < SPEC_INT32 || c->either[0]->kind > SPEC_BOOL || c->either[1]->kind != SPEC_NUMPY_SCALAR)
+      return -1;
     *extent = e[0] > e[1] ? e[0] : e[1];
     return 0;
   }
-  int shape_ok = (kind == 0 && len == 6) || (kind >= 1 && kind <= 4 && len == 2) || (kind == 6 && len == 12) ||
-                 (kind == 7 && len == 4) || (kind == 9 && len == 4);
+  int shape_ok = (kind == SPEC_POINTER && len == 6) || (kind >= SPEC_INT32 && kind <= SPEC_BOOL && len == 2) ||
+                 (kind == SPEC_TENSOR && len == 12) || (kind == SPEC_NUMPY_SCALAR && len == 4) ||
+                 (kind == SPEC_TMA && len == 4);
   if (!shape_ok) return -1;
   long long slot = as_ll(PyTuple_GET_ITEM(spec, 1), &bad);
   if (bad || slot < 0 || slot >= LAUNCHER_MAX_PARAM_BYTES / 8) return -1;
   c->slot = (Py_ssize_t)slot;
   *extent = 8 * (c->slot + 1);
-  if (kind == 9) {
+  if (kind == SPEC_TMA) {
     if (!PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
     c->want = PyTuple_GET_ITEM(spec, 2);
     c->key = PyTuple_GET_ITEM(spec, 3);
     *extent = 8 * (c->slot + TMA_DESC_BYTES / 8);
     return 0;
   }
-  if (kind == 7) {
+  if (kind == SPEC_NUMPY_SCALAR) {
     long long k = as_ll(PyTuple_GET_ITEM(spec, 3), &bad);
-    if (bad || k < 0 || k > 10 || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
+    if (bad || k < NP_FLOAT32 || k > NP_BOOL || !PyType_Check(PyTuple_GET_ITEM(spec, 2))) return -1;
     c->np_type = PyTuple_GET_ITEM(spec, 2);
     c->np_kind = (int)k;
     return 0;
   }
-  if (kind == 0 || kind == 6) {
+  if (kind == SPEC_POINTER || kind == SPEC_TENSOR) {
     c->etype = PyTuple_GET_ITEM(spec, 2);
     c->align = as_ll(PyTuple_GET_ITEM(spec, 4), &bad);
     if (bad || c->align <= 0 || (c->align & (c->align - 1))) return -1;
     c->written = PyTuple_GET_ITEM(spec, 5) == Py_True;
   }
-  if (kind == 0) {
+  if (kind == SPEC_POINTER) {
     c->memspace = PyTuple_GET_ITEM(spec, 3);
     if (!PyUnicode_Check(c->memspace)) return -1;
   }
-  if (kind == 6) {
+  if (kind == SPEC_TENSOR) {
     c->is_gmem = PyTuple_GET_ITEM(spec, 3) == Py_True;
     c->device_id = (long)as_ll(PyTuple_GET_ITEM(spec, 6), &bad);
     c->shape_sig = PyTuple_GET_ITEM(spec, 7);
@@ -461,17 +475,17 @@ static int put_numpy_scalar(char *buf, const CSpec *c, PyObject *a) {
   if ((PyObject *)Py_TYPE(a) != c->np_type) return 0;
   int kind = c->np_kind;
   char *p = buf + 8 * c->slot;
-  if (kind <= 1) {
+  if (kind <= NP_FLOAT64) {
     double d = PyFloat_AsDouble(a);
     if (d == -1.0 && PyErr_Occurred()) return 0;
-    if (kind == 0) { float f = (float)d; memcpy(p, &f, 4); } else memcpy(p, &d, 8);
+    if (kind == NP_FLOAT32) { float f = (float)d; memcpy(p, &f, 4); } else memcpy(p, &d, 8);
     return 1;
   }
-  if (kind == 10) { int t = PyObject_IsTrue(a); if (t < 0) return 0; p[0] = (char)t; return 1; }
+  if (kind == NP_BOOL) { int t = PyObject_IsTrue(a); if (t < 0) return 0; p[0] = (char)t; return 1; }
   PyObject *i = PyNumber_Index(a);
   if (!i) return 0;
   static const int nbytes[] = {1, 2, 4, 8};
-  int nb = nbytes[(kind - 2) % 4];
+  int nb = nbytes[(kind - NP_INT8) % 4];
   int ok = 1;
   if (kind <= 5) {
     int overflow = 0;
@@ -491,7 +505,7 @@ static int put_numpy_scalar(char *buf, const CSpec *c, PyObject *a) {
 static int put_arg(char *buf, const CSpec *c, PyObject *a) {
   int ok = 0;
   switch (c->kind) {
-  case 0: {
+  case SPEC_POINTER: {
     if (Py_TYPE(a) != (PyTypeObject *)g_ptr_cls) break;
     PointerBase *p = (PointerBase *)a;
     if (p->element_type != c->etype || !p->memspace || !p->assumed_align || !p->address) break;
@@ -503,18 +517,18 @@ static int put_arg(char *buf, const CSpec *c, PyObject *a) {
     ok = put_ptr_slot(buf, c, addr);
     break;
   }
-  case 1: case 2: {
+  case SPEC_INT32: case SPEC_INT64: {
     if (!PyLong_CheckExact(a)) break;
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
     if (overflow) break;
     int fits32 = v >= INT32_MIN && v <= INT32_MAX;
-    if (c->kind == 1) { if (!fits32) break; int32_t w = (int32_t)v; memcpy(buf + 8 * c->slot, &w, 4); }
+    if (c->kind == SPEC_INT32) { if (!fits32) break; int32_t w = (int32_t)v; memcpy(buf + 8 * c->slot, &w, 4); }
     else { if (fits32) break; memcpy(buf + 8 * c->slot, &v, 8); }
     ok = 1;
     break;
   }
-  case 3: {
+  case SPEC_FLOAT32: {
     if (!PyFloat_CheckExact(a)) break;
     double d = PyFloat_AS_DOUBLE(a);
     if (d > 3.4028234663852886e38 || d < -3.4028234663852886e38) break;  /* as struct.pack: out of range */
@@ -523,12 +537,12 @@ static int put_arg(char *buf, const CSpec *c, PyObject *a) {
     ok = 1;
     break;
   }
-  case 4:
+  case SPEC_BOOL:
     if (!PyBool_Check(a)) break;
     buf[8 * c->slot] = (a == Py_True);
     ok = 1;
     break;
-  case 5: {
+  case SPEC_CONSTEXPR: {
     if (Py_TYPE(a) != Py_TYPE(c->want)) break;
     if (PyLong_CheckExact(a) || PyBool_Check(a) || PyUnicode_CheckExact(a)) {
       ok = PyObject_RichCompareBool(a, c->want, Py_EQ) == 1;
@@ -540,15 +554,15 @@ static int put_arg(char *buf, const CSpec *c, PyObject *a) {
     Py_DECREF(key);
     break;
   }
-  case 6:
+  case SPEC_TENSOR:
     if ((PyObject *)Py_TYPE(a) == g_tensor_cls) ok = put_wb_tensor(buf, c, a);
     else if (Py_TYPE(a) == (PyTypeObject *)g_ptr_cls) ok = 0;
     else ok = put_framework_tensor(buf, c, a);
     break;
-  case 7:
+  case SPEC_NUMPY_SCALAR:
     ok = put_numpy_scalar(buf, c, a);
     break;
-  case 9: {  /* a TMA descriptor (CUtensorMap, passed by value as a __grid_constant__ parameter) */
+  case SPEC_TMA: {  /* a TMA descriptor (CUtensorMap, passed by value as a __grid_constant__ parameter) */
     if ((PyObject *)Py_TYPE(a) != c->want) break;
     PyObject *key = PyObject_GetAttrString(a, "_key");
     if (!key) break;
@@ -565,7 +579,7 @@ static int put_arg(char *buf, const CSpec *c, PyObject *a) {
     Py_DECREF(desc);
     break;
   }
-  case 8:   /* either form of one scalar: a Python scalar or the numpy scalar of the same dtype */
+  case SPEC_EITHER:   /* either form of one scalar: a Python scalar or the numpy scalar of the same dtype */
     ok = put_arg(buf, c->either[0], a) || put_arg(buf, c->either[1], a);
     break;
   }
@@ -757,5 +771,19 @@ PyMODINIT_FUNC PyInit__launch(void) {
   if (!m) return NULL;
   Py_INCREF(&LauncherType);
   if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) { Py_DECREF(&LauncherType); Py_DECREF(m); return NULL; }
+  PyObject *kinds = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "POINTER", SPEC_POINTER, "INT32",
+                                  SPEC_INT32, "INT64", SPEC_INT64, "FLOAT32", SPEC_FLOAT32, "BOOL", SPEC_BOOL,
+                                  "CONSTEXPR", SPEC_CONSTEXPR, "TENSOR", SPEC_TENSOR, "NUMPY_SCALAR", SPEC_NUMPY_SCALAR,
+                                  "EITHER", SPEC_EITHER, "TMA", SPEC_TMA);
+  PyObject *np = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "Float32", NP_FLOAT32, "Float64",
+                               NP_FLOAT64, "Int8", NP_INT8, "Int16", NP_INT16, "Int32", NP_INT32, "Int64", NP_INT64,
+                               "Uint8", NP_UINT8, "Uint16", NP_UINT16, "Uint32", NP_UINT32, "Uint64", NP_UINT64,
+                               "Boolean", NP_BOOL);
+  if (!kinds || !np || PyModule_AddObject(m, "SPEC_KINDS", kinds) < 0 || PyModule_AddObject(m, "NUMPY_KINDS", np) < 0) {
+    Py_XDECREF(kinds);
+    Py_XDECREF(np);
+    Py_DECREF(m);
+    return NULL;
+  }
   return m;
 }

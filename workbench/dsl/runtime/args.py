@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 import numpy as np
 
 from ..._element_types import Boolean, ElementType, Float32, Int32, Int64, by_name
@@ -20,6 +22,7 @@ from ...layout import Dyn, Layout
 from ...layout.inttuple import flatten
 from .. import ir
 from ..names import c_name
+from . import _launch
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
@@ -124,6 +127,8 @@ def _scalar_type(v):
 
 
 ALIGN_KEY = 16   # bytes: _launch.c's ALIGN_KEY
+# the kinds of launcher spec tuple: _launch.c's enum, exported by the extension (one definition)
+SpecKind = IntEnum("SpecKind", _launch.SPEC_KINDS)
 
 
 def normalize(arg):

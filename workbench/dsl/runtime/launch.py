@@ -119,29 +119,29 @@ class Specialization:
             kind = type(s)
             mine = slots.get(i, [])
             if kind is A.ConstSpec:
-                out.append((5, s.value, s.key[1], A.const_key))
+                out.append((K.CONSTEXPR, s.value, s.key[1], A.const_key))
             elif kind is A.TmaSpec:
                 from ..ops.tma import TmaLoad
-                out.append((9, self.slots[mine[0][0]], TmaLoad, s.key))
+                out.append((K.TMA, self.slots[mine[0][0]], TmaLoad, s.key))
             elif kind is A.PointerSpec:
-                out.append((0, self.slots[mine[0][0]], s.etype, s.memspace, s.align, i in self.written))
+                out.append((K.POINTER, self.slots[mine[0][0]], s.etype, s.memspace, s.align, i in self.written))
             elif kind is A.ScalarSpec:
                 slot = self.slots[mine[0][0]]
-                code = {ir.Int32: 1, ir.Int64: 2, ir.Float32: 3, Boolean: 4}.get(s.etype)
-                np_kind = _NUMPY_KIND.get(s.etype.name)
+                code = {ir.Int32: K.INT32, ir.Int64: K.INT64, ir.Float32: K.FLOAT32, Boolean: K.BOOL}.get(s.etype)
+                np_kind = _launch.NUMPY_KINDS.get(s.etype.name)
                 if code is not None and np_kind is None:
                     out.append((code, slot))
                 elif code is None:
-                    out.append((7, slot, type(_np_scalar(s.etype)), np_kind))
+                    out.append((K.NUMPY_SCALAR, slot, type(_np_scalar(s.etype)), np_kind))
                 else:   # a Python scalar or the numpy scalar of the same dtype (np.float32(2) is a Float32)
-                    out.append((8, (code, slot), (7, slot, type(_np_scalar(s.etype)), np_kind)))
+                    out.append((K.EITHER, (code, slot), (K.NUMPY_SCALAR, slot, type(_np_scalar(s.etype)), np_kind)))
             else:
                 ptr = self.slots[[k for k, p in mine if p.source[0] == "ptr"][0]]
                 dyn = tuple((self.slots[k], 2 if p.source[0] == "shape" else 3, p.source[2], p.etype is ir.Int64)
                             for k, p in mine if p.source[0] in ("shape", "stride"))
                 e = s.etype
                 packed = _PACKED_OF.get(e, -1)   # -1: no framework tensor carries it (only wb.Tensors match)
-                out.append((6, ptr, e, s.memspace == "gmem", s.align, i in self.written, _DEVICE[0], s.shape, s.stride,
+                out.append((K.TENSOR, ptr, e, s.memspace == "gmem", s.align, i in self.written, _DEVICE[0], s.shape, s.stride,
                             dyn, packed, e.natural_align))
         return tuple(out)
 
@@ -225,9 +225,8 @@ class Specialization:
         return ext
 
 
-_NUMPY_KIND = {"Float32": 0, "Float64": 1, "Int8": 2, "Int16": 3, "Int32": 4, "Int64": 5, "Uint8": 6, "Uint16": 7,
-               "Uint32": 8, "Uint64": 9, "Boolean": 10}
 _PACKED_OF = {e: p for p, e in PACKED.items()}
+K = A.SpecKind
 _DEVICE = [0]   # the CUDA device the launchers check tensors against (set when the GPU is first used)
 _launch.set_types(Tensor, Pointer, PRODUCERS_FOR_C)
 
@@ -411,9 +410,10 @@ class Kernel:
             while len(self._specs) > limits.MAX_SPECIALIZATIONS:
                 self._drop(next(iter(self._specs)))
             self._rewatch()
+        from ..ops.tma import TmaLoad  # (the op modules import the runtime)
         for i in sp.written:
             a = nargs[i]
-            if (type(a) is Tensor or type(a) is Pointer) and a.read_only:  # a read-only tensor's .iterator too
+            if (type(a) is Tensor or type(a) is Pointer or type(a) is TmaLoad) and a.read_only:  # .iterator too
                 raise ValueError(f"Expected a writable tensor for argument '{names[i]}' of {self.__name__} (the kernel writes it), "
                                  "but got a read-only tensor (DLPack READ_ONLY flag).")
         return nargs, sp, target
