@@ -188,3 +188,36 @@ def test_layout_view_draws_swizzled_offsets():
     assert folded_offsets(S).tolist() == [[S((r, c)) for c in range(4)] for r in range(4)]
     assert folded_offsets(S).tolist() != folded_offsets(S.outer).tolist()  # the swizzle is not dropped
     assert "S<2,0,2> o 0 o (4,4):(4,1)" in repr(v) and "swizzled" in v.to_svg()
+
+
+def test_layout_view_draws_f2_layouts():
+    """An F2 (XOR-strided) layout draws as a Layout does: each cell its offset, its modes' XOR strides on the axes."""
+    from widgets.grid import folded_offsets
+    from workbench.layout.window import offset_bounds, window_offsets
+
+    sw = wb.composition(wb.Swizzle(3, 3, 3), wb.make_layout((8, 64), stride=(64, 1)))
+    F = wb.make_f2_layout(sw)
+    assert folded_offsets(F).tolist() == folded_offsets(sw).tolist()   # the same picture as the swizzle's
+    v = LayoutView(F)
+    assert v.offset(3, 5) == F(3, 5) == sw((3, 5)) and "offset 221" in v.describe(3, 5)
+    assert v.grid.rows.title == "8:72" and "F2" in v.grid.notes[0]
+    assert "injective" in v._subtitle() and "F2 (8,64):(72,1)" in v.to_svg() and "F2 (8,64):(72,1)" in v.to_tikz()
+    # a general F2 layout, no single swizzle: rank 3 folds its modes 1.. into the columns, bracketed XOR strides
+    G = wb.make_f2_layout((4, (2, 4), 2), ([1, 6], (8, [16, 33]), 3))
+    g = LayoutView(G, color_by="mode", mode=(1, 1))
+    nr, nc = g.source.shape
+    assert (nr, nc) == (4, 16)
+    assert folded_offsets(G).tolist() == [[G(r + 4 * c) for c in range(nc)] for r in range(nr)]
+    assert "[16,33]" in g.grid.cols.title and offset_bounds(G) == (0, G.cosize - 1)
+    assert window_offsets(wb.make_f2_layout((4, 4), ([1, 6], [8, 3])), [1, 3], [2]).tolist() == [[1 ^ 3], [7 ^ 3]]
+    # the broadcast bit of a non-injective F2 layout shows in the selection
+    H = wb.make_f2_layout((2, 4), (1, [1, 2]))
+    h = LayoutView(H, selected_offset=0)
+    assert h.selected_cells == [(0, 0), (1, 1)] and "non-injective" in h._subtitle()
+
+
+def test_print_layout_of_an_f2_layout():
+    text = wb.layout.printing.format_layout(wb.make_f2_layout((4, 4), ([1, 6], [8, 3])))
+    assert text.splitlines()[0] == "F2 (4,4):([1,6],[8,3])"
+    assert text.splitlines()[7] == " 2  |  6 | 14 |  5 | 13 |"
+    assert "| 6 |" in wb.layout.printing.format_layout(wb.make_f2_layout(4, [1, 6]))

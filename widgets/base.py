@@ -16,14 +16,14 @@ import tempfile
 
 from workbench import from_dlpack
 from workbench.interop import as_workbench
-from workbench.layout import ComposedLayout, Layout, parse_layout
+from workbench.layout import ComposedLayout, F2Layout, Layout, parse_layout
 
 
 def as_layout(obj) -> tuple[Layout, object]:
     """(layout, tensor or None) for a wb.Layout, a swizzled wb.ComposedLayout, a layout string, a wb.Tensor
     or any __dlpack__ object."""
     obj = as_workbench(obj)  # a CuTe DSL object (traced): the workbench's
-    if type(obj) is Layout or type(obj) is ComposedLayout:  # (a swizzled layout's .layout would drop the swizzle)
+    if type(obj) is Layout or type(obj) is ComposedLayout or type(obj) is F2Layout:  # (a swizzled layout's .layout would drop the swizzle)
         return obj, None
     if isinstance(obj, str):
         return parse_layout(obj), None

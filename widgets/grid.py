@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workbench.atoms.conflicts import BANK_BYTES, BANKS
-from workbench.layout import ComposedLayout, Dyn, Layout
+from workbench.layout import ComposedLayout, Dyn, F2Layout, Layout
 from workbench.layout import inttuple as it
 from workbench.layout.window import mode_offsets, offset_bounds, window_offsets
 
@@ -202,6 +202,8 @@ def fold(layout: Layout) -> tuple[Layout, Layout]:
     A swizzled (composed) layout folds as its outer shape:stride; its offsets are the swizzled ones."""
     if type(layout) is ComposedLayout:
         layout = layout.outer
+    if type(layout) is F2Layout:   # an F2 layout folds the same way; its modes keep their XOR strides
+        return _fold_f2(layout)
     if type(layout) is not Layout:
         raise TypeError(f"Expected a wb.Layout, but got {type(layout).__name__}.")
     shp, std = layout.shape, layout.stride
@@ -216,9 +218,23 @@ def fold(layout: Layout) -> tuple[Layout, Layout]:
     return Layout(shp[0], std[0]), Layout(shp[1:], std[1:])
 
 
+def _fold_f2(layout):
+    shp, bs = layout.shape, layout.bases
+    one = F2Layout(1, ())
+    if type(shp) is not tuple:
+        return layout, one
+    if len(shp) == 0:
+        return one, one
+    if len(shp) <= 2:
+        return layout[0], (layout[1] if len(shp) == 2 else one)
+    return layout[0], F2Layout(shp[1:], bs[1:])
+
+
 def folded(layout):
     """The rank-2 layout (rows, columns) with the same offsets as ``layout`` (see :func:`fold`)."""
     rmode, cmode = fold(layout)
+    if type(layout) is F2Layout:
+        return F2Layout((rmode.shape, cmode.shape), (rmode.bases, cmode.bases))
     two = Layout((rmode.shape, cmode.shape), (rmode.stride, cmode.stride))
     if type(layout) is ComposedLayout:
         return ComposedLayout(layout.inner, layout.offset, two)
@@ -340,6 +356,9 @@ class LayoutSource:
             self.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
         if type(layout) is ComposedLayout:
             self.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
+        if type(layout) is F2Layout:
+            self.notes.append("F2: each cell is the XOR of the bases ([b0,b1,...], or d, 2d, 4d... for a stride d) "
+                              "of its coordinate's bits")
         outer = layout.outer if type(layout) is ComposedLayout else layout
         self._vshape = it_values(outer.shape)
         self.modes = mode_paths(self._vshape)

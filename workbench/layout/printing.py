@@ -26,6 +26,20 @@ _DELIM = "+-----------------------"
 
 def _as_rank2(layout):
     """(rank-2 layout with the same offsets, rows, cols) following the module's folding rule."""
+    if getattr(layout, "_is_f2", False):   # an F2 layout: rows are mode 0, columns the rest (XOR of the two)
+        from .f2 import F2Layout
+
+        shp, bs = layout.shape, layout.bases
+        if type(shp) is not tuple:
+            shp, bs = (shp, 1), (bs, ())
+        elif len(shp) == 0:
+            shp, bs = (1, 1), ((), ())
+        elif len(shp) == 1:
+            shp, bs = (shp[0], 1), (bs[0], ())
+        elif len(shp) > 2:
+            shp, bs = (shp[0], shp[1:]), (bs[0], bs[1:])
+        folded = F2Layout(shp, bs)
+        return folded, folded[0].size, folded[1].size
     outer = layout.outer if type(layout) is ComposedLayout else layout
     if type(outer) is not Layout:
         raise TypeError(f"Expected a wb.Layout or wb.ComposedLayout, but got {type(layout).__name__}.")

@@ -39,6 +39,10 @@ def mode_offsets(shape, stride, idx) -> np.ndarray:
 
 
 def _rank2(layout):
+    if getattr(layout, "_is_f2", False):   # an F2 layout: its own shape
+        if type(layout.shape) is not tuple or len(layout.shape) != 2:
+            raise ValueError(f"Expected a rank-2 layout (rows, columns), but got {layout} of rank {layout.rank}.")
+        return layout
     outer = layout.outer if type(layout) is ComposedLayout else layout
     if type(outer) is not Layout:
         raise TypeError(f"Expected a wb.Layout or wb.ComposedLayout, but got {type(layout).__name__}.")
@@ -48,8 +52,13 @@ def _rank2(layout):
 
 
 def window_offsets(layout, rows, cols) -> np.ndarray:
-    """``out[i, j] = layout(rows[i], cols[j])`` for a rank-2 layout (a swizzled one applies its swizzle)."""
+    """``out[i, j] = layout(rows[i], cols[j])`` for a rank-2 layout (a swizzled one applies its swizzle; an F2
+    layout XORs its two modes' offsets)."""
     outer = _rank2(layout)
+    if outer is layout and getattr(layout, "_is_f2", False):   # L(r, c) = L[0](r) ^ L[1](c)
+        r = layout[0].offsets_at(_indices(rows, layout[0].size, "rows"))
+        c = layout[1].offsets_at(_indices(cols, layout[1].size, "columns"))
+        return r[:, None] ^ c[None, :]
     r = mode_offsets(outer.shape[0], outer.stride[0], rows)
     c = mode_offsets(outer.shape[1], outer.stride[1], cols)
     span = offset_span(outer)
@@ -66,8 +75,11 @@ def offset_bounds(layout) -> tuple[int, int]:
     """(smallest, largest) offset over the whole domain, from the strides (no enumeration).
 
     A swizzle only flips bits at or below the highest bit the offsets already reach, so a swizzled
-    layout's bounds are those of its outer layout widened to whole powers of two.
+    layout's bounds are those of its outer layout widened to whole powers of two.  An F2 layout's are
+    0 and its largest XOR of bases (exact, from their echelon form).
     """
+    if getattr(layout, "_is_f2", False):
+        return 0, layout.cosize - 1
     if type(layout) is ComposedLayout:
         lo, hi = offset_span(layout.outer) or (0, 0)
         lo, hi = lo + int(layout.offset), hi + int(layout.offset)
