@@ -145,3 +145,31 @@ def test_every_op_module_is_tested():
     modules = {m.name for m in pkgutil.iter_modules(ops.__path__)}
     tested = {n.removeprefix("test_") for n in globals() if n.startswith("test_")} | set(HOPPER_PTX)
     assert modules <= tested, sorted(modules - tested)
+
+
+# -- the claim notebook 11 and ops/setmaxnreg.py make: setmaxnreg needs __launch_bounds__(threads, 1) -----------------
+_SETMAXNREG = '''extern "C" __global__ void %s k(float* out) {
+  if (threadIdx.x < 128) { asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\\n" ::: "memory"); }
+  else { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\\n" ::: "memory"); out[threadIdx.x] = 1.0f; }
+}'''
+
+
+def _ptxas_log(bounds: str) -> str:
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    prog = nvrtc.createProgram(_SETMAXNREG % bounds, "k.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, ["-arch=sm_90a", "-Xptxas=-v"])
+        return nvrtc.getProgramLog(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def test_setmaxnreg_is_honoured_only_with_max_threads_and_min_blocks():
+    """ptxas (through NVRTC, no GPU needed) drops setmaxnreg with warning C7508 unless it knows the register count at
+    entry: the block size alone (__launch_bounds__(384)) is not enough, (384, 1) is; the DSL emits both numbers."""
+    assert "C7508" in _ptxas_log("")
+    assert "C7508" in _ptxas_log("__launch_bounds__(384)")
+    assert "C7508" not in _ptxas_log("__launch_bounds__(384, 1)")
+    kern, args = SMALL.operands(np.zeros((128, 64), np.float16), np.zeros((64, 64), np.float16),
+                                np.zeros((128, 64), np.float32))
+    assert f"__launch_bounds__({SMALL.threads}, 1)" in _source(kern, *args)
