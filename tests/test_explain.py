@@ -362,3 +362,24 @@ def test_a_wrong_derivation_is_an_internal_error(monkeypatch):
     monkeypatch.setattr(explain_module, "make_layout", lambda *ls: wb.make_layout(*reversed(ls)))
     with pytest.raises(explain_module.ExplainInternalError, match="derives"):
         wb.explain(wb.logical_divide, "(4,2,3):(2,1,8)", "4:2")
+
+
+def test_nullspace_recast_and_evaluation_steps():
+    ex = wb.explain(wb.nullspace, "(4,2,3):(1,0,0)")
+    assert [s.name for s in ex] == ["flat(A)", "I", "N"] and str(ex.result) == "(2,3):(4,8)"
+    assert ex.step("I").formula == "I = compact_col_major((4,2,3)) = (4,2,3):(1,4,8)"
+    assert str(wb.explain("nullspace", "(4,2):(1,2)").result) == "1:0"
+    ex = wb.explain(wb.recast_layout, 48, 32, "(6,4):(1,6)")
+    assert [s.name for s in ex] == ["upcast<3>(A)", "downcast<2>(U)"] and ex.result == wb.recast_layout(48, 32, wb.parse_layout("(6,4):(1,6)"))
+    sw = wb.composition(wb.Swizzle(3, 3, 3), wb.make_layout((8, 64), stride=(64, 1)))
+    ex = wb.explain("recast_layout", 8, 16, sw)
+    assert [s.name for s in ex] == ["downcast<2>(A)"] and str(ex.result) == "S<3,4,3> o 0 o (8,128):(128,1)"
+    F = wb.make_f2_layout((8, 8), ([8, 17, 34], 1))
+    ex = wb.explain("evaluate", F, (3, 5))
+    assert ex.result == F(3, 5) == 28
+    assert ex.step("L(c)").formula == "L(c) = B[0] ^ B[1] ^ B[3] ^ B[5] = 8 ^ 17 ^ 1 ^ 4 = 28"
+    assert "c = (3,5)" in str(ex)
+    ex = wb.explain("evaluate", "(4,(2,3)):(1,(4,8))", 5)
+    assert ex.step("coordinate").value == "(1,(1,0))" and ex.result == 5
+    with pytest.raises(ValueError, match=r"\[0, 64\)"):
+        wb.explain("evaluate", F, 64)

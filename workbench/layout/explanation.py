@@ -29,10 +29,12 @@ from .algebra import (
     composition,
     filter_,
     flatten,
+    nullspace,
+    recast_layout,
     select,
 )
 from .cute_text import from_cute_layout, is_cute_object, parse_layout
-from .layout import Layout, cosize, make_layout
+from .layout import Layout, compact_col_major, cosize, crd2idx, idx2crd, make_layout
 from .tiling import (
     _divide_cotarget,
     blocked_product,
@@ -65,6 +67,8 @@ OPERATIONS = {
     "flat_product": (flat_product, ("A", "B"), ()),
     "blocked_product": (blocked_product, ("A", "B"), ()),
     "raked_product": (raked_product, ("A", "B"), ()),
+    "nullspace": (nullspace, ("A",), ()),
+    "recast_layout": (recast_layout, ("new_type_bits", "old_type_bits", "A"), ()),
 }
 _ENUMERATED = 1 << 20   # equality as functions enumerates up to this size, then samples evenly
 _SAMPLES = 4097
@@ -110,7 +114,7 @@ class Explanation:
 
     def __str__(self) -> str:
         params = _params(self.op, len(self.args))
-        given = ", ".join(f"{p} = {_fmt(a)}" for p, a in zip(params, self.args))
+        given = ", ".join(f"{p} = {it.format_inttuple(a) if p == 'c' else _fmt(a)}" for p, a in zip(params, self.args))
         lines = [f"{self.op}({', '.join(params)}) with {given}"]
         w = len(str(len(self.steps)))
         for k, s in enumerate(self.steps, 1):
@@ -129,10 +133,13 @@ class Explanation:
 def explain(op, *args) -> Explanation:
     """Derive ``op(*args)`` step by step, as CuTe defines it.
 
-    ``op`` is one of the core functions (``wb.composition``, ``wb.complement``, the divides and the products) or
-    its name; ``args`` are what the op takes (layouts or CuTe strings such as ``"(4,2):(2,1)"``, ints, tilers by
+    ``op`` is one of the core functions (``wb.composition``, ``wb.complement``, the divides and the products,
+    ``wb.nullspace``, ``wb.recast_layout``) or its name, or ``"evaluate"`` for ``L(c)`` (a Layout or an F2 layout at
+    a coordinate or index: ``wb.explain("evaluate", wb.make_f2_layout((8, 8), ([8, 17, 34], 1)), (3, 5))``); ``args`` are what the op takes (layouts or CuTe strings such as ``"(4,2):(2,1)"``, ints, tilers by
     mode).  Returns an :class:`Explanation` whose ``result`` is the core op's result.
     """
+    if op == "evaluate":   # L(c): a coordinate's offset, for a Layout or an F2 (XOR-strided) layout
+        return _explain_evaluate(*args)
     name = _op_name(op)
     fn, required, optional = OPERATIONS[name]
     if not len(required) <= len(args) <= len(required) + len(optional):
@@ -142,9 +149,14 @@ def explain(op, *args) -> Explanation:
     args = tuple(_parse(it.check_nesting(x, "tuple")) if k == 0 or name != "complement" else x
                  for k, x in enumerate(args))
     result = fn(*args)   # the core decides first: a refusal is its own error, unchanged
-    A = _operand(args[0], name)
     out = _Steps(name)
-    if name == "complement":
+    if name == "recast_layout":
+        _recast(out, *args)
+        return _finish(name, args, out, result)
+    A = _operand(args[0], name)
+    if name == "nullspace":
+        _nullspace(out, A)
+    elif name == "complement":
         _complement(out, A, args[1] if len(args) > 1 else None, "A")
     else:
         B = _tiler(args[1], name)
@@ -156,11 +168,89 @@ def explain(op, *args) -> Explanation:
             _rank_product(out, name, A, B)
         else:
             _regroup(out, name, A, B)
+    return _finish(name, args, out, result)
+
+
+def _finish(name, args, out, result) -> Explanation:
     last = out.steps[-1].value
     if not _same_function(last, result):
         raise ExplainInternalError(f"explain({name}): the last step gives {_fmt(last)}, but wb.{name} gives "
                                    f"{_fmt(result)}; this is a bug in workbench.layout.explanation.")
     return Explanation(name, args, tuple(out.steps), result)
+
+
+# -- nullspace, recast_layout, evaluation ---------------------------------------------------------
+def _nullspace(out, A) -> None:
+    """N: the flat modes of stride 0, each with the index stride of its coordinate (compact column-major)."""
+    F = flatten(A)
+    out.add("flat(A)", [f"flatten({A})"], F, "Each flat mode is one digit of the 1-D index (colexicographic).")
+    shp = F.shape if type(F.shape) is tuple else (F.shape,)
+    std = F.stride if type(F.stride) is tuple else (F.stride,)
+    I = out.add("I", [f"compact_col_major({it.format_inttuple(F.shape)})"],
+                Layout(F.shape, compact_col_major(F.shape)),
+                "The index stride of each flat mode: how far the 1-D index moves when its coordinate moves by 1.")
+    istd = I.stride if type(I.stride) is tuple else (I.stride,)
+    keep = [k for k, d in enumerate(std) if type(d) is int and d == 0]
+    derived = (Layout(tuple(shp[k] for k in keep), tuple(istd[k] for k in keep)) if len(keep) > 1 else
+               Layout(shp[keep[0]], istd[keep[0]]) if keep else Layout(1, 0))
+    which = ", ".join(str(k) for k in keep) or "none"
+    out.final("N", [f"I at the stride-0 modes of A (flat modes {which})"], nullspace(A), derived,
+              "A mode of stride 0 sends every coordinate to offset 0: its indices, at their index strides, are the "
+              "indices A maps to 0 (1:0 when there are none).")
+
+
+def _recast(out, new_bits, old_bits, A) -> None:
+    """recast = downcast<den>(upcast<num>(A)) with new/old = num/den in lowest terms."""
+    from math import gcd
+
+    g = gcd(new_bits, old_bits)
+    num, den = new_bits // g, old_bits // g
+    ratio = f"r = {new_bits}/{old_bits} = {num}/{den}"
+    up_why = (f"Every stride divided by {num} (a stride-1 mode holds ceil(s/{num}) new elements; stride 0 stays; a "
+              f"swizzle's base moves down by log2 {num}).")
+    if den == 1:   # a wider type: upcast only
+        out.final(f"upcast<{num}>(A)", [f"{ratio}; upcast<{num}>({A})"], recast_layout(new_bits, old_bits, A),
+                  recast_layout(num, 1, A), up_why)
+        return
+    U = A
+    if num > 1:
+        U = out.add(f"upcast<{num}>(A)", [f"{ratio}; upcast<{num}>({A})"], recast_layout(num, 1, A), up_why)
+        ratio = "U"
+    out.final(f"downcast<{den}>({'U' if num > 1 else 'A'})", [f"{ratio}; downcast<{den}>({U})" if num == 1 else
+                                                             f"downcast<{den}>({U})"],
+              recast_layout(new_bits, old_bits, A), recast_layout(1, den, U),
+              f"Every stride multiplied by {den} (a stride-1 mode holds s*{den} new elements; a swizzle's base moves "
+              f"up by log2 {den}): the layout over {new_bits}-bit elements.")
+
+
+def _explain_evaluate(L, c) -> Explanation:
+    """L(c) step by step: the 1-D index, then (a Layout) the natural coordinate and the sum of coordinate times stride,
+    or (an F2 layout) the index's bits and the XOR of their bases."""
+    L = _parse(L)
+    result = L(c)   # the core decides first
+    out = _Steps("evaluate")
+    i = out.add("i", [f"crd2idx({it.format_inttuple(c)}, {it.format_inttuple(L.shape)})"], crd2idx(c, L.shape),
+                "The 1-D (colexicographic) index of the coordinate.")
+    if getattr(L, "_is_f2", False):
+        bits = [j for j in range(len(L.flat_bases)) if i >> j & 1]
+        out.add("bits", [f"bits of {i} = 0b{i:b}"], ",".join(map(str, bits)) or "none",
+                "An F2 layout's modes have power-of-two extents, so each bit of the index is one bit of one mode.")
+        terms = " ^ ".join(f"B[{j}]" for j in bits) or "0"
+        vals = " ^ ".join(str(L.flat_bases[j]) for j in bits) or "0"
+        x = 0
+        for j in bits:
+            x ^= L.flat_bases[j]
+        out.final("L(c)", [terms, vals], result, x,
+                  "The offset is the XOR of the bases of the bits that are set (the layout is linear over GF(2)).")
+    else:
+        crd = idx2crd(i, L.shape)
+        out.add("coordinate", [f"idx2crd({i}, {it.format_inttuple(L.shape)})"], it.format_inttuple(crd),
+                "The natural coordinate: one digit per flat mode, in the radices of the shape.")
+        cs, ds = it.flatten(crd), it.flatten(L.stride)
+        terms = " + ".join(f"{a}*{d}" for a, d in zip(cs, ds))
+        out.final("L(c)", [terms], result, sum(a * d for a, d in zip(cs, ds)),
+                  "The offset is the inner product of the coordinate and the stride.")
+    return Explanation("evaluate", (L, c), tuple(out.steps), result)
 
 
 def _op_name(op) -> str:
@@ -180,6 +270,8 @@ def _op_name(op) -> str:
 
 
 def _params(name: str, n: int) -> list:
+    if name == "evaluate":
+        return ["L", "c"]
     _, required, optional = OPERATIONS[name]
     return [*required, *optional][:max(n, len(required))]
 
