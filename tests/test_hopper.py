@@ -629,3 +629,137 @@ def test_hopper_gemm_answers_as_torch_for_empty_and_thin_shapes(m, n, k, cdt):
     a, b, c = _mats(m, n, k, cdt=cdt)
     SMALL.launch(a, b, c)
     np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(cdt))
+
+
+# -- the Hopper DSL checks run-time values as the GPU would need them, and the CPU executor is never the laxer -------
+@wb.kernel
+def _bar_at(out, i, count):
+    bars = wb.shared_tensor(wb.Uint64, 4)
+    if wb.thread_idx().x == 0:
+        wb.mbarrier_init(bars, i, count)
+        out[0] = 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-3, 7), st.sampled_from([-1, 0, 1, 2, (1 << 20) - 1, 1 << 20, 1 << 31 - 1]))
+def test_run_time_mbarrier_indices_and_counts_are_checked(i, count):
+    """A run-time mbarrier index outside the tensor is refused as a data tensor's is; an arrival count outside PTX's
+    [1, 2**20) is named."""
+    out = np.zeros(1, np.int32)
+    ok = 0 <= i < 4 and 1 <= count < 1 << 20
+    if ok:
+        _bar_at[1, 32](out, i, count)
+        assert out[0] == 1
+    else:
+        with pytest.raises(KernelRuntimeError, match="mbarrier index out of range|expected an arrival count in"):
+            _bar_at[1, 32](out, i, count)
+
+
+def test_a_static_setmaxnreg_every_warpgroup_runs_must_fit_the_register_file():
+    @wb.kernel(launch_bounds=384)
+    def greedy(out):
+        wb.warpgroup_reg_alloc(232)
+    with pytest.raises(KernelError, match=r"3 x 232 x 128 = 89088 registers, but a block has at most 65536"):
+        greedy[1, 384](np.zeros(1, np.int32))
+
+
+@pytest.mark.parametrize("counts,ok", [((40, 232, 232), True), ((232, 232, 232), False), ((40, 232, 256), False),
+                                       ((24, 256, 232), True)])
+def test_setmaxnreg_counts_in_branches_are_summed_by_the_cpu_executor(counts, ok):
+    a, b, c = counts
+
+    @wb.kernel(launch_bounds=384)
+    def split(out):
+        t = wb.thread_idx().x
+        if t < 128:
+            wb.warpgroup_reg_dealloc(a)
+        elif t < 256:
+            wb.warpgroup_reg_alloc(b)
+        else:
+            wb.warpgroup_reg_alloc(c)
+        out[t] = 1
+    out = np.zeros(384, np.int32)
+    if ok:
+        split[1, 384](out)
+        assert out.all()
+    else:
+        with pytest.raises(KernelRuntimeError, match="at most 65536 registers together"):
+            split[1, 384](out)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([32, 64, 96, 128, 256]), st.sampled_from([32, 64, 128]))
+def test_named_barriers_release_rounds_of_count_threads_as_ptx_defines(threads, count):
+    """bar.sync id, count with more threads than count: each `count` threads to arrive complete a round; threads left
+    over (fewer than count) wait forever, which the executor reports."""
+    @wb.kernel
+    def rounds(out):
+        t = wb.thread_idx().x
+        wb.barrier(1, count)
+        out[t] = t + 1
+    out = np.zeros(threads, np.int32)
+    if threads % count == 0:
+        rounds[1, threads](out)
+        np.testing.assert_array_equal(out, np.arange(1, threads + 1))
+    else:
+        with pytest.raises(KernelRuntimeError, match="can never continue"):
+            rounds[1, threads](out)
+
+
+_BOX3 = wb.make_layout((4, 8, 16), stride=(128, 16, 1))      # a rank-3 row-major box (1 KiB: 128-byte aligned)
+
+
+def test_a_rank_3_row_major_box_is_a_tma_box():
+    x = np.arange(4 * 8 * 16).astype(np.float16).reshape(4, 8, 16)
+    t = wb.make_tma_load(x, _BOX3)
+    assert t.box.dims == (2, 1, 0)
+
+
+@wb.kernel(launch_bounds=128)
+def _two_stages(tma, out, swap: wb.Constexpr):
+    s = wb.shared_tensor(wb.Float16, _BOX3)
+    bars = wb.shared_tensor(wb.Uint64, 2)
+    t = wb.thread_idx().x
+    j = t % 2
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init(bars, 1, 1)
+        wb.mbarrier_init_fence()
+    wb.sync_threads()
+    if t == 0:
+        wb.mbarrier_arrive_and_expect_tx(bars, j, 1024)
+        wb.tma_load(tma, s, (0, 0, 0), bars, 1 - j if swap else j)
+        wb.mbarrier_arrive_and_expect_tx(bars, 1 - j, 1024)
+        wb.tma_load(tma, s, (0, 0, 0), bars, j if swap else 1 - j)
+    wb.mbarrier_wait(bars, 0, 0)
+    out[t] = s[t // 32, (t // 4) % 8, t % 16]
+
+
+def test_the_tma_byte_ledger_tells_mbarriers_apart_by_their_index_expression():
+    """Two run-time-indexed mbarriers print alike ('?'); the ledger keys them by the expression itself, so the right
+    kernel traces (and loads a rank-3 row-major box) and the crossed one is refused."""
+    x = np.arange(4 * 8 * 16).astype(np.float16).reshape(4, 8, 16)
+    out = np.zeros(128, np.float16)
+    _two_stages[1, 128](wb.make_tma_load(x, _BOX3), out, False)
+    t = np.arange(128)
+    np.testing.assert_array_equal(out, x[t // 32, (t // 4) % 8, t % 16])
+    with pytest.raises(KernelError, match="on the same mbarrier"):
+        _two_stages[1, 128](wb.make_tma_load(x, _BOX3), out, True)
+
+
+@wb.kernel(launch_bounds=128)
+def _store_box(tma, crd: wb.Constexpr):
+    s = wb.shared_tensor(wb.Float16, _BOX3)
+    if wb.thread_idx().x == 0:
+        wb.tma_store(tma, s, crd)
+
+
+def test_tma_coordinates_are_integers_and_stores_need_a_writable_tensor():
+    x = np.zeros((4, 8, 16), np.float16)
+    with pytest.raises(KernelError, match="expected integer element coordinates"):
+        _store_box[1, 128](wb.make_tma_load(x, _BOX3), (0, 0, 1.5))
+    ro = np.zeros((4, 8, 16), np.float16)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="Expected a writable tensor for argument 'tma'"):
+        _store_box[1, 128](wb.make_tma_load(ro, _BOX3), (0, 0, 0))
+    _store_box[1, 128](wb.make_tma_load(x, _BOX3), (0, 0, 0))          # writable: stored

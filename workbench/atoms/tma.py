@@ -92,6 +92,10 @@ def _smem_function(smem_layout, element_bits):
     return sw.bits, smem_layout.outer
 
 
+def _flat(x):
+    return [y for e in x for y in _flat(e)] if type(x) is tuple else [x]
+
+
 def make_tma_box(shape, stride, element_bits: int, smem_layout) -> TmaBox:
     """The TMA box of a tensor (static or symbolic ``shape``/``stride`` in elements, CuTe mode order; flat) loaded
     into ``smem_layout`` (static, one box: its shape is the box)."""
@@ -111,7 +115,12 @@ def make_tma_box(shape, stride, element_bits: int, smem_layout) -> TmaBox:
     if not ones:
         raise ValueError(f"make_tma_load: TMA needs one contiguous mode (stride 1), but the strides are {tuple(stride)}.")
     first = ones[0]
-    dims = (first,) + tuple(m for m in range(rank) if m != first)
+    # the descriptor's further dimensions in the order the shared box walks them (smallest shared stride first), so
+    # that the TMA's row-major box is the shared layout whatever the tensor's mode order (a rank-3 row-major box)
+    def walk(m):
+        leaves = [(sh, st) for sh, st in zip(_flat(f[m].shape), _flat(f[m].stride)) if sh > 1]
+        return (min(abs(st) for _, st in leaves) if leaves else 1 << 62, m)
+    dims = (first,) + tuple(sorted((m for m in range(rank) if m != first), key=walk))
     e = element_bits // 8
     inner_bytes = box[first] * e
     if inner_bytes % 16:

@@ -600,6 +600,8 @@ class CompiledCPU:
         waiting: dict = {}
         results: dict = {}
         arrived: dict = {}   # (block rank, named barrier) -> threads counted by bar.arrive in its current round
+        order: dict = {}     # thread -> when it reached the named barrier it waits at
+        tick = 0
         run = list(gens)
 
         def epoch():
@@ -619,6 +621,9 @@ class CompiledCPU:
                 except (KernelRuntimeError, IndexError, ValueError) as e:
                     raise _located(KernelRuntimeError(str(e)), bidxs[lin // nt], tids[lin % nt]) from None
                 waiting[lin] = m
+                if type(m) is Barrier:
+                    tick += 1
+                    order[lin] = tick     # when it reached the named barrier (PTX releases the first ones)
                 moved = moved or type(before) is not Spin or m != before
             run = []
             for r, bidx in enumerate(bidxs):
@@ -647,14 +652,15 @@ class CompiledCPU:
                     bars.setdefault((lin // nt, m.id), {})[lin] = m
             for (r, bid), members in bars.items():
                 count = next(iter(members.values())).count
-                got = len(members) + arrived.get((r, bid), 0)
-                if len({m.count for m in members.values()}) > 1 or got > count:
+                if len({m.count for m in members.values()}) > 1:
                     raise KernelRuntimeError(f"threads of block {bidxs[r]} meet at barrier {bid} with different thread "
-                                             f"counts or more threads than its count ({count}): "
-                                             f"{sorted({(m.count, m.line) for m in members.values()})} (count, line), "
-                                             f"{arrived.get((r, bid), 0)} arrived.")
-                if got == count:
-                    run += sorted(members)
+                                             f"counts: {sorted({(m.count, m.line) for m in members.values()})} "
+                                             "(count, line); PTX leaves that undefined.")
+                # PTX: the first `count` threads to arrive complete a round and go on; the others wait for the next
+                # round (its own `count` threads).  Those waiting longest first, then the lowest thread.
+                ready = max(count - arrived.get((r, bid), 0), 0)
+                if len(members) >= ready:
+                    run += sorted(sorted(members, key=lambda lin: (order.get(lin, 0), lin))[:ready])
                     arrived[(r, bid)] = 0
             groups: dict = {}
             for lin, m in waiting.items():

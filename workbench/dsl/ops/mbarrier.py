@@ -21,8 +21,44 @@ from .cluster import cluster_rank
 
 
 def bar_key(s) -> str:
-    """An mbarrier's identity in the block's mbarrier state, as Python source: (buffer name, element offset)."""
-    return f"('{s.bar_buf.name}', {pyexpr(s.bar_off)})"
+    """An mbarrier's identity in the block's mbarrier state, as Python source: (buffer name, element offset).  A
+    run-time offset is checked against the buffer first (as a data tensor's index is): a GPU would touch whatever
+    shared memory lies there."""
+    if isinstance(s.bar_off, ir.Const):
+        return f"('{s.bar_buf.name}', {pyexpr(s.bar_off)})"
+    return f"('{s.bar_buf.name}', _mb_ix('{s.bar_buf.name}', {s.bar_buf.name}.shape[0], {pyexpr(s.bar_off)}))"
+
+
+def _mb_ix(name, n, off):
+    if not 0 <= off < n:
+        raise KernelRuntimeError(f"mbarrier index out of range: expected an mbarrier offset in [0, {n}) of shared buffer {name}, but got "
+                                 f"{off}")
+    return off
+
+
+def expr_identity(e):
+    """A hashable identity of an IR expression by structure (operators, constants, the very variables it reads),
+    not by its printed text (which is '?' for every dynamic value)."""
+    k = type(e)
+    if k is ir.Const:
+        return ("c", e.value, e.type.name)
+    if k is ir.BinOp:
+        return ("b", e.op, expr_identity(e.a), expr_identity(e.b))
+    if k is ir.UnOp:
+        return ("u", e.op, expr_identity(e.a))
+    if k is ir.Cast:
+        return ("t", e.type.name, expr_identity(e.a))
+    if k is ir.Select:
+        return ("s", expr_identity(e.c), expr_identity(e.a), expr_identity(e.b))
+    if k is ir.Special:
+        return ("sp", e.name)
+    if k is ir.Load:
+        return ("ld", e.buf.name, expr_identity(e.offset))
+    if k is ir.Call:
+        return ("f", str(e.fn), tuple(expr_identity(a) for a in e.args))
+    if isinstance(e, ir.Expr):
+        return ("id", id(e))        # a variable (or an instruction's result): that very one
+    return ("py", e)
 
 
 class MbarInit(ir.Instruction):
@@ -117,6 +153,8 @@ def _mb_check(mb, key, st):
 
 
 def _mb_init(mb, key, count):
+    if not 1 <= count < 1 << 20:       # PTX: the expected count is 1 to 2**20 - 1
+        raise KernelRuntimeError(f"mbarrier_init: expected an arrival count in [1, 2**20), but got {count}")
     mb[key] = [count, count, 0, 0]
     mb["_epoch"] = mb.get("_epoch", 0) + 1
 
@@ -149,9 +187,9 @@ def peer(cluster, rank):
     return cluster[rank]
 
 
-MbarInit.cpu_helpers = {"_mb_init": _mb_init}
-MbarArrive.cpu_helpers = {"_mb_arrive": _mb_arrive, "_peer": peer}
-MbarWait.cpu_helpers = {"_mb_done": _mb_done}
+MbarInit.cpu_helpers = {"_mb_init": _mb_init, "_mb_ix": _mb_ix}
+MbarArrive.cpu_helpers = {"_mb_arrive": _mb_arrive, "_peer": peer, "_mb_ix": _mb_ix}
+MbarWait.cpu_helpers = {"_mb_done": _mb_done, "_mb_ix": _mb_ix}
 
 
 # -- mbarriers ------------------------------------------------------------------------------------------
@@ -213,7 +251,7 @@ def mbarrier_arrive_and_expect_tx(cx, bars, i, nbytes):
                          f"bytes: tma.nbytes), but got {nbytes!r}.")
     cx.require_arch(90, "mbarrier")
     cx.uses_collectives()
-    tx_ledger(cx).open(cx, (buf.name, str(off)), nbytes)
+    tx_ledger(cx).open(cx, (buf.name, expr_identity(off)), nbytes)
     cx.emit(MbarArrive(buf, off, nbytes))
 
 
@@ -233,7 +271,7 @@ class TxLedger:
     same block of code: they must match, or the phase never completes (a hang on the GPU)."""
 
     def __init__(self):
-        self.open_tx: dict = {}     # (buffer, offset text) -> [announced, loaded, line, region]
+        self.open_tx: dict = {}     # (buffer, offset expr_identity) -> [announced, loaded, line, region]
 
     def clear(self):
         self.open_tx.clear()

@@ -24,7 +24,7 @@ from ..backends.cpu import KernelRuntimeError, host_view, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import builtin, static_group_count
 from ..views import KTensor
-from .mbarrier import bar_key, bar_operand, mb_complete_tx, peer, tx_ledger
+from .mbarrier import _mb_ix, bar_key, bar_operand, expr_identity, mb_complete_tx, peer, tx_ledger
 
 
 class TmaLoad:
@@ -32,7 +32,8 @@ class TmaLoad:
     ``make_tiled_tma_atom``): ``.box`` (:class:`~workbench.atoms.tma.TmaBox`), ``.nbytes`` a box, and, for a
     device tensor, ``.descriptor`` (the 128 bytes the kernel receives).  The tensor is kept alive with it."""
 
-    __slots__ = ("tensor", "element_type", "shape", "stride", "address", "memspace", "box", "_desc", "_key")
+    __slots__ = ("tensor", "element_type", "shape", "stride", "address", "memspace", "box", "_desc", "_key",
+                 "read_only")
 
     def __init__(self, tensor, smem_layout):
         from ..._tensor import Tensor, from_dlpack
@@ -52,6 +53,7 @@ class TmaLoad:
             raise ValueError(f"make_tma_load: expected a flat tensor layout (rank <= 5), but got {t.layout}.")
         self.tensor, self.element_type, self.shape, self.stride = t, e, shape, stride
         self.address, self.memspace = t.iterator.address, t.memspace
+        self.read_only = t.read_only     # a kernel that tma_stores through it is refused at launch
         self.box = make_tma_box(shape, stride, e.bits, smem_layout)
         nb = e.bits // 8
         if self.address % 16:
@@ -66,7 +68,7 @@ class TmaLoad:
             if not 0 < x < 1 << 32:
                 raise ValueError(f"make_tma_load: TMA extents are 1 to 2**32 - 1, but mode {m} has {x}.")
         self._key = ("tma", e.name, self.box.dims, self.box.box, self.box.swizzle_bits, str(smem_layout),
-                     self.memspace)
+                     self.memspace, self.read_only)
         self._desc = _encode(self) if self.memspace == "gmem" else None
 
     @property
@@ -258,6 +260,9 @@ def _coords(cx, tma, coords, what):
     out = []
     for c in coords:
         cx.scalar(c, "an element coordinate")
+        if not isinstance(c, ir.Expr) and type(c) is not int or isinstance(c, ir.Expr) and not ir.is_int_type(c.type):
+            raise TypeError(f"{what}: expected integer element coordinates (TMA coordinates are 32-bit ints), but got "
+                            f"{c!r} ({c.type if isinstance(c, ir.Expr) else type(c).__name__}).")
         if type(c) is int and not -(1 << 31) <= c < 1 << 31:
             raise ValueError(f"{what}: TMA coordinates are 32-bit, but got {c}.")
         out.append(ir.as_expr(ir.cast(c, ir.Int32) if isinstance(c, ir.Expr) else c, ir.Int32))
@@ -286,7 +291,7 @@ def tma_load(cx, tma, dst, coords, bars, i, multicast=None):
                              f"{(1 << n) - 1}), but got {multicast!r}" + ("; the kernel has no cluster: declare one with "
                                                                           "@wb.kernel(cluster=(2, 1, 1))." if n == 1 else "."))
         copies = bin(multicast).count("1")
-    tx_ledger(cx).load(cx, (buf.name, str(off)), tma.box.nbytes * copies, what)
+    tx_ledger(cx).load(cx, (buf.name, expr_identity(off)), tma.box.nbytes * copies, what)
     cx.require_arch(90, "TMA (cp.async.bulk.tensor)")
     cx.emit(TmaCopy(tma.param, tma.box, dst.buf, ir.as_expr(base), crd, buf, off, tma.box.nbytes, multicast))
     cx.mark_written(dst.buf)
@@ -301,6 +306,7 @@ def tma_store(cx, tma, src, coords):
     base = _tma_tile(tma, src, what)
     crd = _coords(cx, tma, coords, what)
     cx.require_arch(90, "TMA (cp.async.bulk.tensor)")
+    cx.written_args.add(tma.param.arg_index)     # the descriptor's tensor is written: a read-only one is refused
     cx.emit(TmaCopy(tma.param, tma.box, src.buf, ir.as_expr(base), crd, None, None, tma.box.nbytes))
 
 
@@ -342,6 +348,8 @@ def tma_box_copy(tma: TmaLoad, g, smem, smem_off, coords, load: bool):
     if load:
         smem[dst] = np.where(inside, g[goff], 0).astype(smem.dtype)
     else:
+        if tma.read_only:
+            raise IndexError("tma_store: expected a writable tensor, but the descriptor's tensor is read-only")
         g[goff[inside]] = smem[dst[inside]]
 
 
@@ -357,4 +365,4 @@ def _tma_box_copy(tma, smem, off, coords, load):
         raise KernelRuntimeError(str(e)) from None
 
 
-TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer}
+TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer, "_mb_ix": _mb_ix}
