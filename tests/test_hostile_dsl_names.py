@@ -158,3 +158,42 @@ def test_a_static_offset_past_int64_is_refused_while_tracing():
         with pytest.raises((KernelError, ValueError), match="18446744073709551617"):
             call()
     assert buf.tolist() == [0.0] * 4
+
+
+# -- no user string (a function's __name__, __qualname__, __module__, docstring) can change the generated code -----
+def _with_names(text, kernel_text):
+    def helper(x, i):
+        x[i] = x[i] + 1
+    for attr in ("__name__", "__qualname__", "__doc__"):
+        setattr(helper, attr, text)
+    helper.__module__ = text
+    dev = wb.kernel(helper)
+
+    def bump(x):
+        dev(x, wb.thread_idx().x)
+    bump.__doc__, bump.__qualname__, bump.__module__ = kernel_text, kernel_text, kernel_text
+    return wb.kernel(bump)
+
+
+_HOSTILE = st.lists(st.sampled_from(list("ab_\n\r\\*/\"'{}();#\t\x00\u2028\u0085 ") + ["*/", "\\\n", "}\n__global__"]),
+                    min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_HOSTILE, _HOSTILE)
+def test_user_strings_reach_generated_code_only_as_inert_comment_text(text, kernel_text):
+    """The CUDA of a kernel whose device function carries any __name__/__qualname__/__module__/docstring is the plain
+    one's, line for line, except inside the '// inlined ...()' comment, whose text stays printable ASCII on its one
+    line (no newline, backslash continuation or '*/')."""
+    x = np.zeros(32, np.int32)
+    plain = wb.show_code(_with_names("helper", "bump"), x).splitlines()
+    got = wb.show_code(_with_names(text, kernel_text), x).splitlines()
+    assert len(got) == len(plain)
+    for g, p in zip(got, plain):
+        if g != p:
+            assert p.strip().startswith("// inlined helper()"), (g, p)
+            body = g.strip()[len("// "):]
+            assert g.strip().startswith("// inlined ") and all(" " <= ch <= "~" for ch in body) and "\\" not in body, g
+    k = _with_names(text, kernel_text)
+    k[1, 32](x)                                     # and it still runs
+    assert (x == 1).all()

@@ -393,11 +393,21 @@ class LocalDecl(Stmt):
         self.buf = buf
 
 
+def comment_text(text) -> str:
+    """Any text as the body of a one-line comment in both backends: printable ASCII only, no backslash (which would
+    splice the next line into a C++ ``//`` comment) and no ``*/``; everything else becomes ``?``.  A user's string
+    (a function's ``__name__``, a docstring) can then never end the comment and become code."""
+    out = "".join(ch if " " <= ch <= "~" and ch != "\\" else "?" for ch in str(text))
+    return out.replace("*/", "*?")
+
+
 class Comment(Stmt):
+    """A comment line in the generated code; its text is made inert (:func:`comment_text`)."""
+
     __slots__ = ("text",)
 
     def __init__(self, text):
-        self.text = text
+        self.text = comment_text(text)
 
 
 class Param:
