@@ -763,3 +763,56 @@ def test_tma_coordinates_are_integers_and_stores_need_a_writable_tensor():
     with pytest.raises(ValueError, match="Expected a writable tensor for argument 'tma'"):
         _store_box[1, 128](wb.make_tma_load(ro, _BOX3), (0, 0, 0))
     _store_box[1, 128](wb.make_tma_load(x, _BOX3), (0, 0, 0))          # writable: stored
+
+
+# -- descriptors accept only what the hardware encodes --------------------------------------------------------------
+_SW128 = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-(1 << 19), 1 << 19).map(lambda v: v * 16), st.integers(-4096, 1 << 19))
+def test_descriptor_starts_and_addresses_fit_the_14_bit_field_or_are_refused(start, address):
+    """encode() never wraps: the word's start field holds (address + start) / 16 exactly, or it raises."""
+    try:
+        d = GmmaDescriptor("K", 3, 16, 1024, start, 16, 64, 16)
+    except ValueError as e:
+        assert not 0 <= start < 1 << 18 and "256 KiB" in str(e)
+        return
+    try:
+        word = d.encode(address)
+    except ValueError as e:
+        assert not (0 <= address + start < 1 << 18 and (address + start) % 16 == 0) and "expected" in str(e)
+        return
+    assert (word & 0x3FFF) << 4 == address + start
+
+
+@pytest.mark.parametrize("bits", [0, 4, 64, 12, 16.0])
+def test_descriptor_element_widths_outside_gmma_are_named(bits):
+    with pytest.raises((ValueError, TypeError), match="expected element_bits"):
+        make_gmma_desc(_SW128, bits, "K", 64, 16)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-2, 6), st.integers(-2, 3))
+def test_k_block_tile_stays_inside_the_partition(kb, mn):
+    thr = wb.make_tiled_mma(wb.mma_atom("SM90_64x64x16_F32F16F16_SS"), wb.make_layout((1, 1, 1))).get_slice(0)
+    part = thr.partition_A(_SW128)
+    outer = part.outer if type(part) is wb.ComposedLayout else part
+    nk, nmn = outer[2].size, outer[1].size
+    if 0 <= kb < nk and 0 <= mn < nmn:
+        t = k_block_tile(part, kb, mn)
+        make_gmma_desc(t, 16, "K", 64, 16)
+    else:
+        with pytest.raises(ValueError, match=r"k_block_tile: expected (kb|mn) in \[0, "):
+            k_block_tile(part, kb, mn)
+
+
+def test_a_descriptor_view_draws_only_the_tile_the_descriptor_reads():
+    from widgets.hopper_view import GmmaDescView
+    thr = wb.make_tiled_mma(wb.mma_atom("SM90_64x64x16_F32F16F16_SS"), wb.make_layout((1, 1, 1))).get_slice(0)
+    part = thr.partition_A(_SW128)
+    t0, t1 = k_block_tile(part, 0), k_block_tile(part, 1)
+    d0 = make_gmma_desc(t0, 16, "K", 64, 16)
+    GmmaDescView(d0, t0)
+    with pytest.raises(ValueError, match="the descriptor does not read this tile"):
+        GmmaDescView(d0, t1)

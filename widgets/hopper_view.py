@@ -15,7 +15,7 @@ import html
 import ipywidgets as W
 
 import workbench as wb
-from workbench.atoms.gmma_desc import GmmaDescriptor
+from workbench.atoms.gmma_desc import GmmaDescriptor, check_reads
 
 from .base import SvgFallback
 from .layout_view import LayoutView
@@ -54,9 +54,7 @@ class GmmaDescView(_FieldsOverGrid):
     def __init__(self, desc: GmmaDescriptor, tile):
         if type(desc) is not GmmaDescriptor:
             raise TypeError(f"Expected a GmmaDescriptor (make_gmma_desc(tile, ...)), but got {type(desc).__name__}.")
-        if tile.size != desc.mn * desc.k:
-            raise ValueError(f"Expected the tile the descriptor was made from ({desc.mn} x {desc.k} elements), but got "
-                             f"{tile} of size {tile.size}.")
+        check_reads(desc, tile, "GmmaDescView")     # the caption says the descriptor reads these cells
         self.desc = desc
         per_row = 128 // desc.element_bits      # elements in a core matrix's 16-byte row
         self.core_matrix = (8, per_row) if desc.major == "K" else (per_row, 8)

@@ -22,7 +22,17 @@ from __future__ import annotations
 
 from ..layout import ComposedLayout, Layout, Swizzle, slice_and_offset
 
-__all__ = ["GmmaDescriptor", "make_gmma_desc", "k_block_tile", "SWIZZLE_MODES"]
+__all__ = ["GmmaDescriptor", "make_gmma_desc", "k_block_tile", "SWIZZLE_MODES", "GMMA_ELEMENT_BITS", "check_reads"]
+
+GMMA_ELEMENT_BITS = (8, 16, 32)     # fp8/int8, fp16/bf16, tf32: the widths a wgmma operand has
+SMEM_WINDOW = 1 << 18               # the descriptor's start: 14 bits of 16-byte units (256 KiB of shared addresses)
+
+
+def _check_int(what, name, v, ok, expected):
+    if type(v) is not int:
+        raise TypeError(f"{what}: expected {name} to be an int ({expected}), but got {type(v).__name__} {v!r}.")
+    if not ok(v):
+        raise ValueError(f"{what}: expected {name} {expected}, but got {v}.")
 
 SWIZZLE_MODES = ("INTER", "SW32", "SW64", "SW128")        # by swizzle bits B = 0..3
 _LAYOUT_TYPE = {0: 0, 3: 1, 2: 2, 1: 3}                     # B -> the descriptor's 2-bit layout type (bits 62-63)
@@ -37,6 +47,16 @@ class GmmaDescriptor:
     __slots__ = ("major", "swizzle_bits", "lbo", "sbo", "start", "element_bits", "mn", "k")
 
     def __init__(self, major, swizzle_bits, lbo, sbo, start, element_bits, mn, k):
+        what = "GmmaDescriptor"
+        if major not in ("K", "MN"):
+            raise ValueError(f"{what}: expected major 'K' or 'MN', but got {major!r}.")
+        _check_int(what, "swizzle_bits", swizzle_bits, lambda v: 0 <= v <= 3, "0 to 3 (INTER, SW32, SW64, SW128)")
+        _check_int(what, "element_bits", element_bits, lambda v: v in GMMA_ELEMENT_BITS, "8, 16 or 32")
+        for name, v in (("lbo", lbo), ("sbo", sbo), ("start", start)):
+            _check_int(what, name, v, lambda v: 0 <= v < SMEM_WINDOW and v % 16 == 0,
+                       "a multiple of 16 bytes in [0, 256 KiB) (14 bits of 16-byte units)")
+        for name, v in (("mn", mn), ("k", k)):
+            _check_int(what, name, v, lambda v: v > 0, "> 0")
         self.major, self.swizzle_bits, self.lbo, self.sbo = major, swizzle_bits, lbo, sbo
         self.start, self.element_bits, self.mn, self.k = start, element_bits, mn, k
 
@@ -57,7 +77,10 @@ class GmmaDescriptor:
     def encode(self, address: int | None = None) -> int:
         """The 64-bit word for a buffer at shared-memory ``address`` (default 0): start in bits 0-13."""
         a = (address or 0) + self.start
-        return self.static_bits() | ((a & 0x3FFFF) >> 4)
+        if type(a) is not int or not 0 <= a < SMEM_WINDOW or a % 16:
+            raise ValueError(f"GmmaDescriptor.encode: expected a 16-byte aligned shared address + start in [0, 256 KiB) "
+                             f"(the descriptor's 14-bit start field), but got {address!r} + {self.start} = {a!r}.")
+        return self.static_bits() | (a >> 4)
 
     @staticmethod
     def decode(word: int, major: str, element_bits: int, mn: int, k: int) -> GmmaDescriptor:
@@ -121,6 +144,10 @@ def make_gmma_desc(tile, element_bits: int, major: str, mn: int, k: int) -> Gmma
     canonical layout cannot give, when the tile is not a GMMA layout."""
     if major not in ("K", "MN"):
         raise ValueError(f"make_gmma_desc: expected major 'K' or 'MN', but got {major!r}.")
+    _check_int("make_gmma_desc", "element_bits", element_bits, lambda v: v in GMMA_ELEMENT_BITS,
+               "8, 16 or 32 (a wgmma operand's element width)")
+    for name, v in (("mn", mn), ("k", k)):
+        _check_int("make_gmma_desc", name, v, lambda v: v > 0, "> 0")
     e = element_bits // 8
     T = 16 // e
     b, off, f = _parts(tile, element_bits)
@@ -148,6 +175,9 @@ def make_gmma_desc(tile, element_bits: int, major: str, mn: int, k: int) -> Gmma
         raise ValueError(f"make_gmma_desc: a descriptor's start and strides are in 16-byte units, but the tile gives "
                          f"start {start * e} B, LBO {lbo * e} B, SBO {sbo * e} B ({major}-major {SWIZZLE_MODES[b]}); "
                          "the tile must start at a 16-byte boundary of a GMMA smem layout atom tiling.")
+    if not 0 <= start * e < SMEM_WINDOW:
+        raise ValueError(f"make_gmma_desc: expected the tile to start in [0, 256 KiB) of shared memory (the "
+                         f"descriptor's 14-bit start field of 16-byte units), but it starts at byte {start * e}.")
     for v, what in ((lbo, "LBO"), (sbo, "SBO")):
         if v * e >= 1 << 18:
             raise ValueError(f"make_gmma_desc: {what} = {v * e} bytes does not fit the descriptor's 14 bits of 16-byte "
@@ -168,11 +198,32 @@ def make_gmma_desc(tile, element_bits: int, major: str, mn: int, k: int) -> Gmma
     return d
 
 
+def check_reads(d: GmmaDescriptor, tile, what="GmmaDescriptor"):
+    """Raise ValueError unless descriptor ``d`` reads exactly ``tile`` (index x + mn * y -> element offset from the
+    aligned buffer, swizzle included): the first element where its walk and the tile differ."""
+    e = d.element_bits // 8
+    if tile.size != d.mn * d.k:
+        raise ValueError(f"{what}: expected the tile the descriptor was made from ({d.mn} x {d.k} elements), but got "
+                         f"{tile} of size {tile.size}.")
+    for y in range(d.k):
+        for x in range(d.mn):
+            want, got = tile(x + d.mn * y) * e, d.address(x, y)
+            if got != want:
+                raise ValueError(f"{what}: the descriptor does not read this tile: element (mn={x}, k={y}) lies at byte "
+                                 f"{want} of {tile}, but {d} reads byte {got}; pass the tile it was made from.")
+
+
 def k_block_tile(partition, kb: int, mn: int = 0):
     """The operand tile of one wgmma: k-block ``kb`` (and MN-block ``mn``) of a thread's partition (V, MN, K) of a
     GMMA smem layout (``thr_mma.partition_A/B``), as a layout from the buffer's start (the swizzle kept, the
     offset folded in): what :func:`make_gmma_desc` takes and the views draw."""
     outer = partition.outer if type(partition) is ComposedLayout else partition
+    if type(outer) is not Layout or outer.rank != 3:
+        raise ValueError(f"k_block_tile: expected a thread's (V, MN, K) partition (rank 3), but got {partition}.")
+    for name, v, m in (("kb", kb, 2), ("mn", mn, 1)):
+        n = outer[m].size
+        _check_int("k_block_tile", name, v, lambda v, n=n: 0 <= v < n, f"in [0, {n}) (the partition's {('MN', 'K')[m - 1]} "
+                   f"blocks)")
     v, off = slice_and_offset((None, mn, kb), outer)
     if type(partition) is ComposedLayout:
         return ComposedLayout(partition.inner, partition.offset + off, v)
