@@ -106,3 +106,44 @@ def test_against_tritons_linear_layout():
             assert tri.apply(ins) == {"offset": int(offs[i])}, (name, i)
         checked += 1
     assert checked == len(LAYOUTS)
+
+
+# -- bases and inputs are checked where they enter ------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ENTRY = st.one_of(st.integers(-3, 40), st.floats(-2, 40), st.just(float("nan")), st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_ENTRY, min_size=1, max_size=3).map(tuple), min_size=1, max_size=4))
+def test_from_linear_layout_takes_only_bases_inside_the_outputs(bases):
+    """A basis is accepted only as ints in [0, size) per output (2 outputs of 4 and 8); otherwise a clear error, never
+    a layout that points elsewhere."""
+    shape = (4, 8)
+    ok = all(len(b) == 2 and all(type(x) is int and 0 <= x < s for x, s in zip(b, shape)) for b in bases)
+    try:
+        lay = wb.from_linear_layout({"lane": list(bases)}, out_shape=shape)
+    except (ValueError, TypeError) as e:
+        assert not ok or "overlap" in str(e), (bases, e)
+        return
+    assert ok, bases
+    flat = [b[0] + 4 * b[1] for b in bases]
+    for i in range(1 << len(bases)):                  # the layout is the XOR of its bases at every index
+        want = 0
+        for j, f in enumerate(flat):
+            if i >> j & 1:
+                want ^= f
+        got = lay(i)
+        assert got == want or not all(f & g == 0 for k, f in enumerate(flat) for g in flat[k + 1:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["lane", "warp", "register", "bogus"]), st.integers(-2, 9))
+def test_a_linear_layout_answers_only_for_its_own_inputs(dim, v):
+    ll = wb.to_linear_layout(wb.make_layout((4, 2), stride=(2, 1)), dims=[("lane", 4), ("warp", 2)])
+    if dim in ("lane", "warp") and 0 <= v < ll.in_size(dim):
+        ll(**{dim: v})
+    else:
+        with pytest.raises(ValueError, match="expected (input dimensions among|lane in|warp in)"):
+            ll(**{dim: v})

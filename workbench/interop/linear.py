@@ -10,6 +10,8 @@ bases (checked at every index: nothing is assumed), ``from_linear_layout`` the C
 
 from __future__ import annotations
 
+import math
+
 import html
 
 import numpy as np
@@ -29,6 +31,35 @@ def _log2(n, what):
     return n.bit_length() - 1
 
 
+def _size(s, what):
+    if type(s) is not int or s <= 0 or s & (s - 1):
+        raise ValueError(f"LinearLayout: expected {what} to have a power-of-two size, but got {s!r}.")
+    return s
+
+
+def _basis_list(v, dim, what):
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"{what}: expected a list of bases for {dim!r}, but got {type(v).__name__} {v!r}.")
+    if len(v) > _MAX_BITS:
+        raise ValueError(f"{what}: expected at most {_MAX_BITS} bases (input bits) for {dim!r}, but got {len(v)}.")
+    return v
+
+
+def check_basis(b, sizes, what):
+    """One F2 basis as a tuple of ints, one per output of ``sizes`` (None: one flat offset below 2**_MAX_BITS), each
+    in [0, size): anything else (a float, a bool, a negative or too large entry, too many entries) is refused."""
+    t = tuple(b) if isinstance(b, (tuple, list)) else (b,)
+    n = len(sizes) if sizes is not None else 1
+    if len(t) != n:
+        raise ValueError(f"{what}: expected bases of {n} entries (one per output dimension), but got {b!r}.")
+    for x, s in zip(t, sizes if sizes is not None else (1 << _MAX_BITS,)):
+        if type(x) is not int:
+            raise TypeError(f"{what}: expected integer basis entries, but got {type(x).__name__} {x!r} in {b!r}.")
+        if not 0 <= x < s:
+            raise ValueError(f"{what}: expected basis entries in [0, {s}) (the output's size), but got {x} in {b!r}.")
+    return t
+
+
 class LinearLayout:
     """F2 bases: ``bases[dim]`` lists, for each bit of input dimension ``dim``, the output it maps to (a tuple,
     one entry per output dimension); ``out_dims`` names the outputs and their sizes."""
@@ -36,14 +67,12 @@ class LinearLayout:
     __slots__ = ("bases", "out_dims")
 
     def __init__(self, bases, out_dims):
-        self.bases = {str(k): [tuple(int(x) for x in (b if isinstance(b, (tuple, list)) else (b,))) for b in v]
-                      for k, v in dict(bases).items()}
-        self.out_dims = tuple((str(n), int(s)) for n, s in out_dims)
-        for k, v in self.bases.items():
-            for b in v:
-                if len(b) != len(self.out_dims):
-                    raise ValueError(f"LinearLayout: expected bases of {len(self.out_dims)} entries (one per output "
-                                     f"dimension {[n for n, _ in self.out_dims]}), but {k} has {b}.")
+        self.out_dims = tuple((str(n), _size(s, f"output dimension {n!r}")) for n, s in out_dims)
+        sizes = tuple(s for _, s in self.out_dims)
+        if not isinstance(bases, dict):
+            raise TypeError(f"LinearLayout: expected bases as a dict {{dim: [basis, ...]}}, but got {type(bases).__name__}.")
+        self.bases = {str(k): [check_basis(b, sizes, f"LinearLayout: {k}") for b in _basis_list(v, k, "LinearLayout")]
+                      for k, v in bases.items()}
 
     def in_size(self, dim):
         return 1 << len(self.bases[dim])
@@ -52,6 +81,14 @@ class LinearLayout:
         """The output tuple for the given input values (missing inputs are 0)."""
         out = [0] * len(self.out_dims)
         for dim, v in inputs.items():
+            if dim not in self.bases:
+                raise ValueError(f"LinearLayout: expected input dimensions among {list(self.bases)}, but got {dim!r}.")
+            n = self.in_size(dim)
+            if type(v) is not int and not (hasattr(v, "__index__") and not isinstance(v, bool)):
+                raise TypeError(f"LinearLayout: expected an int for input {dim!r}, but got {type(v).__name__} {v!r}.")
+            v = int(v)
+            if not 0 <= v < n:
+                raise ValueError(f"LinearLayout: expected {dim} in [0, {n}) ({len(self.bases[dim])} bits), but got {v}.")
             for j, b in enumerate(self.bases[dim]):
                 if v >> j & 1:
                     out = [o ^ x for o, x in zip(out, b)]
@@ -175,21 +212,27 @@ def from_linear_layout(bases, out_shape=None, dims=None):
     if not isinstance(bases, dict) or not bases:
         raise TypeError(f"from_linear_layout: expected a LinearLayout or a dict {{dim: [basis, ...]}}, but got {bases!r}.")
     order = list(dims) if dims is not None else list(bases)
+    for d in order:
+        if d not in bases:
+            raise ValueError(f"from_linear_layout: expected dims among {list(bases)}, but got {d!r}.")
     shape = tuple(out_shape) if out_shape is not None else None
+    if shape is not None:
+        for s in shape:
+            if type(s) is not int or s <= 0:
+                raise ValueError(f"from_linear_layout: expected out_shape of positive ints, but got {out_shape!r}.")
 
-    def flat(b):
-        if isinstance(b, (tuple, list)):
-            if shape is None:
-                if len(b) != 1:
-                    raise ValueError(f"from_linear_layout: a basis {b} of several outputs needs out_shape.")
-                return int(b[0])
-            o, m = 0, 1
-            for x, s in zip(b, shape):
-                o += int(x) * m
-                m *= s
-            return o
-        return int(b)
-    per_dim = [[flat(b) for b in bases[d]] for d in order]
+    def flat(b, d):
+        if isinstance(b, (tuple, list)) and shape is None and len(b) != 1:
+            raise ValueError(f"from_linear_layout: a basis {b} of several outputs needs out_shape.")
+        if not isinstance(b, (tuple, list)) and shape is not None:     # a flat offset into out_shape
+            return check_basis(b, (math.prod(shape),), f"from_linear_layout: {d}")[0]
+        t = check_basis(b, shape, f"from_linear_layout: {d}")
+        o, m = 0, 1
+        for x, s in zip(t, shape or (0,)):
+            o += x * m
+            m *= s
+        return o
+    per_dim = [[flat(b, d) for b in _basis_list(bases[d], d, "from_linear_layout")] for d in order]
     allb = [b for bs in per_dim for b in bs if b]
     sw = None
     if not _disjoint(allb):
