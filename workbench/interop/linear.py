@@ -10,9 +10,8 @@ bases (checked at every index: nothing is assumed), ``from_linear_layout`` the C
 
 from __future__ import annotations
 
-import math
-
 import html
+import math
 
 import numpy as np
 
