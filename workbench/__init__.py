@@ -193,6 +193,15 @@ from .layout import (
 from .layout.f2 import F2Layout, F2Stride, f2_bases, f2_equal, make_f2_layout
 from .layout.printing import print_layout
 
+
+def tune(kind, shapes, dtypes=None, **options):
+    """Sweep a GEMM configuration space ("hopper", "smem" or "cpu") over shapes and dtypes, one worker per GPU (or
+    a Ray actor per GPU of a cluster with ``ray_address=``); returns the sweep with the best configuration per
+    (shape, dtype), cached per GPU model.  The options and what is measured: ``workbench._tune.tune``."""
+    # imported when called: the tuner builds the kernels of workbench.kernels, which import this package
+    import importlib
+    return importlib.import_module("workbench._tune").tune(kind, shapes, dtypes, **options)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -237,4 +246,6 @@ __all__ = [
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
     # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
     "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "block_rank_in_cluster", "cluster_sync",
+    # the tuner
+    "tune",
 ]

@@ -1,6 +1,8 @@
 """``python -m workbench bench [suite ...] [--quick] [--out FILE]``: run benchmark suites, print JSON.
 ``python -m workbench lab [suite ...] [--quick] [--out FILE.json] [--chart FILE.png]``: the overhead lab
-(workbench/bench/lab.py), printed as a table."""
+(workbench/bench/lab.py), printed as a table.
+``python -m workbench tune --kind hopper|smem|cpu --shapes MxNxK ... [--dtypes ...] [--ray ADDRESS|local]
+[--workers N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU (workbench/_tune.py)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,27 @@ def main(argv=None) -> int:
     lab.add_argument("--chart", help="draw the grouped-bar chart into this PNG")
     lab.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     lab.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    tu = sub.add_parser("tune", help="sweep a GEMM's configurations per shape and dtype, one worker per GPU (or Ray)",
+                        description="Spaces: hopper (HopperGemm, SM90), smem (SmemGemm), cpu (the CPU executor; "
+                                    "not a GPU measurement). Each configuration is checked against the reference, "
+                                    "then timed interleaved with it (cuBLAS on a GPU).")
+    tu.add_argument("--kind", required=True, choices=["hopper", "smem", "cpu"], help="the configuration space")
+    tu.add_argument("--shapes", nargs="+", required=True, metavar="MxNxK", help="GEMM shapes, e.g. 4096x4096x4096")
+    tu.add_argument("--dtypes", nargs="+", help="input dtypes (hopper: float16 bfloat16; smem: float16; cpu: float32)")
+    tu.add_argument("--ray", metavar="ADDRESS", help="spread over a Ray cluster (an address, auto, or local)")
+    tu.add_argument("--workers", type=int, help="at most this many workers (default: one per GPU; cpu: per core)")
+    tu.add_argument("--configs", metavar="JSON", help="a JSON list of configuration dicts (or a file holding one) "
+                                                      "instead of the space's default sweep")
+    tu.add_argument("--reps", type=int, help="timed calls per configuration")
+    tu.add_argument("--out", help="write the sweep (every row) as JSON here")
+    tu.add_argument("--no-cache", action="store_true", help="neither read nor write the per-GPU-model cache")
+    tu.add_argument("--refresh", action="store_true", help="measure again and overwrite the cached choices")
+    tu.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = ap.parse_args(argv)
     if args.cmd == "lab":
         return _lab(ap, args)
+    if args.cmd == "tune":
+        return _tune(ap, args)
     from workbench import bench
     _check_output(ap, "--out", args.out)
     names = args.suites or bench.suites()
@@ -69,6 +89,47 @@ def _lab(ap, args) -> int:
     elif args.chart:
         lab.chart(result, args.chart)
     return 0
+
+
+def _tune(ap, args) -> int:
+    from workbench import _tune as T
+    _check_output(ap, "--out", args.out, (".json",))
+    for flag, v in (("--workers", args.workers), ("--reps", args.reps)):
+        if v is not None and v < 1:
+            ap.error(f"Expected {flag} to be at least 1, but got {v}.")
+    configs = None
+    if args.configs:
+        text = args.configs
+        if os.path.isfile(text):
+            with open(text) as f:
+                text = f.read()
+        try:
+            configs = json.loads(text)
+        except ValueError as e:
+            ap.error(f"Expected --configs to be a JSON list of dicts (or a file holding one), but got {args.configs!r}: {e}")
+        if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+            ap.error(f"Expected --configs to be a JSON list of dicts, but got {type(configs).__name__}.")
+    try:
+        res = T.tune(args.kind, args.shapes, args.dtypes, configs=configs, workers=args.workers,
+                     ray_address=args.ray, cache=False if args.no_cache else "refresh" if args.refresh else True,
+                     progress=not args.no_progress, reps=args.reps)
+    except (ValueError, TypeError) as e:
+        ap.error(str(e))
+    except (RuntimeError, ImportError) as e:
+        print(f"python -m workbench tune: {e}", file=sys.stderr)
+        return 1
+    print(res.to_markdown())
+    print()
+    for (shape, dtype), row in sorted(res.best.items()):
+        print(f"best {'x'.join(map(str, shape))} {dtype}: {json.dumps(row['config'])} "
+              f"({row['ratio_to_reference']:.3f}x the reference{', cached' if row.get('cached') else ''})")
+    missing = [f"{'x'.join(map(str, s))} {d}" for s in map(T._parse_shape, args.shapes)
+               for d in (args.dtypes or [T.DTYPES[args.kind][0]]) if (s, d) not in res.best]
+    for m in missing:
+        print(f"no correct configuration for {m}", file=sys.stderr)
+    if args.out:
+        res.save(args.out)
+    return 1 if missing else 0
 
 
 def _chart_formats() -> tuple:
