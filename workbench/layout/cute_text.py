@@ -253,10 +253,12 @@ class _Reader:
         if not (s < 0 and self.text.startswith("S<", at) and self.is_o()):
             self.take(">", "'>' closing the swizzle")   # (CuTe DSL 4.8.1 prints S<2,0,-2 o ...: no '>' after a
             #                                             negative shift, which is read as it prints it)
-        if b < 0:
-            raise self.error("a swizzle with B >= 0 (bits)", str(b), bat)
-        if mm < 0:
-            raise self.error("a swizzle with M >= 0 (the base bit)", str(mm), mat)
+        if not 0 <= b <= 32:       # (a 10**9-bit mask would take a gigabyte to build)
+            raise self.error("a swizzle with B >= 0 and <= 32 (bits)", str(b), bat)
+        if not 0 <= mm <= 64:
+            raise self.error("a swizzle with M >= 0 and <= 64 (the base bit)", str(mm), mat)
+        if abs(s) > 64:
+            raise self.error("a swizzle with |S| <= 64 (the shift)", str(s), sat)
         if abs(s) < b:
             raise self.error(f"a swizzle with |S| >= B = {b} (non-overlapping bit fields)", str(s), sat)
         return Swizzle(b, mm, s), at
