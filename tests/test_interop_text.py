@@ -118,3 +118,67 @@ def test_writing_code():
         wb.to_cute_cpp(3.5)
     with pytest.raises(ValueError, match="style 'cpp' or 'dsl'"):
         wb.format_cute(P("4:1"), "python")
+
+
+# -- hostile CuTe text: refused clearly, never a wrong object, bounded work -------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from workbench.interop import cute as _cute  # noqa: E402
+
+_LDSM = wb.copy_atom("SM75_U32x4_LDSM_N", wb.Float16)
+
+
+@pytest.mark.parametrize("other", ["SM75_U32x2_LDSM_N", "SM75_U16x8_LDSM_T", "UniversalCopy_U16"])
+def test_a_named_copy_atom_must_have_the_printed_layouts(other):
+    text = _cute.format_cute(_LDSM)
+    assert _cute.parse_cute(text, copy_atom="SM75_U32x4_LDSM_N", value_type=wb.Float16).name == "SM75_U32x4_LDSM_N"
+    with pytest.raises(ValueError, match="expected the printed layouts of"):
+        _cute.parse_cute(text, copy_atom=other, value_type=wb.Float16)
+
+
+_MNK = st.one_of(st.sampled_from(["(_16,_8)", "(_16,_8,_16,_1)", "((_16,_1),_8,_16)", "(_0,_8,_16)", "_16",
+                                  "(_16:_2,_8,_16)", "(?,_8,_16)", "(_16,_8,x)"]),
+                 st.tuples(*[st.integers(1, 10 ** 6)] * 3).map(lambda t: "(_%d,_%d,_%d)" % t))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_MNK)
+def test_odd_shape_mnk_text_is_refused_as_text_and_caches_nothing(mnk):
+    text = _cute.format_cute(wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN")).replace("(_16,_8,_16)", mnk)
+    before = len(_cute._MMA_INDEX)
+    try:
+        a = _cute.parse_cute(text)
+    except ValueError as e:                  # CuteTextError is a ValueError: it names the line and column
+        assert "expected" in str(e).lower() or "Expected" in str(e), e
+    else:
+        assert a.shape_mnk == (16, 8, 16)
+    assert len(_cute._MMA_INDEX) <= max(before, 1) + 1   # shapes of no catalog atom are not remembered
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(33, 10 ** 12), st.sampled_from(["Sw<%d,4,3> o _0 o 8:1", "Sw<3,%d,3> o _0 o 8:1",
+                                                    "Sw<3,4,%d> o _0 o 8:1"]))
+def test_swizzle_fields_past_a_word_are_refused_while_parsing(v, form):
+    with pytest.raises(ValueError, match="a swizzle with"):
+        wb.parse_layout(form % (v + 32))
+
+
+@pytest.mark.parametrize("tiler", [(wb.make_layout((4, 2), stride=(1, 8)), None, 8), (8, wb.make_layout(16, stride=2)),
+                                   (wb.make_layout((2, 2), stride=(4, 1)), wb.make_layout(8))])
+def test_a_tiler_with_layout_modes_is_written_as_cxx_values(tiler):
+    """make_tile takes values: every argument is `_`, `_N{}` or a whole layout object (`Layout<...>{}`)."""
+    text = wb.to_cute_cpp(tiler)
+    assert text.startswith("make_tile(") and text.endswith(")")
+    args = text[len("make_tile("):-1]
+    depth, parts, cur = 0, [], ""
+    for ch in args:
+        depth += ch in "<(" and 1 or (ch in ">)" and -1 or 0)
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    assert len(parts) == len(tiler)
+    assert all(p == "_" or p.endswith("{}") or p.startswith("make_layout(") for p in parts), parts

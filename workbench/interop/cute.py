@@ -92,6 +92,8 @@ def _mma_candidates(mnk):
     if mnk not in _MMA_INDEX:
         tag = f"_{mnk[0]}x{mnk[1]}x{mnk[2]}_"
         names = [n for n in mma_atom_names() if tag in n]
+        if not names and mnk != (1, 1, 1):
+            return []       # a shape of no catalog atom: nothing cached (the index stays as large as the catalog)
         atoms = []
         for n in names:
             atoms.append(mma_atom(n))
@@ -107,7 +109,8 @@ def _mma_from_fields(text, fields, head_at, style, name):
     thr = _sub(text, "thr_id", fields, ct.parse_layout, "ThrID", head_at, style)
     mnk_t = _sub(text, "mnk", fields, ct.parse_tiler, "Shape_MNK", head_at, style)
     a, b, c = (_sub(text, k, fields, ct.parse_layout, f"Layout{k}_TV", head_at, style) for k in "ABC")
-    mnk = tuple(int(x) for x in mnk_t) if type(mnk_t) is tuple and len(mnk_t) == 3 else None
+    ok = type(mnk_t) is tuple and len(mnk_t) == 3 and all(type(x) is int and x > 0 for x in mnk_t)
+    mnk = mnk_t if ok else None
     if mnk is None:
         raise CuteTextError(text, fields["mnk"][1], "a shape (M,N,K)")
     if name is not None:
@@ -155,7 +158,12 @@ def _copy_from_fields(text, fields, head_at, style, name, value_type):
     src = _sub(text, "src", fields, ct.parse_layout, "ValLayoutSrc", head_at, style)
     dst = _sub(text, "dst", fields, ct.parse_layout, "ValLayoutDst", head_at, style)
     if name is not None:
-        found = [copy_atom(name, vt)]
+        base = copy_atom(name, vt) if not isinstance(name, CopyAtom) else name
+        if not (_same_function(base.thr_id, thr) and _same_function(base.layout_src_tv, src)
+                and _same_function(base.layout_dst_tv, dst)):
+            raise ValueError(f"parse_cute: expected the printed layouts of {base.name} (copy_atom={name!r}), but the "
+                             f"Copy_Atom prints ThrID {thr}, ValLayoutSrc {src}, ValLayoutDst {dst}.")
+        found = [base]
     else:
         found = []
         for n in _COPY_CATALOG:
@@ -227,15 +235,23 @@ def parse_cute(text: str, style: str | None = None, *, mma_atom=None, copy_atom=
         perm = _sub(text, "perm", tf, ct.parse_tiler, "PermutationMNK", tat, style)
         if type(perm) is not tuple or len(perm) != 3:
             raise CuteTextError(text, tf["perm"][1], "a permutation of three modes (M,N,K)")
-        atom_layout = _atom_layout_from_vmnk(text, tf["vmnk"][1], atom.thr_id, vmnk)
-        return make_tiled_mma(atom, atom_layout, perm)
+        try:
+            atom_layout = _atom_layout_from_vmnk(text, tf["vmnk"][1], atom.thr_id, vmnk)
+            return make_tiled_mma(atom, atom_layout, perm)
+        except (TypeError, KeyError, IndexError, ZeroDivisionError) as e:   # layouts no make_tiled_mma makes
+            raise CuteTextError(text, tf["vmnk"][1], "a ThrLayoutVMNK and PermutationMNK that make_tiled_mma builds",
+                                f"{vmnk} and {perm} ({type(e).__name__}: {e})") from None
     if heads == ["TiledCopy", "Copy_Atom"]:
         (_, tf, tat), (_, af, aat) = blocks
         atom = _copy_from_fields(text, af, aat, style, copy_atom, value_type)
         tiler = _sub(text, "tiler", tf, ct.parse_tiler, "Tiler_MN", tat, style)
         tv = _sub(text, "tv", tf, ct.parse_layout, "TiledLayout_TV", tat, style)
         tiler = tuple(t.shape if type(t) is Layout and t.stride == 1 else t for t in tiler)
-        return TiledCopy(atom, tv, tiler)
+        try:
+            return TiledCopy(atom, tv, tiler)
+        except (TypeError, KeyError, IndexError, ZeroDivisionError) as e:   # layouts no make_tiled_copy makes
+            raise CuteTextError(text, tf["tv"][1], "a TiledLayout_TV and Tiler_MN that make_tiled_copy builds",
+                                f"{tv} and {tiler} ({type(e).__name__}: {e})") from None
     raise CuteTextError(text, blocks[0][2] if blocks else 0,
                         "one of: TiledMMA + MMA_Atom, TiledCopy + Copy_Atom, MMA_Atom, Copy_Atom",
                         " + ".join(heads) or "nothing")
@@ -379,8 +395,20 @@ def _tile_cpp(p):
     if type(p) is Layout:
         if type(p.shape) is int and p.stride == 1 and type(p.shape) is int:
             return f"_{p.shape}"
-        return _layout_cpp(p)[:-2]
+        text = _layout_cpp(p)
+        if not text.startswith("Layout<"):
+            raise ValueError(f"to_cute_cpp: a Tile<...> mode is a type, so its layout must be static, but got {p}.")
+        return text[:-2]
     raise TypeError(f"to_cute_cpp: a tile mode must be None, an int or a static Layout, but got {type(p).__name__}.")
+
+
+def _tile_value_cpp(p):
+    """A tiler mode as a C++ value (make_tile's arguments): _ , _N{} or a layout object (static or made)."""
+    if p is None:
+        return "_"
+    if type(p) is Layout:
+        return _layout_cpp(p)
+    return _tile_cpp(p) + "{}"
 
 
 def _mma_op_cpp(a):
@@ -443,7 +471,7 @@ def to_cute_cpp(x) -> str:
         return (f"make_tiled_copy_impl({_copy_op_cpp(x.atom)}{{}}, {_layout_cpp(x.layout_tv)}, "
                 f"Tile<{','.join(_tile_cpp(t) for t in x.tiler_mn)}>{{}})")
     if type(x) is tuple:
-        return f"make_tile({', '.join(_tile_cpp(p) + ('{}' if p is None or type(p) is int else '') for p in x)})"
+        return f"make_tile({', '.join(_tile_value_cpp(p) for p in x)})"
     raise TypeError(f"to_cute_cpp: expected a Layout, ComposedLayout, Swizzle, identity tensor, atom, TiledMMA or "
                     f"TiledCopy, but got {type(x).__name__}.")
 
