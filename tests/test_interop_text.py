@@ -139,7 +139,7 @@ def test_a_named_copy_atom_must_have_the_printed_layouts(other):
 
 _MNK = st.one_of(st.sampled_from(["(_16,_8)", "(_16,_8,_16,_1)", "((_16,_1),_8,_16)", "(_0,_8,_16)", "_16",
                                   "(_16:_2,_8,_16)", "(?,_8,_16)", "(_16,_8,x)"]),
-                 st.tuples(*[st.integers(1, 10 ** 6)] * 3).map(lambda t: "(_%d,_%d,_%d)" % t))
+                 st.tuples(*[st.integers(1, 10 ** 6)] * 3).map(lambda t: "(_{},_{},_{})".format(*t)))
 
 
 @settings(max_examples=60, deadline=None)
