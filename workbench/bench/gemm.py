@@ -1,23 +1,35 @@
 """The GEMM ladder against cuBLAS (``python -m workbench bench gemm``): C = A @ B^T, A (M, K) and B (N, K)
 fp16 K-major, fp32 accumulation, at M = N = K in {4096, 8192} (4096 with --quick).
 
-For each rung of :func:`workbench.kernels.gemm_ladder.ladder`, in the same run as cuBLAS (``torch.matmul`` on the
-same fp16 tensors, fp16 output): TFLOPS (CUDA events, median after a warm-up), the ratio to cuBLAS, the
-maximum relative error against cuBLAS's product (and exactness against torch at an irregular size, where
-every ragged edge is predicated), registers per thread, shared memory, blocks per SM, the bank conflicts of
-the ldmatrix reads (wavefronts, the plain tile and the one the rung uses) and the first launch's compile
-time.  Without a GPU: {"gpu": False}.
+For each rung of :func:`workbench.kernels.gemm_ladder.ladder` (and the Hopper rungs on SM90), in the same run as
+cuBLAS (``torch.matmul`` on the same fp16 tensors, fp16 output), measured so as not to fool:
+
+* interleaved: each rung is timed call by call alternating with cuBLAS (``bandwidth._times``: CUDA events around
+  every call, queued back to back), so a clock or power drift falls on both alike;
+* repeated: ``repeats`` repetitions (5; 3 with --quick), each visiting every rung in turn; the ratio reported is
+  the median over the repetitions of (cuBLAS time / rung time), with its spread (min, max, quartiles) and every
+  repetition's ratio;
+* stated: the inputs (normal(0,1), seeded, cast to fp16: the values move the power draw, hence the clocks) and the
+  GPU's clocks, temperature, power and throttle reasons read with nvidia-smi before and after each size (where
+  nvidia-smi is present); no pauses between calls, so a throttled GPU shows in the clocks, not in one rung alone.
+
+Also per rung: TFLOPS (median over the repetitions), the maximum relative error against cuBLAS's product (and
+exactness against torch at an irregular size, where every ragged edge is predicated), registers per thread, shared
+memory, blocks per SM, the bank conflicts of the ldmatrix reads (wavefronts, the plain tile and the one the rung
+uses) and the first launch's compile time.  Without a GPU the suite is skipped, and its result says so.
 """
 
 from __future__ import annotations
 
 import ctypes
+import statistics
+import subprocess
 
 import workbench as wb
 from workbench.kernels import gemm_ladder as G
 
 from ..dsl.runtime import cupy as backend_cupy
-from .bandwidth import _time
+from .bandwidth import _times
 
 IRREGULAR = (1000, 999, 504)     # M, N, K: every tile ragged (K a multiple of 8: 16-byte rows)
 
@@ -69,12 +81,55 @@ def first_launch_seconds() -> dict:
     return {"first_launch_seconds": first, "import_seconds": imports}
 
 
-def run(quick: bool = False, rungs=None) -> dict:
+INPUTS = ("A and B: torch.randn (normal(0,1), generator seeded 0) cast to fp16; every rung writes an fp32 C (cuBLAS "
+          "an fp16 one); the irregular-size check: integers in [-3, 3]")
+TIMING = ("each rung timed call by call alternating with cuBLAS (torch.matmul), CUDA events around every call, calls "
+          "queued back to back after 3 warm-ups each; {repeats} repetitions, each visiting every rung in turn; a "
+          "rung's ratio_to_cublas is the median over the repetitions of cuBLAS's median time over the rung's, "
+          "ratio_spread its min/max/quartiles")
+THROTTLING = ("not prevented (no pauses, no locked clocks): interleaving puts any drift on the rung and cuBLAS alike, "
+              "the repetitions show what is left as spread, and the clocks read before and after each size "
+              "(nvidia-smi) show whether the GPU slowed")
+
+_SMI_FIELDS = ("name", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem", "temperature.gpu", "power.draw",
+               "clocks_event_reasons.active")
+
+
+def gpu_clocks(device: int = 0) -> dict:
+    """The GPU's SM and memory clocks (MHz, now and the maximum), temperature, power draw and active throttle
+    reasons (a bit mask, nvidia-smi's clocks_event_reasons), read with nvidia-smi; {"unavailable": why} without
+    it.  ``device``: torch's index, mapped through CUDA_VISIBLE_DEVICES."""
+    import os
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    target = visible[device] if device < len(visible) else str(device)
+    fields = list(_SMI_FIELDS)
+    for _ in range(2):
+        try:
+            out = subprocess.run(["nvidia-smi", "-i", target, f"--query-gpu={','.join(fields)}",
+                                  "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError) as e:
+            return {"unavailable": f"nvidia-smi: {e}"}
+        if out.returncode == 0:
+            vals = [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
+            return dict(zip(fields, vals, strict=False))
+        fields = fields[:-1]      # older drivers name it clocks_throttle_reasons.active; without it, then
+    return {"unavailable": f"nvidia-smi failed: {(out.stderr or out.stdout).strip()[:200]}"}
+
+
+def _spread(xs) -> dict:
+    q = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
+    return {"min": min(xs), "q1": q[0], "median": statistics.median(xs), "q3": q[2], "max": max(xs)}
+
+
+def run(quick: bool = False, rungs=None, repeats=None) -> dict:
     if not backend_cupy.gpu_available():
-        return {"gpu": False}
+        return {"gpu": False, "skipped": "skipped: no CUDA GPU is visible (cupy sees none), and the GEMM ladder "
+                                         "against cuBLAS is a GPU measurement"}
     import torch
+    repeats = repeats or (3 if quick else 5)
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "sms": props.multi_processor_count, "dtype": "float16, fp32 accumulation",
+           "inputs": INPUTS, "timing": TIMING.format(repeats=repeats), "throttling": THROTTLING, "repeats": repeats,
            "sizes": {}, "irregular": {}}
     from workbench.kernels.gemm_hopper import hopper_rungs
     sm90 = backend_cupy.current_arch() == "sm_90"
@@ -95,21 +150,32 @@ def run(quick: bool = False, rungs=None) -> dict:
         a = torch.randn(size, size, device="cuda", generator=gen).half()
         b = torch.randn(size, size, device="cuda", generator=gen).half()
         flop = 2 * size ** 3
-        t_cublas = _time(lambda a=a, b=b: torch.matmul(a, b.t()), reps)
         ref = torch.matmul(a, b.t()).float()
-        res = {"cublas_tflops": flop / t_cublas / 1e12, "rungs": {}}
-        for r in ladder:
-            if r.name == "simt" and size > 4096:
-                continue     # the floor takes seconds a call there; its 4096 figure stands for it
-            c = torch.empty(size, size, device="cuda")
-            ops = _operands(r, a, b, c)
-            t = _time(lambda r=r, ops=ops: r.launch(*ops), 3 if r.name in ("simt", "mma") else reps)
+        res = {"clocks_before": gpu_clocks(), "rungs": {}}
+        timed = [r for r in ladder if not (r.name == "simt" and size > 4096)]   # the floor takes seconds a call
+        cs = {r.name: torch.empty(size, size, device="cuda") for r in timed}    # there; its 4096 figure stands
+        ops = {r.name: _operands(r, a, b, cs[r.name]) for r in timed}
+        runs = {r.name: [] for r in timed}            # (cuBLAS seconds, rung seconds) per repetition
+        for _ in range(repeats):
+            for r in timed:
+                t_cublas, t = _times([lambda a=a, b=b: torch.matmul(a, b.t()),
+                                      lambda r=r, o=ops[r.name]: r.launch(*o)],
+                                     3 if r.name in ("simt", "mma") else reps)
+                runs[r.name].append((t_cublas, t))
+        res["clocks_after"] = gpu_clocks()
+        res["cublas_tflops"] = flop / statistics.median(tc for v in runs.values() for tc, _ in v) / 1e12
+        for r in timed:
+            c, o = cs[r.name], ops[r.name]
+            ratios = [tc / t for tc, t in runs[r.name]]
             # fp16 inputs, fp32 accumulation in another order than cuBLAS (whose output is rounded to fp16)
-            err = float(((c - ref).abs().max() / ref.abs().max()).item())
-            sp = r.kernel_for(ops).specialize(ops)
+            err = float(((c.float() - ref).abs().max() / ref.abs().max()).item())
+            sp = r.kernel_for(o).specialize(o)
             g = sp.load_gpu()
             threads = r.config.threads if r.config else (r.mma.size if r.mma else 256)
-            entry = {"tflops": flop / t / 1e12, "ratio_to_cublas": t_cublas / t, "max_rel_error": err,
+            entry = {"tflops": flop / statistics.median(t for _, t in runs[r.name]) / 1e12,
+                     "ratio_to_cublas": statistics.median(ratios), "ratio_spread": _spread(ratios),
+                     "ratios": ratios, "cublas_tflops_beside": [flop / tc / 1e12 for tc, _ in runs[r.name]],
+                     "max_rel_error": err,
                      "registers_per_thread": g.attributes()["registers"], "local_bytes": g.attributes()["local_bytes"],
                      "shared_bytes": sp.ir.shared_bytes, "threads": threads,
                      "blocks_per_sm": _blocks_per_sm(g.handle, threads, sp.ir.dynamic_smem),

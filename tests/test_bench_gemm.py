@@ -1,0 +1,49 @@
+"""The GEMM ladder benchmark (workbench/bench/gemm.py): without a GPU it says in words that it skipped; the GPU's
+clocks are read with nvidia-smi where there is one (a fake nvidia-smi here) and reported unavailable otherwise; the
+spread of the repeated ratios.  On the device machine: one rung, interleaved with cuBLAS, repeated, stated."""
+
+import os
+import stat
+
+import pytest
+
+from workbench.bench import gemm
+from workbench.dsl.runtime import cupy as backend_cupy
+
+
+@pytest.mark.skipif(backend_cupy.gpu_available(), reason="the no-GPU path")
+def test_without_a_gpu_the_suite_says_it_skipped():
+    out = gemm.run(quick=True)
+    assert out["gpu"] is False and out["skipped"].startswith("skipped: no CUDA GPU")
+
+
+def test_the_clocks_come_from_nvidia_smi_or_are_said_unavailable(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "unavailable" in gemm.gpu_clocks()
+    smi = tmp_path / "nvidia-smi"
+    # an old driver: the first query (clocks_event_reasons) fails, the one without it answers
+    smi.write_text('#!/bin/sh\ncase "$*" in *clocks_event_reasons*) echo "Field not valid"; exit 2;; esac\n'
+                   'echo "NVIDIA H100 80GB HBM3, 1980, 2619, 1980, 2619, 41, 120.5"\n')
+    smi.chmod(smi.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    got = gemm.gpu_clocks()
+    assert got["name"] == "NVIDIA H100 80GB HBM3" and got["clocks.sm"] == "1980" and got["power.draw"] == "120.5"
+    assert "clocks_event_reasons.active" not in got and os.environ["CUDA_VISIBLE_DEVICES"] == "3,1"
+
+
+def test_the_spread_of_the_ratios():
+    assert gemm._spread([0.9, 0.95, 0.97, 1.0, 0.96]) == {"min": 0.9, "q1": 0.95, "median": 0.96, "q3": 0.97,
+                                                         "max": 1.0}
+    assert gemm._spread([0.9])["q3"] == 0.9
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not backend_cupy.gpu_available(), reason="needs a CUDA GPU")
+def test_one_rung_interleaved_with_cublas_and_repeated():
+    out = gemm.run(quick=True, rungs=["pipelined"], repeats=2)
+    assert "normal(0,1)" in out["inputs"] and "alternating with cuBLAS" in out["timing"] and out["throttling"]
+    size = out["sizes"]["4096"]
+    assert "clocks_before" in size and "clocks_after" in size
+    r = size["rungs"]["pipelined"]
+    assert len(r["ratios"]) == 2 and r["ratio_spread"]["min"] <= r["ratio_to_cublas"] <= r["ratio_spread"]["max"]
+    assert out["irregular"]["pipelined"]["exact"] and r["max_rel_error"] < 1e-2
