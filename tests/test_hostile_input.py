@@ -11,6 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from producers import Producer
 
 import workbench as wb
@@ -339,6 +341,21 @@ def test_playground_shows_overflow_and_arithmetic_errors_in_place(monkeypatch):
     assert p.error.startswith("OverflowError:")
     p.op_control.value = "composition"
     assert p.error == "" and p.grids()[2] is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=3).filter(lambda s: 0 in s), st.booleans(), st.data())
+def test_playground_names_empty_layouts_for_every_operation(shape, as_b, data):
+    """A layout with a zero extent, as A or B, under any operation: a ValueError naming the empty layout, never a
+    ZeroDivisionError or a numpy reduction error."""
+    pytest.importorskip("anywidget", reason="the views need anywidget (not on the GPU machine)")
+    from widgets import playground
+    op = data.draw(st.sampled_from(sorted(playground.OPERATIONS)))
+    text = str(wb.make_layout(tuple(shape))) if len(shape) > 1 else f"{shape[0]}:1"
+    p = playground.AlgebraPlayground(**({"b": text} if as_b else {"a": text}), operation=op)
+    if as_b and playground.OPERATIONS[op][1] != "layout":
+        return                                                   # B is not read by this operation
+    assert p.error.startswith("ValueError: Expected a layout of at least one element"), p.error
 
 
 def test_composed_layout_offsets_agree_with_evaluation_or_refuse():

@@ -87,6 +87,11 @@ class AlgebraPlayground(SvgFallback, W.VBox):
             btext = self.b_control.value.strip()
             if bkind == "layout":
                 self.B = parse_layout(btext)
+            for name, lay in (("A", self.A), ("B", self.B)):
+                if lay is not None and type(lay.size) is int and lay.size == 0:    # the algebra divides by sizes; an empty layout maps nothing
+                    raise ValueError(f"Expected a layout of at least one element for {name} of {op}, but got {lay} "
+                                     "of size 0 (it maps no coordinate).")
+            if bkind == "layout":
                 self.result = fn(self.A, self.B)
             elif bkind == "int-or-empty":
                 arg = None if not btext else _int_or_shape(btext)
@@ -119,7 +124,7 @@ class AlgebraPlayground(SvgFallback, W.VBox):
             d = g.keys
             if which == "B" and self._b_indexes_a and a_off is not None:
                 b = g.keys.astype(np.int64)
-                if b.min() >= 0 and b.max() < len(a_off):   # B's values are A's coordinates
+                if b.size and b.min() >= 0 and b.max() < len(a_off):   # B's values are A's coordinates
                     d = a_off[b].astype(np.float64)
             g.title = f"{which} = {lay}"
             out.append(g)
