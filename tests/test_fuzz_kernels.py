@@ -27,7 +27,6 @@ import textwrap
 import numpy as np
 import pytest
 
-import workbench as wb
 from workbench.dsl.backends.cpu import KernelRuntimeError
 
 SEEDS = range(16)
