@@ -24,11 +24,18 @@ from .svg import table_svg, vstack_svg
 _BY_BITS = {8: wb.Int8, 16: wb.Float16, 32: wb.Float32}
 
 
+# the driver's CUtensorMapDataType, named (a bare code teaches nothing)
+TMA_DATA_TYPES = ("UINT8", "UINT16", "UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "FLOAT32", "FLOAT64", "BFLOAT16",
+                  "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B", "16U6_ALIGN16B")
+
+
 def _header_html(rows) -> str:
-    body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding-right:1em;vertical-align:top'>"
-                   f"{html.escape(k)}</td><td style='overflow-wrap:anywhere'><code style='white-space:pre-wrap'>"
-                   f"{html.escape(v)}</code></td></tr>" for k, v in rows)
-    return f"<table class='wb-fields' style='table-layout:fixed;width:100%'>{body}</table>"
+    # sized to its content (the names' column as wide as the longest name, the values right after it), compact rows
+    body = "".join(f"<tr><td style='color:var(--jp-ui-font-color2, #555555);padding:0 1em 0 0;vertical-align:top;"
+                   f"white-space:nowrap'>{html.escape(k)}</td><td style='padding:0;overflow-wrap:break-word'>"
+                   f"<code style='white-space:pre-wrap'>{html.escape(v)}</code></td></tr>" for k, v in rows)
+    return (f"<table class='wb-fields' style='table-layout:auto;width:auto;max-width:100%;border-collapse:collapse;"
+            f"line-height:1.35'>{body}</table>")
 
 
 class _FieldsOverGrid(SvgFallback, W.VBox):
@@ -103,6 +110,8 @@ class TmaBoxView(_FieldsOverGrid):
     def rows(self) -> list[tuple[str, str]]:
         t = self.tma
         rows = [(k, str(v)) for k, v in t.fields().items() if k != "global_address"]   # a pointer: run to run
+        rows = [(k, f"{v} (CU_TENSOR_MAP_DATA_TYPE_{TMA_DATA_TYPES[int(v)]})" if k == "data_type" and v.isdigit()
+                 and int(v) < len(TMA_DATA_TYPES) else v) for k, v in rows]
         rows.append(("box", f"{t.box} ({t.nbytes} bytes, what arrive_and_expect_tx announces)"))
         rows.append(("cells", "each element's offset in shared memory; colour: its 16-byte chunk of the 128-byte row"))
         return rows
