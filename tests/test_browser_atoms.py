@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import time
 
 import pytest
@@ -119,13 +120,14 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             c_panel = view.locator("canvas[data-panel='C']")
             c_panel.wait_for(state="visible", timeout=90_000)
             page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")   # a 1400 px window, browser open
-            cs = 1100 // 32  # the view's cell size (bitmap) for a 32-cell side
-            # the panels open fitted: each within the output area, none cut off
+            # 128 threads whose cells would not fit one screen: the view opens as an overview by warp
+            expect(view).to_have_attribute("data-mode", "warps")
+            # the panels open within the output area, none cut off
             # (waited for: the view refits when the output area narrows as the file browser opens)
             page.wait_for_function("""v => { const area = v.closest('.jp-OutputArea-output').getBoundingClientRect();
                 return [...v.querySelectorAll('canvas')].map(c => c.getBoundingClientRect())
                     .every(b => b.left >= area.left - 1 && b.right <= area.right + 1); }""", arg=view.element_handle())
-            assert float(view.get_attribute("data-scale")) < 1
+            cs = int(view.locator("canvas[data-panel='A']").get_attribute("data-cell"))
             # C(1, 2) belongs to thread 5 (lane 5 of the first atom: row 5 // 4, columns 2 * (5 % 4) + {0, 1})
             c_panel.click(position=_at(c_panel, 32, 32, 1, 2))
             for name in "ABC":
@@ -137,10 +139,11 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             a_panel.hover(position=_at(a_panel, 32, 16, 9, 3))
             expect(view.locator(".wb-atoms-status")).to_have_text("A: (T5, V3) -> (M=9, K=3)")
             expect(view.locator(".wb-atoms-readout")).to_contain_text("kernel saw A(9,3)")   # synced: read back now
-            # 1:1 draws the panels at full size; clicks still land on their cells
-            view.locator("button.wb-one").click()
-            expect(view).to_have_attribute("data-scale", "1")
-            assert a_panel.bounding_box()["width"] == 16 * cs + 2
+            # "every cell" draws the panels with T#V# labels at 30 px a cell; clicks still land on their cells
+            view.locator("button.wb-level").click()
+            expect(view).to_have_attribute("data-mode", "cells")
+            expect(a_panel).to_have_attribute("data-cell", "30")
+            assert a_panel.bounding_box()["width"] == 16 * 30 + 2
             if os.environ.get("WB_SCREENSHOT"):
                 page.screenshot(path=os.environ["WB_SCREENSHOT"], full_page=True)
             state = _readback(page, 1)
@@ -158,13 +161,14 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             _run_cell(page, 3)
             gview = _cell(page, 3).locator(".wb-atoms")
             gc = gview.locator("canvas[data-panel='C']")
-            expect(gc).to_have_attribute("data-drawn", "1", timeout=90_000)
+            expect(gc).to_have_attribute("data-drawn", re.compile(r"[1-9]"), timeout=90_000)
             drawn_s = time.monotonic() - t0   # printed, not asserted
-            assert gc.evaluate("c => [c.width, c.height]") == [256 * 4, 64 * 4]
-            # one cell size for all panels: A (64 x 16) and B (256 x 16) at C's 4 px, so their lengths compare
+            cs = int(gc.get_attribute("data-cell"))
+            assert gc.evaluate("c => [c.width, c.height]") == [256 * cs, 64 * cs]
+            # one cell size for all panels: A (64 x 16) and B (256 x 16) at C's, so their lengths compare
             for name, (rows, cols) in (("A", (64, 16)), ("B", (256, 16))):
                 size = gview.locator(f"canvas[data-panel='{name}']").evaluate("c => [c.width, c.height]")
-                assert size == [cols * 4, rows * 4], (name, size)
+                assert size == [cols * cs, rows * cs], (name, size)
             notes = gview.locator(".wb-atoms-note")
             expect(notes).to_have_count(2)
             expect(notes.nth(0)).to_contain_text("A from shared memory: read by all 128 threads of the warpgroup")
@@ -189,3 +193,118 @@ def test_atoms_views_in_jupyterlab(lab, tmp_path):  # noqa: F811 - the imported 
             browser.close()
     assert state["hover"]["panel"] == "A" and state["thread"] >= 0
     assert state["c_cells"] == c_outlined   # the canvas outlined every C cell of the selected thread
+
+
+# -- the sizes of real kernels: notebook 10's rung-2 MMA and copies, notebook 11's Hopper MMA and TMA box -------
+CELL_KERNELS = """\
+import sys
+sys.path.insert(0, {repo!r})
+import workbench as wb
+from IPython.display import display
+from workbench.kernels import gemm_ladder as G
+from workbench.kernels.gemm_hopper import HopperGemm
+from widgets import CopyView, LayoutView, MMAView, TmaBoxView
+rungs = G.ladder()
+r2, r3 = rungs[1], rungs[2]
+cfg = HopperGemm(bm=128, bn=64, bk=64, stages=2)
+display(MMAView(r2.mma, thread=37), CopyView(r3.copies["g2s"], thread=0),
+        CopyView(r3.copies["A"], r3.smem["A"](None, None, 0), thread=0))
+hv = MMAView(cfg.mma, thread=130)
+hv"""
+
+CELL_BOX = """\
+import numpy as np
+box = LayoutView(cfg.box["A"])
+a, b = np.zeros((130, 136), np.float16), np.zeros((70, 136), np.float16)
+display(box, TmaBoxView(cfg.tma(a, b)[0]))"""
+
+# every live tiled view's height, its level of detail and the label sizes it draws at (the page's own numbers)
+TILED = """() => [...document.querySelectorAll('.wb-atoms')].map(v => ({
+  height: v.getBoundingClientRect().height, mode: v.dataset.mode,
+  labels: [...v.querySelectorAll('canvas')].filter(c => c.offsetParent).map(c => +c.dataset.labelPx)}))"""
+
+
+def test_views_at_kernel_sizes(lab, tmp_path):  # noqa: F811 - the imported fixture
+    """At 1400x900: the tiled views open within one screen height with labels of at least 9 px (an overview by
+    warp and one warp's cells), the Hopper MMAView's read-out stays in the window while a cell deep in C is
+    hovered, and that cell is outlined; notebook 11's swizzled box and TMA box open coloured by 16-byte chunk."""
+    from playwright.sync_api import expect, sync_playwright
+
+    def cell(src):
+        return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
+
+    nb = {"cells": [cell(CELL_KERNELS.format(repo=str(REPO))), cell(CELL_BOX)],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "root" / "kernels.ipynb").write_text(json.dumps(nb))
+    base, token = lab
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(60_000)
+            page.goto(f"{base}/lab/tree/kernels.ipynb?token={token}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            page.wait_for_function(
+                "() => { const s = window.jupyterapp?.shell?.currentWidget?.sessionContext;"
+                " return s && s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+                timeout=90_000)
+            _run_cell(page, 0)
+            views = _cell(page, 0).locator(".wb-atoms")
+            expect(views).to_have_count(4, timeout=120_000)
+            hv = views.nth(3)
+            hc = hv.locator("canvas[data-panel='C']")
+            expect(hc).to_have_attribute("data-drawn", re.compile(r"[1-9]"), timeout=90_000)
+            page.wait_for_function(TILED.replace("() =>", "() => (") + ").every(v => v.mode)")
+            tiled = page.evaluate(TILED)
+            print("tiled views (height px, level, label px):", [(round(v["height"]), v["mode"], v["labels"]) for v in tiled])
+            for v in tiled:   # one screen at the default zoom, every drawn label readable
+                assert v["height"] <= 900, v
+                assert all(px >= 9 for px in v["labels"] if px), v
+                assert any(px >= 9 for px in v["labels"]), v
+            # hover a cell deep in the Hopper C: the read-out is in the window and the cell is outlined
+            hc.scroll_into_view_if_needed()
+            page.mouse.wheel(0, 300)   # the view's top scrolls away, as in a read notebook
+            page.wait_for_function("c => c.getBoundingClientRect().bottom > 0", arg=hc.element_handle())
+            hc.hover(position=_at(hc, 128, 64, 120, 60))
+            expect(hc).to_have_attribute("data-hovered", "120,60")
+            tip = page.locator(".wb-atoms-tip").filter(has_text="C: (T").first
+            expect(tip).to_be_visible()
+            expect(tip).to_contain_text("-> (M=120, N=60)")
+            box = tip.bounding_box()
+            print(f"Hopper C(120, 60) hovered: read-out at y = {box['y']:.0f}..{box['y'] + box['height']:.0f} px")
+            assert 0 <= box["y"] and box["y"] + box["height"] <= 900 and 0 <= box["x"] and box["x"] + box["width"] <= 1400
+            # the outline is drawn: the hovered cell's edge is red on the canvas
+            cs = float(hc.get_attribute("data-cell"))
+            red = hc.evaluate(f"c => Array.from(c.getContext('2d').getImageData({60 * cs + cs / 2}, "
+                              f"{max(0, 120 * cs - max(0, (8 - cs) / 2)) + 1}, 1, 1).data)")
+            assert red[0] > 180 and red[1] < 80, red
+            # click it: the detail opens that warp's cells at the readable size
+            hc.click(position=_at(hc, 128, 64, 120, 60))
+            det = hv.locator("canvas.wb-atoms-detail-canvas")
+            expect(det).to_have_attribute("data-detail", "C")
+            expect(hv.locator(".wb-atoms-detail-title")).to_contain_text("C, warp 7 (T224..T255)")
+            assert float(det.get_attribute("data-label-px")) >= 9
+            # notebook 11's box: coloured by 16-byte chunk when it opens, every one of its 64 columns (8 chunks) in
+            # the width at cells of about 11 px: the 8x8 chunk pattern is one glance (the heat map of 25 % was stripes)
+            _run_cell(page, 1)
+            grids = _cell(page, 1).locator(".wb-grid")
+            expect(grids).to_have_count(2, timeout=90_000)
+            for k in range(2):
+                expect(grids.nth(k).locator(".wb-legend")).to_contain_text("16-byte chunk")
+                c = grids.nth(k).locator("canvas.wb-canvas")
+                expect(c).to_have_attribute("data-lod", "colour")
+                geo = c.evaluate("c => ({...c.dataset, width: c.width / (window.devicePixelRatio || 1)})")
+                assert float(geo["cellH"]) >= 10 and float(geo["left"]) + 64 * float(geo["cellW"]) <= geo["width"] + 1, geo
+                print(f"box {k}: cells {float(geo['cellW']):.1f} px, zoom {float(geo['zoom']):.3f}")
+            shots = os.environ.get("WB_SCREENSHOT_DIR")
+            if shots:   # the pictures under docs/ (live views at their default zoom)
+                for b in page.locator(".jp-toast-button", has_text="No").all():   # JupyterLab's news question
+                    b.click()
+                for name, loc in (("nb10_mma_rung2_live.png", views.nth(0)), ("nb10_copy_ldsm_live.png", views.nth(2)),
+                                  ("nb11_mma_hopper_live.png", hv), ("nb11_box_live.png", grids.nth(0)),
+                                  ("nb11_tma_box_live.png", _cell(page, 1).locator(".jp-OutputArea-child").last)):
+                    loc.scroll_into_view_if_needed()
+                    loc.screenshot(path=os.path.join(shots, name))
+        finally:
+            browser.close()

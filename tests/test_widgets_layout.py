@@ -221,3 +221,32 @@ def test_print_layout_of_an_f2_layout():
     assert text.splitlines()[0] == "F2 (4,4):([1,6],[8,3])"
     assert text.splitlines()[7] == " 2  |  6 | 14 |  5 | 13 |"
     assert "| 6 |" in wb.layout.printing.format_layout(wb.make_f2_layout(4, [1, 6]))
+
+
+def test_swizzled_layouts_open_coloured_by_chunk():
+    """A swizzle is taught by its 16-byte chunks changing places: a swizzled layout opens coloured by them, its element
+    size read from its smem pointer or from CuTe's S<B,M,S> convention (2^M elements a 16-byte unit); the title's
+    notation is kept and the other one explained in a note; a plain layout still opens by offset."""
+    from widgets.layout_view import swizzle_element_bits
+
+    plain = wb.make_layout((8, 64), stride=(64, 1))
+    for sw, bits in (((3, 3, 3), 16), ((3, 2, 3), 32), ((3, 4, 3), 8), ((2, 3, 3), 16)):
+        lay = wb.make_composed_layout(wb.Swizzle(*sw), 0, plain)
+        assert swizzle_element_bits(lay) == bits
+        v = LayoutView(lay)
+        assert v.color_by == "chunk" and {"bank", "chunk"} <= set(v.color_control.options)
+        assert v.canvas.legend["label"] == f"colour: shared-memory 16-byte chunk ({bits}-bit elements)"
+    assert LayoutView(plain).color_by == "offset" and swizzle_element_bits(plain) is None
+    assert LayoutView(wb.make_composed_layout(wb.Swizzle(3, 3, 3), 0, plain), color_by="offset").color_by == "offset"
+    box = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (128, 64))
+    assert str(box).startswith("Sw<3,4,3> o smem_ptr[16b](unset)")
+    v = LayoutView(box)
+    assert v.color_by == "chunk"
+    notes = v.source.notes
+    assert notes[0] == ("swizzled: Sw<3,4,3> permutes the byte addresses of 16-bit elements (CuTe C++'s notation); "
+                        "a cell shows the element offset, on which the same swizzle is S<3,3,3> (CuTe DSL's notation)")
+    assert "rows labelled (i,j) of (8,16): row i + 8*j" in notes
+    # chunk 0..7 of each 128-byte row: row 0 in order, row 1 with its chunks XOR 1 (S<3,3,3>: chunk ^ row % 8)
+    off = v.source.offsets_at(np.arange(2), np.arange(64))
+    chunks = v.source.bank_of(off)[1]
+    assert chunks[0, ::8].tolist() == list(range(8)) and chunks[1, ::8].tolist() == [c ^ 1 for c in range(8)]

@@ -5,7 +5,8 @@
 // first tile; other windows are asked for with a custom message {type:"tile", r0, c0, nr, nc,
 // step, gen} and arrive as {type:"tile", ...} with two buffers (float64 keys, uint8 colours).
 // Hover writes `hover` = [row, col] and shows the kernel's `hover_text`; a click writes `selected`.
-// It fits its output area: a large grid opens fitted (square cells once labels no longer fit, so a square
+// It fits its output area: a grid of up to 2^14 cells opens readable (see readableZoom), a larger one fitted
+// (square cells once labels no longer fit, so a square
 // layout is a square), the canvas is never wider than the output, text wraps.  The mouse wheel scrolls the
 // page; Ctrl (or Cmd) + wheel zooms, dragging pans, and the toolbar says so.  Colours of text, rules and
 // background come from JupyterLab's theme variables (light, dark, high contrast), redrawn on a theme change.
@@ -37,7 +38,8 @@ function themeOf(node) {
   return out;
 }
 const cssVar = (k) => `var(${VARS[k][0]}, ${VARS[k][1]})`;
-const LABEL_MIN_PX = 4;   // below this cell size a tile is asked for by blocks (a heat map)
+const LABEL_MIN_PX = 4;
+const READABLE_CELLS = 1 << 14;   // a grid up to this size opens readable (labels or its pattern), larger ones whole   // below this cell size a tile is asked for by blocks (a heat map)
 
 function rgbOf(hex) { return [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)); }
 function textOn(hex) {
@@ -47,7 +49,7 @@ function textOn(hex) {
 function div(cls, style) {
   const d = document.createElement("div");
   d.className = cls;
-  Object.assign(d.style, { overflowWrap: "anywhere", whiteSpace: "pre-wrap" }, style || {});
+  Object.assign(d.style, { overflowWrap: "break-word", whiteSpace: "pre-wrap" }, style || {});
   return d;
 }
 // a tile as a 1-pixel-per-block image, drawn scaled without smoothing
@@ -85,6 +87,8 @@ function render({ model, el }) {
   const hint = document.createElement("span");
   hint.className = "wb-hint"; hint.style.color = cssVar("muted");
   hint.textContent = "Ctrl+wheel zooms, drag pans";
+  Object.assign(hint.style, { marginLeft: "12px", paddingLeft: "12px", borderLeft: `1px solid ${cssVar("rule")}` });
+  zoomInfo.style.marginLeft = "6px";
   bar.style.flexWrap = "wrap";
   bar.append(zoomInfo, hint);
   const colTitle = div("wb-coltitle");
@@ -104,9 +108,25 @@ function render({ model, el }) {
   side.append(mini, legend);
   body.append(canvas, side);
   const rowTitle = div("wb-rowtitle");
-  // the read-out stays on screen while the view is (sticky to the bottom of the scrolled notebook)
-  const readout = div("wb-readout", { minHeight: "1.4em", position: "sticky", bottom: "0", background: cssVar("bg"),
-                                      zIndex: "1" });
+  // the read-out under the view, and the same text beside the pointer while it hovers a cell (a tooltip in the
+  // page's body, kept inside the window: a large view's own read-out may have scrolled off screen)
+  const readout = div("wb-readout", { minHeight: "1.4em", background: cssVar("bg") });
+  const tip = div("wb-tip wb-grid-tip", { position: "fixed", display: "none", zIndex: "10000", pointerEvents: "none",
+                                          fontFamily: "'DejaVu Sans Mono', Menlo, Consolas, monospace", fontSize: "12px",
+                                          padding: "2px 6px", background: cssVar("bg"), color: cssVar("fg"),
+                                          border: `1px solid ${cssVar("rule")}`, borderRadius: "3px", maxWidth: "60vw" });
+  document.body.appendChild(tip);
+  let pointer = null;   // the last pointer position over a cell (clientX, clientY)
+  function placeTip() {
+    const text = model.get("hover_text");
+    if (!pointer || !text || (model.get("hover") || []).length !== 2) { tip.style.display = "none"; return; }
+    tip.textContent = text; tip.style.display = "block";
+    const w = tip.offsetWidth, h = tip.offsetHeight, vw = window.innerWidth, vh = window.innerHeight;
+    let x = pointer[0] + 14, y = pointer[1] + 16;
+    if (x + w > vw - 4) x = Math.max(4, pointer[0] - w - 14);
+    if (y + h > vh - 4) y = Math.max(4, pointer[1] - h - 12);
+    tip.style.left = x + "px"; tip.style.top = y + "px";
+  }
   root.append(title, sub, notes, bar, colTitle, body, rowTitle, readout);
   el.appendChild(root);
 
@@ -114,7 +134,7 @@ function render({ model, el }) {
   let tile = null, pending = null, queued = false;
   let z = 1, ox = 0, oy = 0;     // zoom and the content pixel at the viewport's corner
   let th = themeOf(root);
-  let fitted = false;            // showing the whole grid: stays so when the output area resizes, until a zoom
+  let fitted = false;            // "fit" (the whole grid) or "readable" (see readableZoom): kept as the area resizes, until a zoom
 
   function decodeTile(meta, keysBuf, colorsBuf) {
     const t = Object.assign({}, meta);
@@ -136,7 +156,8 @@ function render({ model, el }) {
     pending = null;
     // start at full size when the grid fits, else fitted (the whole grid, aspect kept)
     ox = 0; oy = 0; z = 1;
-    fitted = st.left + cols * cellW() + 1 > maxW() || st.top + rows * cellH() + 1 > MAX_H;   // refitted as the area resizes
+    const big = st.left + cols * cellW() + 1 > maxW() || st.top + rows * cellH() + 1 > MAX_H;   // refitted as the area resizes
+    fitted = !big ? false : rows * cols <= READABLE_CELLS && Math.min(rows, cols) >= 8 ? "readable" : "fit";
     title.textContent = model.get("title");
     sub.textContent = model.get("subtitle");
     notes.textContent = (model.get("notes") || []).join("\n");
@@ -207,6 +228,20 @@ function render({ model, el }) {
     const thin = Math.min(st.rows, st.cols) * CELL_H * square;
     return thin >= MIN_SIDE ? square : Math.min(1, MIN_SIDE / (Math.min(st.rows, st.cols) * CELL_H));
   }
+  // a grid of at most READABLE_CELLS cells (8 or more a side) opens readable rather than whole: its labels drawn, all its columns in
+  // the width and its rows panned when they fit that way; else, coloured by bank or chunk (the pattern is the
+  // lesson), every column at the largest square cell; else at the zoom its labels need (the minimap shows where)
+  function readableZoom() {
+    const w = maxW() - st.left - 1;
+    const chars = Math.max(model.get("label_chars"), 1);
+    const zl = Math.min(1, Math.max(LABEL_PX / CELL_H, (CHAR_W * chars + 2) / st.cw0));
+    const whole = fitZoom();
+    if (CELL_H * whole >= LABEL_PX) return whole;
+    if (st.cols * st.cw0 * zl <= w) return Math.max(whole, Math.min(1, w / (st.cols * st.cw0)));
+    const lg = model.get("legend") || {};
+    if (/bank|chunk/.test(lg.label || "")) return Math.max(whole, Math.min(LABEL_PX / CELL_H * 0.999, w / (st.cols * CELL_H)));
+    return Math.max(whole, zl);
+  }
   function neededStep() {
     const s = Math.min(cellW(), cellH());
     return s >= LABEL_MIN_PX ? 1 : Math.ceil(LABEL_MIN_PX / s);
@@ -245,7 +280,7 @@ function render({ model, el }) {
   function draw() {
     if (!st) setup();
     if (area() !== watched) { if (watched) sizeWatch.unobserve(watched); watched = area(); sizeWatch.observe(watched); }
-    if (fitted) { z = fitZoom(); ox = 0; oy = 0; }
+    if (fitted) { z = fitted === "readable" ? readableZoom() : fitZoom(); ox = 0; oy = 0; }
     clampPan();
     const [W, H] = viewSize();
     const { rows, cols, left, top } = st;
@@ -346,10 +381,10 @@ function render({ model, el }) {
     g.strokeRect(left, top, Math.max(0, gw), Math.max(0, gh));
     Object.assign(canvas.dataset, { cellW: cw, cellH: ch, left, top, ox, oy, rows, cols, zoom: z, lod,
                                     step: t ? t.step : om.step, bg: th.bg, fg: th.fg });
-    // text never sets the view's width: it wraps at the canvas's (and the side's) width, at least 320 px
-    const textW = Math.max(320, W + (mini.style.display === "none" ? 0 : 180)) + "px";
+    // text never sets the view's width: it wraps at the output area's width (at least 320 px), between words
+    const textW = Math.max(320, Math.max(W + (mini.style.display === "none" ? 0 : 180), (area().clientWidth || 0) - 16)) + "px";
     for (const d of [title, sub, notes, colTitle, rowTitle, readout]) d.style.maxWidth = textW;
-    zoomInfo.textContent = `zoom ${Math.round(z * 1000) / 10}%  ${lod}`;
+    zoomInfo.textContent = `zoom ${Math.round(z * 1000) / 10}% \u00b7 ${lod}`;
     drawMini(W, H);
     updateReadout();
     request();
@@ -401,7 +436,7 @@ function render({ model, el }) {
   const center = () => { const [W, H] = viewSize(); return [(W - st.left) / 2, (H - st.top) / 2]; };
   bIn.onclick = () => zoomTo(z * 2, ...center());
   bOut.onclick = () => zoomTo(z / 2, ...center());
-  bFit.onclick = () => { fitted = true; draw(); };
+  bFit.onclick = () => { fitted = "fit"; draw(); };
   bOne.onclick = () => zoomTo(1, ...center());
 
   let last = "", drag = null;
@@ -417,10 +452,12 @@ function render({ model, el }) {
     const key = rc ? rc.join(",") : "";
     if (key === last) return;   // only cell changes cross the wire
     last = key;
+    pointer = rc ? [ev.clientX, ev.clientY] : null;
     model.set("hover", rc || []);
     model.save_changes();
+    if (!rc) placeTip();
   });
-  canvas.addEventListener("mouseleave", () => { last = ""; model.set("hover", []); model.save_changes(); });
+  canvas.addEventListener("mouseleave", () => { last = ""; pointer = null; placeTip(); model.set("hover", []); model.save_changes(); });
   canvas.addEventListener("click", (ev) => {
     if (drag && drag.moved) return;
     const rc = cellAt(ev);
@@ -457,12 +494,12 @@ function render({ model, el }) {
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
   const handlers = [["change:generation", reset], ["msg:custom", onMessage]];
   for (const n of ["selected", "hover", "selected_count"]) handlers.push(["change:" + n, draw]);
-  handlers.push(["change:hover_text", updateReadout]);
+  handlers.push(["change:hover_text", () => { updateReadout(); placeTip(); }]);
   handlers.push(["change:subtitle", () => { sub.textContent = model.get("subtitle"); }]);
   handlers.push(["change:notes", () => { notes.textContent = (model.get("notes") || []).join("\n"); }]);
   for (const [ev, fn] of handlers) model.on(ev, fn);
   draw();
-  return () => { themeWatch.disconnect(); sizeWatch.disconnect(); for (const [ev, fn] of handlers) model.off(ev, fn); };
+  return () => { tip.remove(); themeWatch.disconnect(); sizeWatch.disconnect(); for (const [ev, fn] of handlers) model.off(ev, fn); };
 }
 
 export default { render };

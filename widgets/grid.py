@@ -354,8 +354,22 @@ class LayoutSource:
         self.notes = []
         if type(layout.shape) is tuple and len(layout.shape) > 2:
             self.notes.append(f"rank {len(layout.shape)}: modes 1..{len(layout.shape) - 1} folded into columns")
-        if type(layout) is ComposedLayout:
-            self.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
+        if type(layout) is ComposedLayout:   # the title's notation, and the other one explained here
+            if layout.ptr_bits is not None:
+                self.notes.append(f"swizzled: Sw{str(layout.cute_swizzle)[1:]} permutes the byte addresses of {layout.ptr_bits}-bit "
+                                  f"elements (CuTe C++'s notation); a cell shows the element offset, on which the same "
+                                  f"swizzle is {layout.inner} (CuTe DSL's notation)")
+            else:
+                self.notes.append(f"swizzled: each cell is {layout.inner}({layout.offset} + the axes' shape:stride)")
+        for name, ax in (("rows", self.rows), ("columns", self.cols)) if type(layout) is ComposedLayout else ():
+            if ax.shape is not None and type(ax.shape) is tuple:   # a nested mode's labels are natural coordinates
+                flat = [int(x) for x in it.flatten(ax.shape)]
+                if sum(x > 1 for x in flat) < 2:
+                    continue
+                terms = " + ".join([chr(105 + k) if k == 0 else f"{int(np.prod(flat[:k]))}*{chr(105 + k)}"
+                                    for k in range(len(flat))])
+                self.notes.append(f"{name} labelled ({','.join(chr(105 + k) for k in range(len(flat)))}) of "
+                                  f"{it.format_inttuple(ax.shape)}: {name[:-1] if name == 'rows' else 'column'} {terms}")
         if type(layout) is F2Layout:
             self.notes.append("F2: each cell is the XOR of the bases ([b0,b1,...], or d, 2d, 4d... for a stride d) "
                               "of its coordinate's bits")

@@ -13,13 +13,27 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from workbench.layout import Layout
+from workbench.layout import ComposedLayout, Layout, Swizzle
 
 from .base import SvgFallback, as_layout
 from .canvas import GridCanvas
 from .grid import COLOR_BY, MAX_LABELS, Grid, LayoutSource, _format_value, mode_name
 
 SHOW = ("offsets", "values")
+
+
+def swizzle_element_bits(layout) -> int | None:
+    """The element size a swizzled layout implies, or None: its smem pointer's (``Sw<3,4,3> o smem_ptr[16b]``), else
+    CuTe's convention that a swizzle ``S<B,M,S>`` on element offsets permutes 16-byte units of 2^M elements
+    (``S<3,3,3>``: 16-bit, ``S<3,2,3>``: 32-bit, ``S<3,4,3>``: 8-bit)."""
+    if type(layout) is not ComposedLayout or type(layout.inner) is not Swizzle:
+        return None
+    if layout.ptr_bits is not None:
+        return int(layout.ptr_bits)
+    sw = layout.inner
+    if not sw.bits or not 1 <= sw.base <= 5:
+        return None
+    return 128 >> sw.base
 MAX_COUNTED = 1 << 20   # injectivity and selection counts enumerate the offsets up to this size
 
 
@@ -39,8 +53,11 @@ def host_values(tensor) -> np.ndarray:
 
 
 class LayoutView(SvgFallback, W.VBox):
-    """``LayoutView(layout_or_tensor, color_by='offset', color_layout=None, selected_offset=None, show='offsets',
+    """``LayoutView(layout_or_tensor, color_by=None, color_layout=None, selected_offset=None, show='offsets',
     tile=None, mode=None, element_type=None)``.
+
+    ``color_by=None`` picks ``'chunk'`` for a swizzled layout whose element size is known (see
+    :func:`swizzle_element_bits`) and ``'offset'`` otherwise.
 
     Colourings (the "colour by" drop-down): ``offset`` (a scale), ``row``, ``column``, ``tile`` (tiles of
     ``tile=(rows, cols)`` cells; by default the innermost nested sub-modes, or small tiles of a flat mode),
@@ -59,7 +76,7 @@ class LayoutView(SvgFallback, W.VBox):
     (2^20, skipped above), ``to_tikz`` (2^14), ``print_layout`` (2^16).
     """
 
-    def __init__(self, layout_or_tensor, color_by: str = "offset", color_layout: Layout | None = None,
+    def __init__(self, layout_or_tensor, color_by: str | None = None, color_layout: Layout | None = None,
                  selected_offset: int | None = None, show: str = "offsets", tile: tuple | None = None,
                  mode: tuple | int | None = None, element_type=None):
         if show not in SHOW:
@@ -78,6 +95,10 @@ class LayoutView(SvgFallback, W.VBox):
                             f"{type(element_type).__name__}.")
         self._element_type = element_type
         bits = None if element_type is None else element_type.bits
+        if bits is None:   # a swizzled shared-memory layout says its element size (see swizzle_element_bits)
+            bits = swizzle_element_bits(layout)
+        if color_by is None:   # a swizzle is taught by its 16-byte chunks changing places: open coloured by them
+            color_by = "chunk" if bits is not None and type(layout) is ComposedLayout else "offset"
         options = [c for c in COLOR_BY if (c != "layout" or color_layout is not None) and (c != "value" or values is not None)
                    and (c not in ("bank", "chunk") or bits is not None)]
         if color_by in ("bank", "chunk") and bits is None:
