@@ -94,4 +94,4 @@ def test_copy_view_conflicts():
 def test_golden_svgs():
     check_golden("atoms_mma_sm80_16x8x16_thread5.svg", MMAView(make_tiled_mma(mma_atom(SM80)), thread=5).to_svg())
     c = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", wb.Float16), make_tiled_mma(mma_atom(SM80), None, (16, 8, 32)))
-    check_golden("atoms_copy_ldsm_sw64.svg", CopyView(c, wb.make_layout((16, 32), stride=(32, 1)), thread=3).to_svg())
+    check_golden("atoms_copy_ldsm_sw64.svg", CopyView(c, wb.make_layout((16, 32), stride=(32, 1)), thread=3, color_by="thread").to_svg())

@@ -310,7 +310,7 @@ class MMAView(_AtomsWidget):
 
 
 class CopyView(_AtomsWidget):
-    """``CopyView(tiled_copy, smem_layout=None, swizzled=None, side=None, thread=-1, color_by='thread')``: the
+    """``CopyView(tiled_copy, smem_layout=None, swizzled=None, side=None, thread=-1, color_by=None)``: the
     copy's source and destination (M x N) tiles.
 
     With a shared-memory layout, the read-out gives the instruction's wavefronts per phase on it
@@ -318,11 +318,12 @@ class CopyView(_AtomsWidget):
     ComposedLayout to compare with instead).  ``color_by='bank'`` (or ``'chunk'``, the 16-byte chunk) adds
     that tile coloured by the bank each cell's offset falls in, in ``smem_layout`` and after the swizzle:
     the swizzle's effect is the colours changing places (a thread's cells, outlined when it is selected,
-    then fall in different banks).
+    then fall in different banks).  ``color_by=None`` is ``'chunk'`` with a shared-memory layout (the conflict the
+    read-out counts, as a picture) and ``'thread'`` without one.
     """
 
     def __init__(self, tiled_copy, smem_layout=None, swizzled=None, side=None, thread: int = -1,
-                 color_by: str = "thread", **kw):
+                 color_by: str | None = None, **kw):
         tiled_copy = as_workbench(tiled_copy)
         if not isinstance(tiled_copy, TiledCopy):
             raise TypeError(f"CopyView: expected a TiledCopy (wb.make_tiled_copy...), but got {type(tiled_copy).__name__}.")
@@ -341,6 +342,8 @@ class CopyView(_AtomsWidget):
             if swizzled is not None:
                 self.after = bank_conflicts(tiled_copy, swizzled, side=side)
             readout += _conflict_lines(self.before, smem_layout, self.after, swizzled)
+        if color_by is None:
+            color_by = "thread" if smem_layout is None else "chunk"
         if color_by not in ("thread", "bank", "chunk"):
             raise ValueError(f"CopyView: expected color_by 'thread', 'bank' or 'chunk', but got {color_by!r}.")
         if color_by != "thread":
