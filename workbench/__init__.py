@@ -56,6 +56,10 @@ from .atoms import (
     MMAAtom,
     TiledCopy,
     TiledMMA,
+    TmemAllocator,
+    TmemTensor,
+    UmmaInstrDescriptor,
+    UmmaSmemDescriptor,
     bank_conflicts,
     copy_atom,
     gmma_smem_atom,
@@ -64,8 +68,11 @@ from .atoms import (
     make_tiled_copy_B,
     make_tiled_copy_C,
     make_tiled_mma,
+    make_tmem_copy,
+    make_umma_desc,
     mma_atom,
     suggest_swizzle,
+    umma_smem_atom,
 )
 from .dsl import (
     Constexpr,
@@ -240,6 +247,9 @@ __all__ = [
     "MMAAtom", "CopyAtom", "TiledMMA", "TiledCopy", "mma_atom", "copy_atom", "make_tiled_mma", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "gmma_smem_atom", "bank_conflicts",
     "suggest_swizzle",
+    # Blackwell host objects: UMMA descriptors, tensor memory
+    "make_tmem_copy", "TmemAllocator", "TmemTensor", "make_umma_desc", "umma_smem_atom", "UmmaSmemDescriptor",
+    "UmmaInstrDescriptor",
     # the kernel DSL
     "kernel", "Kernel", "KernelError", "KernelRuntimeError", "Constexpr", "thread_idx", "block_idx", "block_dim",
     "grid_dim", "sync_threads", "barrier", "barrier_arrive", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",

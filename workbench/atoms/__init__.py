@@ -4,6 +4,7 @@ from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest
 from .copy import CopyAtom, copy_atom, copy_atom_names
 from .gmma_desc import GmmaDescriptor, make_gmma_desc
 from .mma import MMAAtom, mma_atom, mma_atom_names
+from .sm100 import UMMA_FAMILIES, UmmaAtom, umma_atom
 from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
 from .tiled import (
     ThrCopy,
@@ -17,6 +18,24 @@ from .tiled import (
     make_tiled_mma,
 )
 from .tma import TmaBox, make_tma_box
+from .tmem import (
+    TmemAllocator,
+    TmemCopyAtom,
+    TmemTensor,
+    TmemTiledCopy,
+    make_tmem_copy,
+    tmem_copy_atom,
+    tmem_copy_atom_names,
+    tmem_frg,
+)
+from .umma_desc import (
+    UMMA_SMEM_ATOMS,
+    UmmaInstrDescriptor,
+    UmmaInstrDescriptorBlockScaled,
+    UmmaSmemDescriptor,
+    make_umma_desc,
+    umma_smem_atom,
+)
 
 __all__ = [
     "BankConflicts", "SwizzleSuggestion", "bank_conflicts", "suggest_swizzle", "GMMA_SMEM_ATOMS", "gmma_smem_atom",
@@ -24,4 +43,9 @@ __all__ = [
     "TiledMMA", "ThrMMA", "TiledCopy", "ThrCopy", "make_tiled_mma", "make_tiled_copy",
     "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C", "GmmaDescriptor", "make_gmma_desc", "TmaBox",
     "make_tma_box",
+    # Blackwell: UMMA atoms, descriptors, tensor memory
+    "UmmaAtom", "umma_atom", "UMMA_FAMILIES", "UmmaSmemDescriptor", "UmmaInstrDescriptor",
+    "UmmaInstrDescriptorBlockScaled", "make_umma_desc", "umma_smem_atom", "UMMA_SMEM_ATOMS", "TmemAllocator",
+    "TmemTensor", "TmemCopyAtom", "TmemTiledCopy", "tmem_frg", "tmem_copy_atom", "tmem_copy_atom_names",
+    "make_tmem_copy",
 ]

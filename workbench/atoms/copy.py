@@ -44,6 +44,11 @@ def upcast(layout: Layout, n: int, what: str = "upcast") -> Layout:
     return Layout(*go(layout.shape, layout.stride))
 
 
+# name prefix -> constructor of atoms defined in modules that build on this one (workbench.atoms.tmem registers
+# "SM100_" when the package is imported), so this module imports none of them
+EXTENSIONS: dict = {}
+
+
 def _L(shape, stride):
     return Layout(shape, stride)
 
@@ -162,7 +167,8 @@ def _accepted_widths(name):
 
 def copy_atom(name: str, value_type, num_bits: int | None = None) -> CopyAtom:
     """The copy atom CuTe C++ calls ``Copy_Atom<name, value_type>``, e.g.
-    ``copy_atom("SM75_U32x4_LDSM_N", wb.Float16)``.
+    ``copy_atom("SM75_U32x4_LDSM_N", wb.Float16)``; Blackwell's TMEM atoms too:
+    ``copy_atom("SM100_TMEM_LOAD_32dp32b8x", wb.Float32)`` (``SM100_TMEM_LOAD/STORE_*``, ``SM100_UTCCP_*``).
 
     ``UniversalCopy`` (CuTe's ``UniversalCopy<uintN_t>``) and the cp.async ops take ``num_bits``
     (default: the value type's width for UniversalCopy, 128 for cp.async), or spell it in the
@@ -170,6 +176,8 @@ def copy_atom(name: str, value_type, num_bits: int | None = None) -> CopyAtom:
     """
     if not isinstance(name, str):
         raise TypeError(f"copy_atom: expected the atom's name as a str, but got {type(name).__name__}.")
+    if name.startswith("SM100_") and "SM100_" in EXTENSIONS and num_bits is None:
+        return EXTENSIONS["SM100_"](name, value_type)
     if not isinstance(value_type, et.ElementType):
         raise TypeError(f"copy_atom({name!r}): expected an element type (wb.Float16, ...) as value type, "
                         f"but got {type(value_type).__name__}.")

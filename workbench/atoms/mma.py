@@ -17,6 +17,10 @@ from ..layout import Layout
 
 __all__ = ["MMAAtom", "mma_atom", "mma_atom_names"]
 
+# name prefix -> constructor of atoms defined in modules that build on this one (workbench.atoms.sm100 registers
+# "SM100_" when the package is imported), so this module imports none of them
+EXTENSIONS: dict = {}
+
 # CuTe's type letters in instruction names (the element-type table's).  An atom holds TF32 values as Float32 bit
 # patterns, so it records Float32 and keeps "TF32" in .type_codes.
 TYPE_CODES = {**et.BY_CUTE_CODE, "TF32": et.Float32}
@@ -214,16 +218,26 @@ def _check_types(atom, types):
                     f"Only UniversalFMA takes any types.")
 
 
-def mma_atom(name: str, *types, major_a: str = "K", major_b: str = "K") -> MMAAtom:
+def mma_atom(name: str, *types, major_a: str = "K", major_b: str = "K", **template_args) -> MMAAtom:
     """The MMA atom CuTe C++ calls ``name``, e.g. ``mma_atom("SM80_16x8x16_F32F16F16F32_TN")``.
 
     ``UniversalFMA`` takes its value types ``(D, A, B, C)`` or one type for all (default Float32);
     a tensor-core atom's types are fixed by its name, and passing others raises ``TypeError``.
     GMMA atoms (``SM90_64xNxK_...``) take ``major_a``/``major_b`` ('K' or 'MN', CuTe's
     ``GMMA::Major``); only 16-bit SS atoms accept MN-major operands, RS atoms an MN-major B.
+    SM100 UMMA atoms take CuTe's template arguments as keywords: ``mma_atom("SM100_MMA_F16BF16_SS",
+    a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=128, n=256, a_major="K", b_major="K")``.
     """
     if not isinstance(name, str):
         raise TypeError(f"mma_atom: expected the atom's name as a str, but got {type(name).__name__}.")
+    if name.startswith("SM100_") and "SM100_" in EXTENSIONS:
+        if types or (major_a, major_b) != ("K", "K"):
+            raise TypeError(f"mma_atom({name!r}): SM100 atoms take CuTe's template arguments as keywords (a_type=, "
+                            "b_type=, c_type=, m=, n=, a_major=, b_major=, a_neg=, b_neg=, c_sat=).")
+        return EXTENSIONS["SM100_"](name, **template_args)
+    if template_args:
+        raise TypeError(f"mma_atom({name!r}): unexpected keyword arguments {sorted(template_args)}; only SM100 atoms "
+                        "take template arguments as keywords.")
     for what, v in (("major_a", major_a), ("major_b", major_b)):
         if v not in ("K", "MN"):
             raise ValueError(f"mma_atom: expected {what} to be 'K' or 'MN', but got {v!r}.")
