@@ -150,7 +150,7 @@ function render({ model, el }) {
   bMode.onclick = () => { mode = chosenMode() === "warps" ? "cells" : "warps"; scale = null; build(); };
 
   function fillOf(p, t, i, warps) {
-    if (p.fill && !warps) return p.fills[p.fill[i]];
+    if (p.fill) return p.fills[p.fill[i]];   // a bank/chunk panel keeps its colours at every level
     if (t < 0) return "#fff";
     if (p.shared) return SHARED_FILLS[Math.floor(t / p.shared) % 2];
     return warps ? WARP_FILLS[Math.floor(t / 32) % WARP_FILLS.length] : model.get("palette")[t % model.get("palette").length];
@@ -183,7 +183,7 @@ function render({ model, el }) {
       for (let r = 1; r < nr; r++) { ctx.moveTo(0, r * cs + 0.5); ctx.lineTo(nc * cs, r * cs + 0.5); }
       ctx.stroke();
     }
-    if (warps) {   // one label a block of one warp (or warpgroup), where it fits
+    if (warps && !p.fill) {   // one label a block of one warp (or warpgroup), where it fits
       const [bh, bw] = p._block || (p._block = uniformBlock(p, group));
       ctx.font = `bold ${OV_FONT}px sans-serif`; ctx.textBaseline = "middle";
       ctx.strokeStyle = "#000"; ctx.lineWidth = 1;
