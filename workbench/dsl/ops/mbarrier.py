@@ -29,7 +29,8 @@ def bar_key(s) -> str:
     return f"('{s.bar_buf.name}', _mb_ix('{s.bar_buf.name}', {s.bar_buf.name}.shape[0], {pyexpr(s.bar_off)}))"
 
 
-def _mb_ix(name, n, off):
+def mb_index(name, n, off):
+    """A run-time mbarrier offset, checked against its buffer of n elements (the CPU executor's `_mb_ix`)."""
     if not 0 <= off < n:
         raise KernelRuntimeError(f"mbarrier index out of range: expected an mbarrier offset in [0, {n}) of shared buffer {name}, but got "
                                  f"{off}")
@@ -187,9 +188,9 @@ def peer(cluster, rank):
     return cluster[rank]
 
 
-MbarInit.cpu_helpers = {"_mb_init": _mb_init, "_mb_ix": _mb_ix}
-MbarArrive.cpu_helpers = {"_mb_arrive": _mb_arrive, "_peer": peer, "_mb_ix": _mb_ix}
-MbarWait.cpu_helpers = {"_mb_done": _mb_done, "_mb_ix": _mb_ix}
+MbarInit.cpu_helpers = {"_mb_init": _mb_init, "_mb_ix": mb_index}
+MbarArrive.cpu_helpers = {"_mb_arrive": _mb_arrive, "_peer": peer, "_mb_ix": mb_index}
+MbarWait.cpu_helpers = {"_mb_done": _mb_done, "_mb_ix": mb_index}
 
 
 # -- mbarriers ------------------------------------------------------------------------------------------

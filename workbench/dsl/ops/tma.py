@@ -24,7 +24,7 @@ from ..backends.cpu import KernelRuntimeError, host_view, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import builtin, static_group_count
 from ..views import KTensor
-from .mbarrier import _mb_ix, bar_key, bar_operand, expr_identity, mb_complete_tx, peer, tx_ledger
+from .mbarrier import bar_key, bar_operand, expr_identity, mb_complete_tx, mb_index, peer, tx_ledger
 
 
 class TmaLoad:
@@ -365,4 +365,4 @@ def _tma_box_copy(tma, smem, off, coords, load):
         raise KernelRuntimeError(str(e)) from None
 
 
-TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer, "_mb_ix": _mb_ix}
+TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer, "_mb_ix": mb_index}
