@@ -174,3 +174,17 @@ def test_tensors_passed_straight_in_are_specialized_on_16_byte_alignment():
     assert str(normalize(rows).layout) == "(?,?):(?{i64},1)" and go(rows, rows, rows) is None
     assert len(rec.calls) == 1
     assert E.vadd.specialize((odd, odd, odd)) is not sp and E.vadd.specialize((x, x, x)) is sp
+
+
+def test_a_tensor_of_unit_extents_passed_straight_in_needs_no_leading_dimension():
+    # a 1x1 array has two stride-1 modes: mark_layout_dynamic asks which leads (as CuTe DSL); passed straight in, the
+    # last is taken, by the Python conversion and the C fast path alike
+    one = np.ones((1, 1), np.float32)
+    sp = E.vadd.specialize((one, one, one))
+    rec = Recorder(sp.size)
+    assert rec.launcher(sp.arg_specs)(one, one, one) == 0
+    out = np.zeros((1, 1), np.float32)
+    E.vadd[(1, 1, 1), (32, 1, 1)](one, one, out)
+    assert out[0, 0] == 2.0
+    with pytest.raises(ValueError, match="leading dimension"):
+        wb.from_dlpack(one).mark_layout_dynamic()

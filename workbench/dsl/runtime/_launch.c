@@ -298,6 +298,7 @@ static int check_modes(char *buf, const CSpec *c, int n, const int64_t *shape, c
     for (int i = 0; i < n; i++)
       if (stride[i] == 1) { ones++; last_one = i; if (shape[i] > 1) { big++; last_big = i; } }
     if (ones == 1) ld = last_one;
+    else if (ones > 1 && big == 0 && es > 0) ld = last_one;  /* implicit: all unit extents, as args.normalize */
     else if (ones > 1) { if (big != 1) return 0; ld = last_big; }
     else ld = -1;
   }

@@ -146,7 +146,12 @@ def normalize(arg):
         addr = x.iterator.address
         if x.assumed_align < ALIGN_KEY and addr and addr % ALIGN_KEY == 0:
             x = from_dlpack(arg, assumed_align=ALIGN_KEY)
-        return mark_stride_divisibility(x.mark_layout_dynamic(), ALIGN_KEY)
+        shape, stride = x.shape, x.stride
+        ones = [i for i, d in enumerate(stride) if d == 1]
+        # several stride-1 modes, all of extent <= 1 (a 1x1 array): any is the leading one; mark_layout_dynamic asks
+        # which (as CuTe DSL), a tensor passed straight in takes the last, as _launch.c's check_modes does
+        ld = ones[-1] if len(ones) > 1 and all(shape[i] <= 1 for i in ones) else None
+        return mark_stride_divisibility(x.mark_layout_dynamic(ld), ALIGN_KEY)
     return arg
 
 
