@@ -43,15 +43,49 @@ def _brute(ll, layout, dims):
         assert ll(**inputs) == (int(offs[i]),), (layout, i)
 
 
+def _brute_shared(ll, layout):
+    """Every coordinate c of the memory layout: the shared layout sends offset layout(c) back to c (Triton's
+    direction, offset -> (dim0, dim1))."""
+    offs = layout.offsets()
+    split = [s for _, s in ll.out_dims]
+    for i in range(layout.size):
+        crd, r = [], i
+        for s in split:
+            crd.append(r % s)
+            r //= s
+        assert ll(offset=int(offs[i])) == tuple(crd), (layout, i)
+
+
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_round_trip(name):
     L = LAYOUTS[name]
-    dims = [("offset", L.size)] if type(L) is wb.ComposedLayout else None
-    ll = wb.to_linear_layout(L, dims=dims)
-    used = dims or [(k, ll.in_size(k)) for k in ll.bases]
-    _brute(ll, L, used)
+    ll = wb.to_linear_layout(L)
+    if type(L) is wb.ComposedLayout:     # a memory layout: exported as offset -> coordinate
+        assert ll.kind == "shared" and ll.direction == "offset -> (dim0, dim1)"
+        _brute_shared(ll, L)
+        back = wb.from_linear_layout(ll, element_bits=L.ptr_bits)
+        assert back == L, (name, back)
+        return
+    _brute(ll, L, [(k, ll.in_size(k)) for k in ll.bases])
     back = wb.from_linear_layout(ll)
     assert back.size == L.size and list(back.offsets()) == list(L.offsets()), (name, back)
+
+
+def test_shared_layouts_run_offset_to_coordinate():
+    """The 128-byte-swizzled 8x64 fp16 tile: Triton's NVMMASharedLayout(128, 16) bases (offset -> (row, col)), not
+    CuTe's coordinate -> offset; the printout says so; a rank-1 layout is a memory layout too."""
+    ll = wb.to_linear_layout(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16))
+    assert ll.bases == {"offset": [(0, 1), (0, 2), (0, 4), (0, 8), (0, 16), (0, 32), (1, 8), (2, 16), (4, 32)]}
+    assert repr(ll).startswith("LinearLayout[shared: offset -> (dim0, dim1)]")
+    assert "offset &rarr; (dim0, dim1)" in ll._repr_html_()
+    one = wb.to_linear_layout(wb.make_layout((2, 4), stride=(4, 1)), dims=[("offset", 8)])
+    assert one.bases == {"offset": [(0, 1), (0, 2), (1, 0)]}
+    with pytest.raises(ValueError, match="bijection onto \\[0, 8\\)"):
+        wb.to_linear_layout(wb.make_layout(8, stride=2))
+    with pytest.raises(ValueError, match="'offset' alone"):
+        wb.to_linear_layout(wb.make_layout((4, 2)), dims=[("offset", 4), ("lane", 2)])
+    with pytest.raises(ValueError, match="bijection onto its 4 coordinates"):
+        wb.from_linear_layout({"offset": [(0, 1), (0, 1)]}, out_shape=(2, 2))
 
 
 def test_a_tv_layout_gets_lane_warp_register_bases():
@@ -66,6 +100,7 @@ def test_swizzles_are_linear_and_come_back_swizzled():
     atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16)
     back = wb.from_linear_layout(wb.to_linear_layout(atom, dims=[("offset", 512)]))
     assert type(back) is wb.ComposedLayout and list(back.offsets()) == list(atom.offsets())
+    assert wb.from_linear_layout(wb.to_linear_layout(atom), element_bits=16) == atom
 
 
 @pytest.mark.parametrize("layout, match", [
@@ -74,7 +109,7 @@ def test_swizzles_are_linear_and_come_back_swizzled():
 ])
 def test_refusals_name_the_obstacle(layout, match):
     with pytest.raises(ValueError, match=match):
-        wb.to_linear_layout(layout, dims=[("offset", layout.size)])
+        wb.to_linear_layout(layout, dims=[("register", layout.size)])
 
 
 def test_overlapping_bases_come_back_as_a_swizzle_or_are_refused():
@@ -88,22 +123,20 @@ def test_against_tritons_linear_layout():
     lt = pytest.importorskip("triton._C.libtriton", reason="triton is not installed").linear_layout
     checked = 0
     for name, L in LAYOUTS.items():
-        dims = [("offset", L.size)] if type(L) is wb.ComposedLayout else None
-        ll = wb.to_linear_layout(L, dims=dims)
-        size = ll.out_dims[0][1]
-        tri = lt.LinearLayout.from_bases([(k, [list(b) for b in v]) for k, v in ll.bases.items()], ["offset"],
-                                         [size], False)
+        ll = wb.to_linear_layout(L)
+        outs = [n for n, _ in ll.out_dims]
+        tri = lt.LinearLayout.from_bases([(k, [list(b) for b in v]) for k, v in ll.bases.items()], outs,
+                                         [s for _, s in ll.out_dims], False)
         for k in ll.bases:   # the same dims and sizes on Triton's side
             assert tri.get_in_dim_names().count(k) == 1
-        offs = L.offsets()
-        used = dims or [(k, ll.in_size(k)) for k in ll.bases]
-        widths = [s.bit_length() - 1 for _, s in used]
-        for i in range(L.size):
-            ins, j = {}, 0
-            for (n, _), w in zip(used, widths):
-                ins[n] = ins.get(n, 0) | ((i >> j) & ((1 << w) - 1))
-                j += w
-            assert tri.apply(ins) == {"offset": int(offs[i])}, (name, i)
+        if ll.kind == "shared":
+            offs = L.offsets()
+            for i in range(L.size):
+                assert tri.apply({"offset": int(offs[i])}) == dict(zip(outs, ll(offset=int(offs[i])))), (name, i)
+        else:
+            for k in ll.bases:
+                for v in range(ll.in_size(k)):
+                    assert tri.apply({**{d: 0 for d in ll.bases}, k: v}) == dict(zip(outs, ll(**{k: v}))), (name, k)
         checked += 1
     assert checked == len(LAYOUTS)
 

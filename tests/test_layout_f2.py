@@ -277,7 +277,8 @@ def test_bases_match_to_linear_layout():
     for sw, L in CASES[::7]:
         CL = ComposedLayout(sw, 0, L)
         F = make_f2_layout(CL)
-        assert f2_bases(F) == {"offset": [b[0] for b in to_linear_layout(CL, dims=[("offset", L.size)]).bases["offset"]]}
+        # coordinate -> offset (CuTe's direction) under a distributed input name; "offset" is Triton's shared direction
+        assert f2_bases(F) == {"offset": [b[0] for b in to_linear_layout(CL, dims=[("register", L.size)]).bases["register"]]}
     F = make_f2_layout((8, 8), ([8, 17, 34], 1))
     assert f2_bases(F, [("lane", 32), ("warp", 2)]) == {"lane": [8, 17, 34, 1, 2], "warp": [4]}
     with pytest.raises(LayoutAlgebraError, match="covering 64"):
@@ -314,8 +315,11 @@ def test_linear_layout_of_f2_round_trips():
     assert all(ll2(lane=i, register=j) == (F(i, j) % 8, F(i, j) // 8) for i in range(8) for j in range(8))
     for sw, L in CASES[::11]:
         CL = ComposedLayout(sw, 0, L)
-        dims = [("offset", L.size)]
+        dims = [("register", L.size)]
         assert linear_layout_of_f2(make_f2_layout(CL), dims=dims) == to_linear_layout(CL, dims=dims)
+        if sorted(CL.offsets()) == list(range(CL.size)):      # a bijection: its shared layout (offset -> coordinate) agrees too
+            dims = [("offset", L.size)]
+            assert linear_layout_of_f2(make_f2_layout(CL), dims=dims) == to_linear_layout(CL, dims=dims)
     with pytest.raises(TypeError, match="expected an F2 layout"):
         linear_layout_of_f2(make_layout(4))
     with pytest.raises(ValueError, match="past the out_shape"):
