@@ -136,3 +136,11 @@ def test_square_brackets_select_a_mode_and_calls_evaluate():
     for bad in [(1, 2), wb.Dyn(1), 1.0, True]:
         with pytest.raises(TypeError, match=r"Expected a static int mode index in \(4,8\):\(1,4\)\[i\]"):
             L[bad]
+
+
+def test_a_dynamic_value_orders_by_its_runtime_value_or_says_it_has_none():
+    # min(wb.size(L), 64) on a layout read from CuTe text: its extent has no value to compare, said in words
+    L = wb.parse_layout("(4,?):(1,4)")
+    with pytest.raises(TypeError, match="no order"):
+        min(wb.size(L), 64)
+    assert min(wb.Dyn(100), 64) == 64 and wb.Dyn(3) < wb.Dyn(5) and not wb.Dyn(7) <= 6 and wb.Dyn(2) >= 2

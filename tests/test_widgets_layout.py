@@ -250,3 +250,14 @@ def test_swizzled_layouts_open_coloured_by_chunk():
     off = v.source.offsets_at(np.arange(2), np.arange(64))
     chunks = v.source.bank_of(off)[1]
     assert chunks[0, ::8].tolist() == list(range(8)) and chunks[1, ::8].tolist() == [c ^ 1 for c in range(8)]
+
+
+def test_a_front_end_selection_that_is_no_offset_selects_nothing():
+    # offsets are integers: a key of 2.5 (or nan, or inf) from the front end names no cell; it is not cell 2
+    v = LayoutView(wb.make_layout((4, 4)))
+    v.canvas.selected = 2.5
+    assert v.canvas.selected is None and v.selected_offset is None and v.selected_cells == []
+    v.canvas.selected = float("nan")
+    assert v.canvas.selected is None and v.selected_offset is None
+    v.canvas.selected = 3.0
+    assert v.selected_offset == 3 and v.selected_cells == [(3, 0)]

@@ -222,7 +222,7 @@ class LayoutView(SvgFallback, W.VBox):
     @property
     def selected_offset(self) -> int | None:
         s = self.canvas.selected
-        return None if s is None else int(s)
+        return None if s is None or not float(s).is_integer() else int(s)
 
     @selected_offset.setter
     def selected_offset(self, value: int | None) -> None:
@@ -255,7 +255,11 @@ class LayoutView(SvgFallback, W.VBox):
         self.canvas.show(self._source, self._subtitle())
 
     def _on_selected(self, change) -> None:
-        self._source.selected = change["new"]
+        v = change["new"]
+        if v is not None and not float(v).is_integer():   # offsets are integers: 2.5 names no cell (not cell 2)
+            self.canvas.selected = None
+            return
+        self._source.selected = v
         self._count_selected()
 
     def _count_selected(self) -> None:

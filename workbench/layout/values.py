@@ -96,6 +96,29 @@ class Dyn(Symbolic):
     def __hash__(self) -> int:
         return hash((Dyn, self.value, self.width, self.divisibility))
 
+    # -- order: by the runtime value when it is known; a symbolic value has none to compare --------
+    def _ordered(self, other, op):
+        ov = other.value if type(other) is Dyn else other
+        if type(ov) is bool or not isinstance(ov, (int, float)) or (type(other) is not Dyn and ov != ov):
+            return NotImplemented
+        if self.value is None or ov is None:
+            raise TypeError(f"Expected values known here to compare, but got {self!r} {op} {other!r}: a dynamic "
+                            "value read without a runtime value (from CuTe text, or a symbolic layout) has no order; "
+                            "give it a value (wb.Dyn(value, ...)) or compare its divisibility.")
+        return {"<": self.value < ov, "<=": self.value <= ov, ">": self.value > ov, ">=": self.value >= ov}[op]
+
+    def __lt__(self, other):
+        return self._ordered(other, "<")
+
+    def __le__(self, other):
+        return self._ordered(other, "<=")
+
+    def __gt__(self, other):
+        return self._ordered(other, ">")
+
+    def __ge__(self, other):
+        return self._ordered(other, ">=")
+
     def __int__(self) -> int:
         if self.value is None:
             raise ValueError(f"Expected a dynamic value with a known runtime value, but got the symbolic {self!r}.")
