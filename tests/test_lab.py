@@ -24,8 +24,14 @@ def test_unknown_suite_is_refused(capsys):
 def test_host_suite_measures_every_path_for_each_count_and_draws(tmp_path):
     pytest.importorskip("torch")
     host = lab.run_host(rounds=2, calls=20, warmup=2, counts=(1, 2), progress=False)
-    assert set(host["paths"]) == {"pointer bypass", "wb tensors (cached)", "numpy straight in", "torch straight in",
-                                  "from_dlpack+mark_layout_dynamic each call"}
+    want = {"pointer bypass", "wb tensors (cached)", "numpy straight in", "torch straight in",
+            "from_dlpack+mark_layout_dynamic each call"}
+    try:
+        import tvm_ffi  # noqa: F401
+        want.add(lab.TVM_FFI_NOP)      # the torch slope's peer, in the same run
+    except ImportError:
+        pass
+    assert set(host["paths"]) == want
     for row in host["paths"].values():
         for n in ("1", "2"):
             r = row[n]
@@ -73,3 +79,36 @@ def test_the_bench_cli_checks_out_before_running(monkeypatch, capsys):
     with pytest.raises(SystemExit) as e:
         main(["bench", "--out", "/nonexistent-folder/b.json"])
     assert e.value.code == 2 and "folder to exist" in capsys.readouterr().err
+
+
+def _suite(rows):
+    return {"counts": [1, 2, 4, 8], "paths": {p: {str(n): {"median_us": v} for n, v in zip((1, 2, 4, 8), vs)}
+                                              for p, vs in rows.items()}}
+
+
+def test_slopes_ratios_and_verdicts_read_as_targets_met_or_not():
+    # issue 31, part 5: one run's medians give the slopes per tensor and the ratios, each judged against TARGETS
+    host = _suite({"torch straight in": [1.1, 1.2, 1.4, 1.8], lab.TVM_FFI_NOP: [0.2, 0.4, 0.8, 1.6],
+                   "pointer bypass": [1.0, 1.0, 1.0, 1.0]})
+    conv = {"paths": {"wb.from_dlpack": {"torch": {"median_us": 0.25}}, "tvm_ffi.from_dlpack": {"torch": {"median_us": 0.2}},
+                      "wb.from_dlpack+mark_layout_dynamic": {"torch": {"median_us": 0.3}},
+                      "cute.from_dlpack+mark_layout_dynamic": {"torch": {"median_us": 6.0}}}}
+    r = lab.ratios({"suites": {"host": host, "convert": conv}})
+    assert r["host: slope_us_per_tensor[torch straight in]"] == 0.1
+    assert r["host: slope_us_per_tensor[" + lab.TVM_FFI_NOP + "]"] == 0.2
+    assert r["host: torch_straight_in_slope_over_tvm_ffi_slope"] == 0.5
+    assert r["mark_layout_dynamic_over_from_dlpack[torch]"] == 1.2 and r["cute_mark_over_wb_mark[torch]"] == 20.0
+    v = lab.verdicts(r)
+    assert v["host: torch_straight_in_slope_over_tvm_ffi_slope"] == {"value": 0.5, "max": 1.0, "met": True}
+    assert v["wb_from_dlpack_over_tvm_ffi[torch]"] == {"value": 1.25, "max": 1.0, "met": False}
+    assert v["cute_mark_over_wb_mark[torch]"]["met"] and v["mark_layout_dynamic_over_from_dlpack[torch]"]["met"]
+    assert "host: slope_us_per_tensor[torch straight in]" not in v      # a slope alone is no target
+    text = lab.table({"lab": "t", "mode": "cpu", "machine": {}, "versions": {}, "rounds": 1, "unit": "us",
+                      "suites": {}, "ratios": r, "targets": lab.TARGETS, "targets_met": v})
+    assert "NOT MET" in text and "met" in text
+
+
+def test_a_slope_needs_every_count():
+    s = _suite({"a": [1.0, 2.0, 3.0, 4.0]})
+    del s["paths"]["a"]["8"]
+    assert lab.slope(s, "a") is None

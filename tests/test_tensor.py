@@ -266,3 +266,135 @@ def test_is_static_reads_layouts_and_tensors():
     t.mark_layout_dynamic()
     assert wb.is_dynamic(t) and wb.is_dynamic(t.layout) and not wb.is_static((4, wb.Dyn(3)))
     assert not wb.is_static("4") and not wb.is_dynamic("4") and not wb.is_dynamic(7)   # not algebra integers
+
+
+# -- mark_layout_dynamic's C fast path against the Python path (issue 31, part 5) -----------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import workbench._tensor as T  # noqa: E402
+
+
+def _strided(shape, strides):
+    """A numpy float32 view of shape/strides (in elements, any sign) over a buffer large enough for it."""
+    lo = sum((e - 1) * d for e, d in zip(shape, strides) if d < 0 and e > 0)
+    hi = sum((e - 1) * d for e, d in zip(shape, strides) if d > 0 and e > 0)
+    base = np.zeros(hi - lo + 1, np.float32)
+    start = base[-lo:] if lo else base
+    return as_strided(start, shape, tuple(4 * d for d in strides))
+
+
+def _outcome(mark):
+    try:
+        t = mark()
+    except Exception as e:   # noqa: BLE001 - compared below: same type, same message
+        return ("raises", type(e), str(e))
+    return ("marks", t._marks, t._order, str(t.layout), t.kernel_signature(), t.leading_dim, t.dynamic_shapes_mask,
+            t.dynamic_strides_mask)
+
+
+_modes = st.lists(st.tuples(st.integers(0, 5), st.sampled_from([-3, -1, 0, 1, 1, 1, 2, 3, 8])), max_size=5)
+_leading = st.one_of(st.none(), st.integers(-7, 7), st.sampled_from([True, 1.0, "0", 2**70, -2**70]))
+_before = st.sampled_from(["none", "layout", "compact", "divisibility", "python"])
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(modes=_modes, leading=_leading, before=_before, keyword=st.booleans())
+def test_mark_layout_dynamic_fast_path_equals_the_python_path(modes, leading, before, keyword):
+    """Same marks, order, layout, signature, masks, or the same error with the same message, on generated
+    tensors (shapes, strides of any sign, repeated stride 1), leading_dim of every kind, and every prior state."""
+    x = _strided([e for e, _ in modes], [d for _, d in modes])
+
+    def make():
+        t = wb.from_dlpack(x)
+        if before == "layout":
+            try:
+                t._mark_layout_dynamic_slow()
+            except ValueError:
+                pass
+        elif before == "compact":
+            try:
+                t.mark_compact_shape_dynamic(0)
+            except (ValueError, TypeError):
+                pass
+        elif before == "divisibility":
+            try:
+                T.mark_stride_divisibility(t._mark_layout_dynamic_slow(), 16)
+            except ValueError:
+                pass
+        elif before == "python":
+            t._stride = t._stride   # the Python objects are the truth from here (not a native tensor)
+        return t
+
+    args, kw = ((), {"leading_dim": leading}) if keyword else ((leading,), {})
+    if leading is None and not keyword:
+        args = ()
+    fast = _outcome(lambda: make().mark_layout_dynamic(*args, **kw))
+    slow = _outcome(lambda: make()._mark_layout_dynamic_slow(*args, **kw))
+    assert fast == slow
+
+
+def test_the_usual_mark_is_served_in_c_and_the_rest_by_the_python_path(monkeypatch):
+    calls = []
+    real = T.Tensor._mark_layout_dynamic_slow
+    monkeypatch.setattr(T.Tensor, "_mark_layout_dynamic_slow", lambda self, *a, **k: calls.append(a or k) or real(self, *a, **k))
+    x = torch.zeros(30, 20)
+    for t in (wb.from_dlpack(x).mark_layout_dynamic(), wb.from_dlpack(x).mark_layout_dynamic(leading_dim=1),
+              wb.from_dlpack(x).mark_layout_dynamic(-1), wb.from_dlpack(x[:, ::2]).mark_layout_dynamic()):
+        assert t._marks[0] == "layout"
+    assert calls == []
+    wb.from_dlpack(torch.zeros(4, 1)).mark_layout_dynamic()            # two stride-1 modes: deduced in Python
+    with pytest.raises(ValueError, match=re.escape("Expected strides[leading_dim] == 1, but got 20.")):
+        wb.from_dlpack(x).mark_layout_dynamic(leading_dim=0)
+    with pytest.raises(TypeError, match="mark_layout_dynamic"):
+        wb.from_dlpack(x).mark_layout_dynamic(1, 2)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        wb.from_dlpack(x).mark_layout_dynamic(leading=1)
+    assert len(calls) == 4
+    t = wb.from_dlpack(x)
+    assert t.mark_layout_dynamic() is t and t._order is None and lay(t) == "(?,?):(?{i64},1)"
+
+
+def test_a_mark_landing_inside_a_layout_build_is_not_overwritten(monkeypatch):
+    # the window the marking lock used to close: .layout builds from marks None, a (C) mark lands meanwhile
+    t = wb.from_dlpack(np.zeros((8, 16), np.float32))
+    real = T.Layout
+    fired = []
+
+    def hooked(*a, **kw):
+        if not fired:
+            fired.append(1)
+            t.mark_layout_dynamic()
+        return real(*a, **kw)
+
+    monkeypatch.setattr(T, "Layout", hooked)
+    assert str(t.layout) == "(8,16):(16,1)"     # this read saw the marks it started from
+    monkeypatch.setattr(T, "Layout", real)
+    assert fired and str(t.layout) == "(?,?):(?{i64},1)"
+
+
+def test_a_c_mark_landing_inside_a_compact_mark_is_not_lost(monkeypatch):
+    # mark_compact_shape_dynamic computes from the marks it read; a C mark landing meanwhile makes its final
+    # compare-and-set fail, and it computes again from the new marks: as if the C mark came first
+    t = wb.from_dlpack(np.zeros((8, 16), np.float32))
+    want = wb.from_dlpack(np.zeros((8, 16), np.float32)).mark_layout_dynamic().mark_compact_shape_dynamic(0, divisibility=2)
+    real = T._compact_strides
+    fired = []
+
+    def hooked(*a, **kw):
+        if not fired:
+            fired.append(1)
+            t.mark_layout_dynamic()
+        return real(*a, **kw)
+
+    monkeypatch.setattr(T, "_compact_strides", hooked)
+    t.mark_compact_shape_dynamic(0, divisibility=2)
+    assert fired and t._marks == want._marks and str(t.layout) == str(want.layout)
+
+
+def test_stride_divisibility_marks_survive_the_c_path():
+    t = wb.from_dlpack(np.zeros((4, 8), np.float32)).mark_layout_dynamic()
+    assert T.mark_stride_divisibility(t, 16)._marks == ("layout", 1, 4)
+    assert lay(t) == "(?,?):(?{i64 div=4},1)"
+    assert t.kernel_signature()[1] == (("?", 64, 4), 1)
+    assert t.mark_layout_dynamic()._marks == ("layout", 1) and lay(t) == "(?,?):(?{i64},1)"

@@ -38,9 +38,12 @@ __all__ = ["Tensor", "Pointer", "AddressSpace", "from_dlpack", "make_ptr", "make
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
 _MEMSPACE = {_CPU: "generic", _CUDA_HOST: "generic", _CUDA: "gmem", _CUDA_MANAGED: "gmem"}
 _INT32_MAX = 2**31 - 1
-# Marks and the layout cached from them change together: marking and building the cached layout hold this lock
-# (re-entrant: a mark reads .layout), so a .layout read racing a mark can never cache a layout of the old marks.
-# Reads of an already cached layout take no lock.
+# Marks and the layout cached from them change together.  Every store of marks is one C call that stores the
+# marks and the order and drops the cached layout as one step (TensorBase._set_marks, and mark_layout_dynamic's
+# common call, which is C altogether); a layout is cached only if the marks it was built from are still the
+# tensor's (TensorBase._set_layout_if), so a .layout read racing a mark can never cache a layout of the old marks,
+# and reads take no lock.  The Python marking paths still hold this lock (re-entrant), so that two of them do not
+# interleave; a C mark landing inside one makes its final compare-and-set fail, and it recomputes.
 _MARK_LOCK = threading.RLock()
 
 
@@ -265,23 +268,11 @@ class Tensor(_native.TensorBase):
         lay = self._layout
         return lay if lay is not None else self._build_layout()
 
-    @_marking
     def _build_layout(self) -> Layout:
-        # under the marking lock: a mark made while this runs cannot be overwritten by a layout of the old marks
-        lay = self._layout
-        if lay is None:
-            m = self._marks
-            if m is None:
-                lay = Layout(self._f[10], self._stride)
-            elif m[0] == "layout":
-                ld = m[1]
-                shp = tuple(Dyn(s, 64 if s > _INT32_MAX else 32) for s in self._f[10])
-                div = 1 if len(m) == 2 else m[2]
-                std = tuple(d if (i == ld or d <= 0) else Dyn(d, 64, div) for i, d in enumerate(self._stride))
-                lay = Layout(shp, std)
-            else:
-                lay = Layout(m[1], m[2])
-            self._layout = lay
+        # no lock: the layout of the marks read here is cached only if they are still the marks when it is stored
+        m = self._marks
+        lay = _layout_of_marks(self, m)
+        self._set_layout_if(m, lay)
         return lay
 
     def _with_layout(self, layout: Layout, offset) -> Tensor:
@@ -315,10 +306,11 @@ class Tensor(_native.TensorBase):
                 tuple(int(x) for x in flatten(lay.stride)))
 
     # -- dynamic marking -------------------------------------------------------------------
+    # mark_layout_dynamic(leading_dim=None) is TensorBase's (C): all shapes dynamic; strides dynamic except the
+    # leading dimension's (1) and zero or negative strides, which stay static; marks in place and returns self (as
+    # CuTe DSL).  Its common call is served in C; every other call comes here, the one place of its rules and messages.
     @_marking
-    def mark_layout_dynamic(self, leading_dim=None) -> Tensor:
-        """All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or
-        negative strides, which stay static.  Marks in place and returns self (as CuTe DSL)."""
+    def _mark_layout_dynamic_slow(self, leading_dim=None) -> Tensor:
         if self._marks is not None and self._marks[0] == "given":   # (its shape may be an int or nested)
             raise ValueError(f"Expected a tensor from from_dlpack for mark_layout_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         shape, stride = self._f[10], self._stride
@@ -350,9 +342,7 @@ class Tensor(_native.TensorBase):
             leading_dim %= n
             if stride[leading_dim] != 1:
                 raise ValueError(f"Expected strides[leading_dim] == 1, but got {stride[leading_dim]}.")
-        self._marks = ("layout", leading_dim)
-        self._order = None
-        self._layout = None
+        self._set_marks(("layout", leading_dim), None)
         return self
 
     @_marking
@@ -361,7 +351,15 @@ class Tensor(_native.TensorBase):
         the strides that depend on it, innermost first along ``stride_order`` (outermost to
         innermost, as ``torch.Tensor.dim_order()``); modes of extent 1 get stride 0.
         Raises for a tensor that is not compact (CuTe DSL returns a wrong layout)."""
-        if self._marks is not None and self._marks[0] == "given":   # (its shape may be an int or nested)
+        while True:
+            marks, order = self._marks, self._order
+            new = self._compact_marks(marks, order, mode, stride_order, divisibility)
+            if self._set_marks(new[0], new[1], marks):   # else a C mark_layout_dynamic landed meanwhile: again
+                return self
+
+    def _compact_marks(self, marks, order, mode, stride_order, divisibility):
+        """mark_compact_shape_dynamic's new (marks, order) from the current ones (read once by the caller)."""
+        if marks is not None and marks[0] == "given":   # (its shape may be an int or nested)
             raise ValueError(f"Expected a tensor from from_dlpack for mark_compact_shape_dynamic, but got one made by make_tensor with layout {self.layout}: give make_tensor the dynamic layout instead.")
         shape, stride = self._f[10], self._stride
         n = len(shape)
@@ -385,9 +383,9 @@ class Tensor(_native.TensorBase):
                     raise ValueError(
                         f"Expected stride_order to contain all the dimensions of the tensor, but it doesn't contain {i}."
                     )
-            if self._order is not None and stride_order != self._order:
+            if order is not None and stride_order != order:
                 raise ValueError("The stride_order is not consistent with the last stride_order.")
-            deduced = self._order or _deduce_stride_order(shape, stride)
+            deduced = order or _deduce_stride_order(shape, stride)
             if deduced is not None and stride_order != deduced:
                 # as CuTe DSL: an order that contradicts the tensor's own is refused, even where an
                 # extent-1 mode would let both describe the same memory
@@ -395,7 +393,7 @@ class Tensor(_native.TensorBase):
                     f"The stride_order is not consistent with the deduced stride_order: expected {deduced} for "
                     f"{self._static_str()}, but got {stride_order}.")
         else:
-            stride_order = self._order or _deduce_stride_order(shape, stride)
+            stride_order = order or _deduce_stride_order(shape, stride)
             if stride_order is None:
                 if not is_compact(Layout(tuple(shape), tuple(stride))):
                     raise ValueError(
@@ -429,10 +427,10 @@ class Tensor(_native.TensorBase):
         # Start from the current marks so that calls chain, as CuTe DSL's do: after mark_layout_dynamic every
         # extent stays dynamic (the strides derived from them become dynamic too, carrying what divisibility
         # the extents prove); after another compact mark, its extents.
-        if self._marks is not None and self._marks[0] == "compact":
-            lshape = list(self._marks[1])
-        elif self._marks is not None and self._marks[0] == "layout":
-            lshape = list(flatten(self.layout.shape))
+        if marks is not None and marks[0] == "compact":
+            lshape = list(marks[1])
+        elif marks is not None and marks[0] == "layout":
+            lshape = list(flatten(_layout_of_marks(self, marks).shape))
         else:
             lshape = list(shape)
         s = shape[mode]
@@ -440,10 +438,7 @@ class Tensor(_native.TensorBase):
         # a stride that depends on a ? extent is itself a 64-bit ? (as CuTe DSL)
         lstride = tuple(Dyn(d.value, 64, d.divisibility) if type(d) is Dyn else d
                         for d in _compact_strides(lshape, stride_order))
-        self._marks = ("compact", tuple(lshape), lstride)
-        self._order = stride_order
-        self._layout = None
-        return self
+        return ("compact", tuple(lshape), lstride), stride_order
 
     def _static_str(self) -> str:
         return f"{format_inttuple(self._f[10])}:{format_inttuple(self._stride)}"
@@ -539,15 +534,29 @@ def mark_stride_divisibility(t: Tensor, nbytes: int) -> Tensor:
     is (else leave the marks as they are).  The kernel DSL calls it for tensors passed straight into a kernel, so that
     their specialization knows 16-byte rows (Triton specializes integer arguments on divisibility by 16 the same
     way); the C launcher applies the same rule to framework tensors on its fast path.  Returns t."""
-    m = t._marks
-    if m is None or m[0] != "layout":
-        raise ValueError(f"Expected a tensor marked with mark_layout_dynamic, but got marks {m!r}.")
-    q = nbytes // t.element_type.natural_align
-    if q > 1 and nbytes % t.element_type.natural_align == 0 and \
-            all(d % q == 0 for i, d in enumerate(t._stride) if i != m[1] and d > 0):
-        t._marks = ("layout", m[1], q)
-        t._layout = None
-    return t
+    while True:
+        m = t._marks
+        if m is None or m[0] != "layout":
+            raise ValueError(f"Expected a tensor marked with mark_layout_dynamic, but got marks {m!r}.")
+        q = nbytes // t.element_type.natural_align
+        if not (q > 1 and nbytes % t.element_type.natural_align == 0 and
+                all(d % q == 0 for i, d in enumerate(t._stride) if i != m[1] and d > 0)):
+            return t
+        if t._set_marks(("layout", m[1], q), None, m):   # else marked again meanwhile: decide on the new marks
+            return t
+
+
+def _layout_of_marks(t, m) -> Layout:
+    """The layout tensor t has under marks m (its cached .layout is this for its current marks)."""
+    if m is None:
+        return Layout(t._f[10], t._stride)
+    if m[0] == "layout":
+        ld = m[1]
+        shp = tuple(Dyn(s, 64 if s > _INT32_MAX else 32) for s in t._f[10])
+        div = 1 if len(m) == 2 else m[2]
+        std = tuple(d if (i == ld or d <= 0) else Dyn(d, 64, div) for i, d in enumerate(t._stride))
+        return Layout(shp, std)
+    return Layout(m[1], m[2])
 
 
 _DYN32 = ("?", 32, 1)

@@ -37,6 +37,11 @@ def _cases():
         "np.from_dlpack(torch)": lambda: np.from_dlpack(x),
         "torch.from_dlpack(numpy)": lambda: torch.from_dlpack(n),
     }
+    try:
+        import tvm_ffi
+        reference["tvm_ffi.from_dlpack(torch)"] = lambda: tvm_ffi.from_dlpack(x)
+    except ImportError:
+        pass
     cute = {}
     try:
         import cutlass
@@ -88,4 +93,16 @@ def run(quick: bool = False) -> dict:
             ratio = med[("cute_dsl", k)] / med[("workbench", k)]
             result["speedup_vs_cute_dsl"][k] = round(ratio, 2)
     result["targets_met"] = {k: result["speedup_vs_cute_dsl"].get(k, 0) >= t for k, t in TARGETS.items()} if cute else None
+    # issue 31, part 5, as the lab reads it (workbench.bench.lab.TARGETS): TVM-FFI's conversion and marking's cost
+    from .lab import verdicts
+    ratios = {"mark_layout_dynamic_over_from_dlpack[torch]":
+              round(med[("workbench", "from_dlpack(torch)+mark_layout_dynamic")] / med[("workbench", "from_dlpack(torch)")], 3)}
+    if ("reference", "tvm_ffi.from_dlpack(torch)") in med:
+        ratios["wb_from_dlpack_over_tvm_ffi[torch]"] = round(
+            med[("workbench", "from_dlpack(torch)")] / med[("reference", "tvm_ffi.from_dlpack(torch)")], 3)
+    if cute:
+        ratios["cute_mark_over_wb_mark[torch]"] = round(
+            med[("cute_dsl", "from_dlpack(torch)+mark_layout_dynamic")] / med[("workbench", "from_dlpack(torch)+mark_layout_dynamic")], 2)
+    result["ratios"] = ratios
+    result["host_overhead_targets_met"] = verdicts(ratios)
     return result

@@ -10,8 +10,12 @@ Suites (``python -m workbench lab --help``):
   through its JIT, ``make_ptr``, and torch tensors through TVM-FFI when apache-tvm-ffi is installed).
 * ``host`` (any machine): the same workbench paths with host tensors and a C stand-in for
   ``cuLaunchKernel`` that launches nothing: the guard and the packing alone, no driver call.
-* ``convert``: one conversion per call: ``wb.from_dlpack`` of torch and numpy tensors against
-  ``tvm_ffi.from_dlpack`` and CuTe DSL's ``from_dlpack`` (when installed), ``wb.make_ptr``.
+* ``convert``: one conversion per call: ``wb.from_dlpack`` (and ``+ mark_layout_dynamic``) of torch and numpy
+  tensors against ``tvm_ffi.from_dlpack`` and CuTe DSL's ``from_dlpack`` (when installed), ``wb.make_ptr``.
+
+The host suite also times TVM-FFI's per-argument conversion of torch tensors (a no-op packed function), so that
+the slope of each path over 1..8 tensors (its marginal cost per tensor) can be compared in one run; ``ratios``
+holds the quantities TARGETS bounds and ``targets_met`` says, for each, whether this run met it.
 
 Every case of a suite runs once per round, rounds repeated (interleaved: load on a shared machine
 hits all cases alike); each sample is the mean of a loop of calls; the result is the median and
@@ -43,6 +47,11 @@ TARGETS = {
     "bypass_over_driver_floor_max": 1.0,
     "wb_from_dlpack_over_tvm_ffi_max": 1.0,
     "cute_from_dlpack_over_wb_min": 10.0,
+    # issue 31, part 5 (host overhead): marking costs at most one more conversion, and is >= 8x faster than CuTe
+    # DSL's; a torch tensor's marginal cost per launch (the slope over 1..8 tensors) at most TVM-FFI's
+    "mark_layout_dynamic_over_from_dlpack_max": 2.0,
+    "cute_mark_over_wb_mark_min": 8.0,
+    "torch_straight_in_slope_over_tvm_ffi_slope_max": 1.0,
 }
 _PACKAGES = ("numpy", "torch", "cupy", "cupy-cuda13x", "cupy-cuda12x", "nvidia-cutlass-dsl", "apache-tvm-ffi",
              "matplotlib", "layout-workbench")
@@ -136,6 +145,14 @@ def _by_path(raw: dict) -> dict:
 
 
 # -- suite: host (guard + pack, no GPU needed) ----------------------------------------------------
+# The host suite's TVM-FFI peer: a registered no-op packed function called with the torch tensors, so that its
+# cost per tensor is TVM-FFI's conversion of a torch argument (what a CuTe DSL --enable-tvm-ffi call pays per
+# tensor before its own checks and the launch).
+TVM_FFI_NOP = "TVM-FFI testing.nop(torch tensors)"
+# the launch suite's: CuTe DSL compiled with --enable-tvm-ffi, torch tensors straight in
+TVM_FFI_LAUNCH = "CuTe DSL TVM-FFI torch tensors"
+
+
 def _host_cases(counts):
     import numpy as np
 
@@ -150,6 +167,11 @@ def _host_cases(counts):
         import torch
     except ImportError:
         torch = None
+    try:
+        import tvm_ffi
+        nop = tvm_ffi.get_global_func("testing.nop")
+    except (ImportError, AttributeError, ValueError, RuntimeError):
+        nop = None
     for n in counts:
         arrays = [np.ones(K.ELEMENTS, np.float32) for _ in range(n)]
         cached = [wb.from_dlpack(a).mark_layout_dynamic() for a in arrays]
@@ -184,6 +206,9 @@ def _host_cases(counts):
                 wb.from_dlpack(tt[0])  # the dispatcher's first (slow) call learns the producer type
                 assert go(*tt) == 0, "torch tensors were refused by the launcher"
                 cases[("torch straight in", n)] = lambda go=go, a=tt: go(*a)
+                if nop is not None:   # TVM-FFI's per-argument conversion of torch tensors, no launch: its slope
+                    nop(*tt)
+                    cases[(TVM_FFI_NOP, n)] = lambda a=tt: nop(*a)
     return cases, keep
 
 
@@ -214,6 +239,9 @@ def _convert_cases():
     if x is not None:
         cases[("wb.from_dlpack", "torch")] = lambda: wb.from_dlpack(x)
         cases[("wb.from_dlpack+mark_layout_dynamic", "torch")] = lambda: wb.from_dlpack(x).mark_layout_dynamic()
+        # what wb.from_dlpack and the launcher ask torch per tensor and TVM-FFI does not (torch's exchange API skips
+        # the checks torch's own __dlpack__ makes): part of the conversion above, timed alone
+        cases[("torch checks: x.requires_grad, x.is_neg()", "torch")] = lambda: (x.requires_grad, x.is_neg())
     cases[("wb.from_dlpack", "numpy")] = lambda: wb.from_dlpack(a)
     cases[("wb.from_dlpack+mark_layout_dynamic", "numpy")] = lambda: wb.from_dlpack(a).mark_layout_dynamic()
     cases[("wb.make_ptr", "address")] = lambda: wb.make_ptr(wb.Float32, 4096, "gmem", assumed_align=16)
@@ -392,6 +420,7 @@ def run(suites=None, quick=False, progress=True, counts=COUNTS, rounds=None) -> 
             out["suites"][s] = run_convert(rounds=rounds, calls=calls, progress=progress)
     out["ratios"] = ratios(out)
     out["targets"] = TARGETS
+    out["targets_met"] = verdicts(out["ratios"])
     return out
 
 
@@ -411,6 +440,12 @@ def ratios(result: dict) -> dict:
                 out[f"wb_from_dlpack_over_tvm_ffi[{src}]"] = round(wb_ / tvm, 3)
             if wb_ and cute:
                 out[f"cute_from_dlpack_over_wb[{src}]"] = round(cute / wb_, 2)
+            mark = _med(conv, "wb.from_dlpack+mark_layout_dynamic", src)
+            cute_mark = _med(conv, "cute.from_dlpack+mark_layout_dynamic", src)
+            if wb_ and mark:
+                out[f"mark_layout_dynamic_over_from_dlpack[{src}]"] = round(mark / wb_, 3)
+            if mark and cute_mark:
+                out[f"cute_mark_over_wb_mark[{src}]"] = round(cute_mark / mark, 2)
     for sname in ("launch", "host"):
         s = result["suites"].get(sname)
         if not s or "paths" not in s:
@@ -430,6 +465,37 @@ def ratios(result: dict) -> dict:
                 out[f"{sname}: wb_cached_minus_bypass_per_tensor_us[{n}]"] = round((cached - byp) / n, 3)
             if torch_in and tvm:
                 out[f"{sname}: torch_straight_in_over_cute_tvm_ffi[{n}]"] = round(torch_in / tvm, 3)
+        slopes = {path: slope(s, path) for path in s["paths"]}
+        for path, v in slopes.items():
+            if v is not None:
+                out[f"{sname}: slope_us_per_tensor[{path}]"] = v
+        peer = slopes.get(TVM_FFI_LAUNCH if sname == "launch" else TVM_FFI_NOP)
+        torch_slope = slopes.get("torch straight in")
+        if peer and torch_slope is not None:
+            out[f"{sname}: torch_straight_in_slope_over_tvm_ffi_slope"] = round(torch_slope / peer, 3)
+    return out
+
+
+def slope(suite: dict, path: str):
+    """A path's marginal cost per tensor: the least-squares slope of its medians over the tensor counts
+    (None unless every count has one)."""
+    pts = [(n, _med(suite, path, str(n))) for n in suite.get("counts", ())]
+    if len(pts) < 2 or any(v is None for _, v in pts):
+        return None
+    mx = sum(n for n, _ in pts) / len(pts)
+    my = sum(v for _, v in pts) / len(pts)
+    return round(sum((n - mx) * (v - my) for n, v in pts) / sum((n - mx) ** 2 for n, _ in pts), 4)
+
+
+def verdicts(ratios_: dict) -> dict:
+    """Each ratio that a target bounds: its value, the bound, and whether it is met (keys as in ratios)."""
+    out = {}
+    for key, value in ratios_.items():
+        base = key.split(": ", 1)[-1].split("[", 1)[0]
+        for suffix, ok in (("_max", lambda v, t: v <= t), ("_min", lambda v, t: v >= t)):
+            t = TARGETS.get(base + suffix)
+            if t is not None and value is not None:
+                out[key] = {"value": value, ("max" if suffix == "_max" else "min"): t, "met": bool(ok(value, t))}
     return out
 
 
@@ -471,6 +537,12 @@ def table(result: dict) -> str:
         lines.append("== ratios (targets: " + ", ".join(f"{k} {v}" for k, v in result["targets"].items()) + ")")
         for k, v in result["ratios"].items():
             lines.append(f"{k:60s} {v}")
+    met = result.get("targets_met") or verdicts(result.get("ratios") or {})
+    if met:
+        lines += ["", "== targets"]
+        for k, v in met.items():
+            bound = f"<= {v['max']}" if "max" in v else f">= {v['min']}"
+            lines.append(f"{k:60s} {v['value']:>9} {bound:>8}  {'met' if v['met'] else 'NOT MET'}")
     return "\n".join(lines)
 
 

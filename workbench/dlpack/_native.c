@@ -195,8 +195,29 @@ static int validate_address(const DLTensor *t, int64_t count, int64_t lo, int64_
   return -1;
 }
 
+/* The usual tensor in one pass: ndim and dtype in range, every extent > 0, strides given, and the element
+ * count, the reach of each mode, their sums and the byte span all fitting, below 2**56.  1: it passes every
+ * phase below (so they need not run); 0: not shown here, the phases decide (with their messages). */
+static inline int plainly_valid(const DLTensor *t) {
+  int n = t->ndim;
+  if (n < 0 || n > WB_MAX_NDIM || !t->dtype.bits || !t->dtype.lanes || (n && (!t->shape || !t->strides))) return 0;
+  int64_t count = 1, lo = 0, hi = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t s = t->shape[i], reach;
+    if (s <= 0 || __builtin_mul_overflow(count, s, &count) || __builtin_mul_overflow(s - 1, t->strides[i], &reach) ||
+        (reach < 0 ? __builtin_add_overflow(lo, reach, &lo) : __builtin_add_overflow(hi, reach, &hi)))
+      return 0;
+  }
+  uint64_t base, bytes = ((uint64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  if (__builtin_add_overflow((uint64_t)(uintptr_t)t->data, t->byte_offset, &base)) return 0;
+  __int128 lo_b = (__int128)lo * (__int128)bytes, hi_b = ((__int128)hi + 1) * (__int128)bytes;
+  return (__int128)base + lo_b >= 0 && (__int128)base + hi_b <= (__int128)WB_MAX_ADDRESS &&
+         hi_b - lo_b <= (__int128)INT64_MAX;
+}
+
 static int validate_dltensor(const DLTensor *t) {
   int64_t count, lo, hi;
+  if (plainly_valid(t)) return 0;
   if (validate_ndim(t) < 0) return -1;                     /* phase 1 */
   if (validate_dtype(t) < 0) return -1;                    /* phase 2 */
   if (validate_shape(t, &count) < 0) return -1;            /* phase 3 */
@@ -584,6 +605,164 @@ static PyGetSetDef tensorbase_getset[] = {
   {NULL},
 };
 
+/* ---- marking in C ----------------------------------------------------------------------------
+ * t.mark_layout_dynamic(leading_dim=None): the common call is served here, in one C call that holds
+ * the GIL throughout, so that marks, order and cached layout change together without a lock: a
+ * from_dlpack tensor (marks None, or a previous layout/compact mark) whose leading dimension is the one
+ * mode of stride 1 (or none has stride 1), or an int naming a stride-1 mode.  Everything else (a
+ * make_tensor tensor, several stride-1 modes, a bad leading_dim) goes to Tensor._mark_layout_dynamic_slow,
+ * the one place of the rules' messages.  The marks are shared constant tuples ("layout", ld), as the
+ * Python path would store them; the kernel launcher reads them as it reads the Python path's. */
+static PyObject *s_layout_tag, *s_compact_tag, *s_mld_slow, *s_leading_dim;
+static PyObject *g_layout_marks[WB_MAX_NDIM + 1];  /* [ld + 1]: ("layout", ld); [0]: ("layout", None) */
+
+/* borrowed; NULL with an error set */
+static PyObject *layout_marks(int ld) {
+  PyObject **slot = &g_layout_marks[ld + 1];
+  if (!*slot) {
+    PyObject *v = ld < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(ld);
+    if (!v) return NULL;
+    *slot = PyTuple_Pack(2, s_layout_tag, v);
+    Py_DECREF(v);
+  }
+  return *slot;
+}
+
+/* The strides of a from_dlpack tensor as C values: *n modes, *st (the tensor's own or buf).
+ * 0: not readable here (a make_tensor layout, non-int strides): the Python path decides. */
+static int tb_strides(TensorBase *t, int *n, const int64_t **st, int64_t *buf) {
+  if (t->native) {
+    *n = t->ndim;
+    *st = t->dims + t->ndim;
+    return t->ndim == 0 || !t->null_strides;
+  }
+  if (!t->f || !PyTuple_CheckExact(t->f) || PyTuple_GET_SIZE(t->f) != 14 || !t->stride || !PyTuple_CheckExact(t->stride))
+    return 0;
+  PyObject *shape = PyTuple_GET_ITEM(t->f, 10);
+  Py_ssize_t k = PyTuple_GET_SIZE(t->stride);
+  if (!PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) != k || k > WB_MAX_NDIM) return 0;
+  for (Py_ssize_t i = 0; i < k; i++) {
+    PyObject *d = PyTuple_GET_ITEM(t->stride, i);
+    int overflow = 0;
+    if (!PyLong_CheckExact(d)) return 0;
+    buf[i] = PyLong_AsLongLongAndOverflow(d, &overflow);
+    if (overflow || (buf[i] == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+  }
+  *n = (int)k;
+  *st = buf;
+  return 1;
+}
+
+/* Store marks and order and drop the cached layout, as one step (the old values are released after
+ * all three are stored: their destructors could run Python code). */
+static void tb_store_marks(TensorBase *t, PyObject *marks, PyObject *order) {
+  PyObject *om = t->marks, *oo = t->order, *ol = t->layout;
+  t->marks = Py_NewRef(marks);
+  t->order = Py_NewRef(order);
+  t->layout = Py_NewRef(Py_None);
+  Py_XDECREF(om); Py_XDECREF(oo); Py_XDECREF(ol);
+}
+
+static PyObject *tb_mark_layout_dynamic(TensorBase *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *ld_obj = Py_None;
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  int fast = 1;
+  if (nargs + nk > 1) fast = 0;
+  else if (nargs == 1) ld_obj = args[0];
+  else if (nk == 1) {
+    if (PyTuple_GET_ITEM(kwnames, 0) == s_leading_dim) ld_obj = args[0];
+    else fast = 0;
+  }
+  PyObject *m = self->marks;
+  if (fast && m && m != Py_None) {  /* a make_tensor tensor ("given") or marks of an unknown kind: Python */
+    PyObject *kind = PyTuple_CheckExact(m) && PyTuple_GET_SIZE(m) >= 1 ? PyTuple_GET_ITEM(m, 0) : NULL;
+    fast = kind == s_layout_tag || kind == s_compact_tag;
+  }
+  int n = 0, ld = -1;
+  const int64_t *st = NULL;
+  int64_t buf[WB_MAX_NDIM];
+  if (fast) fast = tb_strides(self, &n, &st, buf);
+  if (fast && ld_obj == Py_None) {
+    int count = 0;
+    for (int i = 0; i < n; i++)
+      if (st[i] == 1) { count++; ld = i; }
+    fast = count <= 1;  /* several: deduced (or refused) by the Python path */
+    if (!count) ld = -1;
+  } else if (fast) {
+    int overflow = 0;
+    long long v = PyLong_CheckExact(ld_obj) ? PyLong_AsLongLongAndOverflow(ld_obj, &overflow) : 0;
+    if (!PyLong_CheckExact(ld_obj) || overflow || v < -n || v >= n) {
+      fast = 0;
+    } else {
+      if (v < 0) v += n;
+      ld = (int)v;
+      fast = st[ld] == 1;
+    }
+  }
+  if (!fast) {  /* the Python path, with the call's own arguments: obj._mark_layout_dynamic_slow(...) */
+    Py_ssize_t total = nargs + nk;
+    if (total < 8) {
+      PyObject *full[8];
+      full[0] = (PyObject *)self;
+      for (Py_ssize_t i = 0; i < total; i++) full[i + 1] = args[i];
+      return PyObject_VectorcallMethod(s_mld_slow, full, (size_t)(nargs + 1), kwnames);
+    }
+    PyObject *meth = PyObject_GetAttr((PyObject *)self, s_mld_slow);
+    if (!meth) return NULL;
+    PyObject *r = PyObject_Vectorcall(meth, args, (size_t)nargs, kwnames);
+    Py_DECREF(meth);
+    return r;
+  }
+  PyObject *marks = layout_marks(ld);
+  if (!marks) return NULL;
+  track_if_needed(self, marks);  /* as any store of a container (the layout cached later may be watched) */
+  tb_store_marks(self, marks, Py_None);
+  return Py_NewRef(self);
+}
+
+/* t._set_marks(marks, order, expected=<any>): store marks and order and drop the cached layout, as one
+ * step; with expected, only if the marks are still that object.  Returns whether it stored. */
+static PyObject *tb_set_marks_m(TensorBase *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 2 || nargs > 3) {
+    PyErr_SetString(PyExc_TypeError, "_set_marks(marks, order[, expected]) takes 2 or 3 arguments");
+    return NULL;
+  }
+  if (nargs == 3 && self->marks != args[2] && !(args[2] == Py_None && !self->marks)) Py_RETURN_FALSE;
+  track_if_needed(self, args[0]);
+  track_if_needed(self, args[1]);
+  tb_store_marks(self, args[0], args[1]);
+  Py_RETURN_TRUE;
+}
+
+/* t._set_layout_if(marks, layout): cache layout, built from marks, only if the marks are still that
+ * object (a mark made meanwhile dropped the cache and must not see it refilled with the old marks'
+ * layout).  Returns whether it stored. */
+static PyObject *tb_set_layout_if(TensorBase *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "_set_layout_if(marks, layout) takes 2 arguments");
+    return NULL;
+  }
+  PyObject *m = self->marks ? self->marks : Py_None;
+  if (m != args[0]) Py_RETURN_FALSE;
+  track_if_needed(self, args[1]);
+  Py_XSETREF(self->layout, Py_NewRef(args[1]));
+  Py_RETURN_TRUE;
+}
+
+static PyMethodDef tensorbase_methods[] = {
+  {"mark_layout_dynamic", (PyCFunction)(void (*)(void))tb_mark_layout_dynamic, METH_FASTCALL | METH_KEYWORDS,
+   "mark_layout_dynamic($self, /, leading_dim=None)\n--\n\n"
+   "All shapes dynamic; strides dynamic except the leading dimension's (1) and zero or negative\n"
+   "strides, which stay static.  Marks in place and returns self (as CuTe DSL).  leading_dim: the mode\n"
+   "of stride 1 (negative counts from the end); None deduces it (the one stride-1 mode, or among\n"
+   "several the one of extent > 1)."},
+  {"_set_marks", (PyCFunction)(void (*)(void))tb_set_marks_m, METH_FASTCALL,
+   "_set_marks(marks, order[, expected]) -> bool: store marks and order, drop the cached layout (atomically)."},
+  {"_set_layout_if", (PyCFunction)(void (*)(void))tb_set_layout_if, METH_FASTCALL,
+   "_set_layout_if(marks, layout) -> bool: cache layout if the marks are still marks."},
+  {NULL},
+};
+
 static PyTypeObject TensorBaseType = {
   PyVarObject_HEAD_INIT(NULL, 0)
   .tp_name = "workbench.dlpack._native.TensorBase",
@@ -594,6 +773,7 @@ static PyTypeObject TensorBaseType = {
   .tp_clear = (inquiry)tensorbase_clear,
   .tp_free = PyObject_GC_Del,
   .tp_getset = tensorbase_getset,
+  .tp_methods = tensorbase_methods,
   .tp_weaklistoffset = offsetof(TensorBase, weakreflist),
   .tp_new = PyType_GenericNew,
   .tp_doc = "C storage of wb.Tensor.",
@@ -627,12 +807,37 @@ static PyObject *etype_of(uint32_t packed) {
   return e;
 }
 
+/* The last producer type read through its exchange API, its table entry and decoded function pointer:
+ * from_dlpack of one framework's tensors in a loop skips the table lookup and the decoding.  Valid while
+ * the table is the same dict, unchanged since (its version tag; Python >= 3.12 looks the entry up each
+ * call and reuses only the decoded pointer of the same entry object). */
+static struct { PyTypeObject *type; PyObject *entry; void *fp; uint64_t tag; } g_last_ex;
+
+static void forget_exchange(void) {
+  Py_CLEAR(g_last_ex.type);
+  Py_CLEAR(g_last_ex.entry);
+  g_last_ex.fp = NULL;
+}
+
+static void remember_exchange(PyTypeObject *tp, PyObject *entry, void *fp) {
+  PyObject *old_type = (PyObject *)g_last_ex.type, *old_entry = g_last_ex.entry;
+  g_last_ex.type = (PyTypeObject *)Py_NewRef(tp);
+  g_last_ex.entry = Py_NewRef(entry);
+  g_last_ex.fp = fp;
+#if PY_VERSION_HEX < 0x030C0000
+  g_last_ex.tag = ((PyDictObject *)g_producers)->ma_version_tag;
+#endif
+  Py_XDECREF(old_type);
+  Py_XDECREF(old_entry);
+}
+
 static PyObject *set_tables(PyObject *mod, PyObject *args) {
   PyObject *producers, *packed;
   if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &producers, &PyDict_Type, &packed)) return NULL;
   Py_XSETREF(g_producers, Py_NewRef(producers));
   Py_XSETREF(g_packed, Py_NewRef(packed));
   clear_etype_cache();
+  forget_exchange();
   Py_RETURN_NONE;
 }
 
@@ -654,6 +859,18 @@ static PyObject *set_from_dlpack(PyObject *mod, PyObject *args) {
 
 static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
+/* A new tensor of wb.Tensor: PyType_GenericAlloc's work without zeroing the inline dims, which
+ * native_tensor writes (the rest is zeroed: the collector may visit any slot once it is tracked). */
+static TensorBase *alloc_tensor(PyTypeObject *tp) {
+  if (tp->tp_alloc != PyType_GenericAlloc || tp->tp_basicsize != (Py_ssize_t)sizeof(TensorBase) || tp->tp_itemsize)
+    return (TensorBase *)tp->tp_alloc(tp, 0);
+  TensorBase *r = PyObject_GC_New(TensorBase, tp);
+  if (!r) return NULL;
+  memset((char *)r + sizeof(PyObject), 0, offsetof(TensorBase, inline_dims) - sizeof(PyObject));
+  PyObject_GC_Track(r);
+  return r;
+}
+
 /* A native tensor over a validated DLTensor, with the usual checks of the general path:
  *  1: built (*out), 0: unusual (the general path decides, with its message), -1: error set. */
 static int native_tensor(PyObject *owner, PyObject *version, uint64_t flags, const DLTensor *t, long long assumed,
@@ -670,7 +887,7 @@ static int native_tensor(PyObject *owner, PyObject *version, uint64_t flags, con
   long long align = assumed ? assumed : (bits >= 8 ? bits >> 3 : 1);
   uint64_t addr = (uint64_t)(uintptr_t)t->data + t->byte_offset;  /* validate_address: no overflow */
   if (addr % (uint64_t)align) return 0;
-  TensorBase *r = (TensorBase *)((PyTypeObject *)g_tensor_cls)->tp_alloc((PyTypeObject *)g_tensor_cls, 0);
+  TensorBase *r = alloc_tensor((PyTypeObject *)g_tensor_cls);
   if (!r) return -1;
   int n = t->ndim;
   r->dims = n <= WB_INLINE_RANK ? r->inline_dims : PyMem_Malloc(2 * (size_t)n * sizeof(int64_t));
@@ -742,16 +959,30 @@ static PyObject *from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t na
   /* an explicit stream, or an alignment that is not a positive power of two: the Python path */
   if (stream != Py_None || (assumed != Py_None && (align <= 0 || (align & (align - 1)))))
     return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
-  PyObject *out = NULL;
+  PyObject *out = NULL, *ex;
   int via;
-  PyObject *ex = wb_producer(g_producers, Py_TYPE(obj), &via);
-  if (!ex) {
-    if (PyErr_Occurred()) return NULL;
-    return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
+  void *fp = NULL;
+  PyTypeObject *tp = Py_TYPE(obj);
+#if PY_VERSION_HEX < 0x030C0000
+  if (tp == g_last_ex.type && ((PyDictObject *)g_producers)->ma_version_tag == g_last_ex.tag) {
+    ex = g_last_ex.entry;  /* the table has not changed since this type's entry was read */
+    via = WB_VIA_EXCHANGE;
+    fp = g_last_ex.fp;
+  } else
+#endif
+  {
+    ex = wb_producer(g_producers, tp, &via);
+    if (!ex) {
+      if (PyErr_Occurred()) return NULL;
+      return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
+    }
+    if (via == WB_VIA_EXCHANGE) {
+      fp = ex == g_last_ex.entry ? g_last_ex.fp : PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
+      if (fp) remember_exchange(tp, ex, fp);
+    }
   }
   if (via == WB_VIA_EXCHANGE) {
     Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
     DLTensor t;
     memset(&t, 0, sizeof t);
     int rc = fp ? ((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) : -1;
@@ -993,6 +1224,11 @@ PyMODINIT_FUNC PyInit__native(void) {
   g_no_sync = PyLong_FromLong(-1);
   if (!s_stream || !s_kwnames_stream || !g_no_sync) return NULL;
   if (!s_assumed_align || !s_tensor || !s_dlpack || !s_kwnames || !g_maxver) return NULL;
+  s_layout_tag = PyUnicode_InternFromString("layout");
+  s_compact_tag = PyUnicode_InternFromString("compact");
+  s_mld_slow = PyUnicode_InternFromString("_mark_layout_dynamic_slow");
+  s_leading_dim = PyUnicode_InternFromString("leading_dim");
+  if (!s_layout_tag || !s_compact_tag || !s_mld_slow || !s_leading_dim) return NULL;
   PyObject *m = PyModule_Create(&moduledef);
   if (!m) return NULL;
   Py_INCREF(&OwnerType);
