@@ -143,7 +143,7 @@ def test_hopper_ops(backend, op):
 def test_every_op_module_is_tested():
     """Adding an instruction = one op module + its test here (README, architecture)."""
     modules = {m.name for m in pkgutil.iter_modules(ops.__path__)}
-    tested = {n.removeprefix("test_") for n in globals() if n.startswith("test_")} | set(HOPPER_PTX)
+    tested = {n.removeprefix("test_") for n in globals() if n.startswith("test_")} | set(HOPPER_PTX) | set(_TCGEN05_PTX)
     assert modules <= tested, sorted(modules - tested)
 
 
@@ -173,3 +173,121 @@ def test_setmaxnreg_is_honoured_only_with_max_threads_and_min_blocks():
     kern, args = SMALL.operands(np.zeros((128, 64), np.float16), np.zeros((64, 64), np.float16),
                                 np.zeros((128, 64), np.float32))
     assert f"__launch_bounds__({SMALL.threads}, 1)" in _source(kern, *args)
+
+
+# -- Blackwell: tcgen05 alloc / mma / commit / ld / fence, one 128x64x64 fp16 UMMA into TMEM --------------------------
+# No Blackwell GPU is lent here: the kernel runs on the CPU executor and its CUDA is compiled by NVRTC for sm_100a (to
+# PTX and to a cubin), never run on a GPU; the backend fixture's cuda run is skipped for it.
+UM, UN, UK = 128, 64, 64
+UMMA = wb.mma_atom("SM100_MMA_F16BF16_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=UM, n=UN)
+TACC = UMMA.make_fragment_C(UMMA.partition_shape_C((UM, UN)))
+TLOAD = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), TACC)
+USA = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (UM, UK))
+USB = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (UN, UK))
+
+
+@wb.kernel
+def _umma(a, b, c, wait: wb.Constexpr, free: wb.Constexpr, lane_shift: wb.Constexpr, issuers: wb.Constexpr):
+    t = wb.thread_idx().x
+    sA = wb.shared_tensor(wb.Float16, USA)
+    sB = wb.shared_tensor(wb.Float16, USB)
+    bars = wb.shared_tensor(wb.Uint64, 1)
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    for i in range(t, UM * UK, 128):
+        sA[i % UM, i // UM] = a[i % UM, i // UM]
+    for i in range(t, UN * UK, 128):
+        sB[i % UN, i // UN] = b[i % UN, i // UN]
+    if t < 32:
+        wb.tmem_alloc(holder, 64)
+        wb.tmem_relinquish_alloc_permit()
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init_fence()
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, TACC)
+    if t < issuers:
+        wb.gemm(UMMA, acc, sA, sB, acc, accumulate=False)
+        wb.tcgen05_commit(bars, 0)
+    if wait:
+        wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(UN, wb.Float32)
+    wb.copy(TLOAD, wb.make_tmem_tensor(addr + (lane_shift << 16), TACC), frag)
+    wb.tcgen05_wait_ld()
+    for j in range(UN):
+        c[t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    if t < 32:
+        if free:
+            wb.tmem_dealloc(addr, 64)
+
+
+def _umma_run(backend, wait=True, free=True, lane_shift=0, issuers=1):
+    if backend.name == "cuda":
+        pytest.skip("tcgen05 needs a Blackwell GPU (sm_100a), and none is lent here: compiled by NVRTC, run on the CPU")
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (UM, UK)).astype(np.float16)
+    b = rng.integers(-3, 4, (UN, UK)).astype(np.float16)
+    c = np.full((UM, UN), np.nan, np.float32)
+    _umma[(1, 1, 1), (128, 1, 1)](a, b, c, wait, free, lane_shift, issuers)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+    return _source(_umma, a, b, c, wait, free, lane_shift, issuers)
+
+
+_TCGEN05_PTX = {"tcgen05_alloc": ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+                                  "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
+                                  "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"],
+                "tcgen05_mma": ["tcgen05.mma.cta_group::1.kind::f16"],
+                "tcgen05_commit": ["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"],
+                "tcgen05_ld_st": ["tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.wait::ld.sync.aligned"],
+                "tcgen05_fence": ["tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync"]}
+
+
+def _sm100a(code, op):
+    """NVRTC compiles the kernel for sm_100a (no GPU needed): PTX holding the op's instructions, and a cubin."""
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    for text in _TCGEN05_PTX[op]:
+        assert text in ptx, (op, text)
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+@pytest.mark.parametrize("op", sorted(_TCGEN05_PTX))
+def test_tcgen05_ops(backend, op):
+    _sm100a(_umma_run(backend), op)
+
+
+def test_tcgen05_errors_on_the_cpu():
+    """What the CPU executor reports instead of running a wrong Blackwell kernel."""
+    cpu = Backend_cpu()
+    with pytest.raises(wb.KernelRuntimeError, match="before tcgen05.mma .* wrote it: the mbarrier phase"):
+        _umma_run(cpu, wait=False)          # the accumulator read before the commit's mbarrier completed
+    with pytest.raises(wb.KernelRuntimeError, match="TMEM columns still allocated"):
+        _umma_run(cpu, free=False)          # a leak
+    with pytest.raises(wb.KernelRuntimeError, match=r"warp 0 reaches TMEM lanes 32..63"):
+        _umma_run(cpu, lane_shift=32)       # a warp reading another warp's quarter of the lanes
+    with pytest.raises(wb.KernelRuntimeError, match="issued by thread 0 and by thread 1"):
+        _umma_run(cpu, issuers=2)           # every thread issuing the CTA's MMA
+
+
+def test_tcgen05_is_refused_on_other_gpus():
+    """Launched on a GPU that is not sm_100, the kernel is refused before it runs, saying it was never run on one."""
+    from workbench.dsl.runtime.cupy import current_arch
+    if not wb.gpu_available() or current_arch() == "sm_100":
+        pytest.skip("needs a GPU other than sm_100")
+    import cupy
+    a, b = cupy.zeros((UM, UK), cupy.float16), cupy.zeros((UN, UK), cupy.float16)
+    c = cupy.zeros((UM, UN), cupy.float32)
+    with pytest.raises(ValueError, match="never run"):
+        _umma[(1, 1, 1), (128, 1, 1)](a, b, c, True, True, 0, 1)
+
+
+def Backend_cpu():
+    from conftest import Backend
+    return Backend("cpu")

@@ -97,6 +97,7 @@ from .dsl import (
     kernel,
     make_fragment,
     make_tma_load,
+    make_tmem_tensor,
     mbarrier_arrive,
     mbarrier_arrive_and_expect_tx,
     mbarrier_init,
@@ -106,11 +107,19 @@ from .dsl import (
     shared_tensor,
     show_code,
     sync_threads,
+    tcgen05_commit,
+    tcgen05_fence_after,
+    tcgen05_fence_before,
+    tcgen05_wait_ld,
+    tcgen05_wait_st,
     thread_idx,
     tma_load,
     tma_store,
     tma_store_commit_group,
     tma_store_wait_group,
+    tmem_alloc,
+    tmem_dealloc,
+    tmem_relinquish_alloc_permit,
     warpgroup_commit_group,
     warpgroup_fence,
     warpgroup_reg_alloc,
@@ -256,6 +265,8 @@ __all__ = [
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
     # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
     "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "block_rank_in_cluster", "cluster_sync",
+    # Blackwell in kernels: compiled for sm_100a, emulated on the CPU, never run on a Blackwell GPU here
+    "make_tmem_tensor", "tmem_alloc", "tmem_dealloc", "tmem_relinquish_alloc_permit", "tcgen05_commit", "tcgen05_fence_before", "tcgen05_fence_after", "tcgen05_wait_ld", "tcgen05_wait_st",
     # the tuner
     "tune",
 ]

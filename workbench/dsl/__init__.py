@@ -34,6 +34,10 @@ from .ops.mbarrier import (
 )
 from .ops.setmaxnreg import warpgroup_reg_alloc, warpgroup_reg_dealloc
 from .ops.sync import barrier, barrier_arrive, sync_threads
+from .ops.tcgen05_alloc import make_tmem_tensor, tmem_alloc, tmem_dealloc, tmem_relinquish_alloc_permit
+from .ops.tcgen05_commit import tcgen05_commit
+from .ops.tcgen05_fence import tcgen05_fence_after, tcgen05_fence_before
+from .ops.tcgen05_ld_st import tcgen05_wait_ld, tcgen05_wait_st
 from .ops.tma import TmaLoad, make_tma_load, tma_load, tma_store, tma_store_commit_group, tma_store_wait_group
 from .ops.vector_copy import copy
 from .ops.wgmma import warpgroup_commit_group, warpgroup_fence, warpgroup_wait_group
@@ -66,4 +70,15 @@ __all__ = [
     "fence_proxy_async",
     "block_rank_in_cluster",
     "cluster_sync",
+    # Blackwell: tensor memory, UMMA (ops/tcgen05_*; compiled for sm_100a, emulated on the CPU, never run on a
+    # Blackwell GPU here)
+    "make_tmem_tensor",
+    "tmem_alloc",
+    "tmem_dealloc",
+    "tmem_relinquish_alloc_permit",
+    "tcgen05_commit",
+    "tcgen05_fence_before",
+    "tcgen05_fence_after",
+    "tcgen05_wait_ld",
+    "tcgen05_wait_st",
 ]

@@ -203,14 +203,17 @@ def same_type(frag, want, atom, which):
 
 
 @builtin
-def gemm(cx, tiled_mma, d, a, b, c):
+def gemm(cx, tiled_mma, d, a, b, c, accumulate=None):
     """CuTe DSL's ``cute.gemm(tiled_mma, d, a, b, c)``: d = a x b + c over register fragments a (V, M, K),
     b (V, N, K), c and d (V, M, N) (or lower ranks), one atom call per (m, n, k), k outermost and n in
     serpentine order (CuTe's, reusing a's registers).  An SM90 GMMA atom takes a and b as the shared tiles
-    ``thr_mma.partition_A/B`` gives and accumulates in place (``workbench.dsl.hopper``)."""
+    ``thr_mma.partition_A/B`` gives and accumulates in place (``workbench.dsl.hopper``).  An SM100 UMMA atom takes
+    a and b as shared (M, K) / (N, K) tiles and d = c as a TMEM tensor; ``accumulate=False`` (or a condition)
+    overwrites d on the first k-block (Blackwell: compiled for sm_100a and emulated on the CPU, never run on a
+    Blackwell GPU here)."""
     atom = (tiled_mma.atom if type(tiled_mma) is TiledMMA else
             tiled_mma.tiled.atom if type(tiled_mma) is ThrMMA else tiled_mma)
-    if type(atom) is not MMAAtom:
+    if not isinstance(atom, MMAAtom):
         raise TypeError(f"gemm: expected a TiledMMA or an MMA atom, but got {type(tiled_mma).__name__}.")
     for t, w in ((d, "d"), (a, "a"), (b, "b"), (c, "c")):
         if type(t) is not KTensor:
@@ -219,7 +222,13 @@ def gemm(cx, tiled_mma, d, a, b, c):
     if lower is None:
         raise ValueError(f"gemm({atom.name}): {atom.instruction} atoms do not run in kernels (mma.m8n8k4 is emulated "
                          f"and slow on SM80 and later); use an SM80 or SM90 atom (accepted: {sorted(GEMM_LOWERINGS)}).")
-    lower(cx, tiled_mma, atom, d, a, b, c)
+    if accumulate is None:
+        lower(cx, tiled_mma, atom, d, a, b, c)
+    elif atom.instruction != "tcgen05_mma":
+        raise ValueError(f"gemm({atom.name}): accumulate= is an operand of SM100 UMMA atoms only; {atom.instruction} "
+                         "accumulates into c: start from acc.fill(0.0).")
+    else:
+        lower(cx, tiled_mma, atom, d, a, b, c, accumulate=accumulate)
 
 
 def check_fragments(atom, d, a, b, c):

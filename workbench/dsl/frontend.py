@@ -443,6 +443,7 @@ class Lowering:
         vt = ir.value_type(et)
         if isinstance(v, ir.Expr) and v.type is not vt and ir.is_float_type(v.type) and ir.is_int_type(et):
             raise TypeError(f"Expected a value of the tensor's type {et}, but got {v.type}; cast explicitly, e.g. wb.{et}(...).")
+        _addressable(t)
         self.mark_written(t.buf)
         self.emit(ir.Store(t.buf, off, v if isinstance(v, ir.Expr) else ir.as_expr(v, vt)))
 
@@ -737,6 +738,7 @@ class Lowering:
         _check_coord(crd)
         if it.has_none(crd):
             return self.freeze(t.slice(crd))
+        _addressable(t)
         return ir.Load(t.buf, _offset(t, crd))
 
     # -- calls -------------------------------------------------------------------------------
@@ -849,6 +851,14 @@ class Lowering:
                     break
                 self.visit(s)
         return ret
+
+
+def _addressable(t):
+    """Threads read and write global, shared and register memory element by element; other memories (Blackwell's
+    tensor memory) only through their copy instructions."""
+    if t.buf.space not in ("gmem", "smem", "rmem"):
+        raise TypeError(f"Expected a tensor of global, shared or register memory to index, but got {t}: tensor memory is "
+                        "read and written by wb.copy with a TMEM copy atom (SM100_TMEM_LOAD/STORE), not element by element.")
 
 
 def _offset(t, crd):

@@ -479,7 +479,7 @@ def generate_python(k: ir.KernelIR):
     em.block(k.body, 2)
     names = [p.name for p in k.params]
     shared = _shared(k.body)
-    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B, _MB, _CS, _CMB, _RANK):"]
+    lines = ["def _make(_P, _S, _IX, _AL, _bdx, _bdy, _bdz, _gdx, _gdy, _gdz, _B, _MB, _CS, _CMB, _RANK, _BS, _CBS):"]
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     for p in k.params:
@@ -572,7 +572,8 @@ class CompiledCPU:
                     Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(b.etype.storage)) for b in self.shared}
                           for _ in bidxs]
                     mbs: list = [{} for _ in bidxs]     # each block's mbarriers
-                    ths = [self.make(P, Ss[r], IX, AL, bx, by, bz, gx, gy, gz, budget, mbs[r], Ss, mbs, r)
+                    bss: list = [{} for _ in bidxs]     # each block's state of op modules (BlockState values)
+                    ths = [self.make(P, Ss[r], IX, AL, bx, by, bz, gx, gy, gz, budget, mbs[r], Ss, mbs, r, bss[r], bss)
                            for r in range(len(bidxs))]
                     if not self.ir.uses_sync:
                         for th, bidx in zip(ths, bidxs):
@@ -584,9 +585,15 @@ class CompiledCPU:
                                         except KernelRuntimeError as e:
                                             raise _located(e, bidx, (tx, ty, tz)) from None
                     else:
-                        self._run_cluster(ths, (bx, by, bz), bidxs, mbs)
+                        self._run_cluster(ths, (bx, by, bz), bidxs, mbs, bss)
+                    for bs, bidx in zip(bss, bidxs):   # what each block left behind (an op module's check)
+                        for st in list(bs.values()):
+                            try:
+                                st.at_block_end()
+                            except KernelRuntimeError as e:
+                                raise KernelRuntimeError(f"{e} (at the end of block {bidx})") from None
 
-    def _run_cluster(self, ths, block, bidxs, mbs):
+    def _run_cluster(self, ths, block, bidxs, mbs, bss=()):
         """The threads of a cluster's blocks (one block without clusters) in step: each runs to its next barrier,
         warp-collective instruction or mbarrier wait.  A sync_threads releases when every live thread of its block
         waits at it, a named barrier when its count of the block's threads do, a cluster_sync when every live
@@ -674,6 +681,8 @@ class CompiledCPU:
             spinning = [lin for lin, m in waiting.items() if type(m) is Spin]
             if spinning and (run or moved or epoch() != before_epoch):
                 run += spinning          # something changed: the waiters re-check their mbarriers
+            if not run and gens and _progress(bss):
+                run = [lin for lin, m in waiting.items() if type(m) is Spin]   # asynchronous work completed
             if not run and gens:
                 raise KernelRuntimeError(self._stuck(waiting, gens, bidxs, nt))
 
@@ -713,6 +722,28 @@ class CompiledCPU:
         except (IndexError, ValueError) as e:
             raise KernelRuntimeError(f"{e} (block {bidx}, {'warpgroup' if size == 128 else 'warp'} {group})") from None
         return dict(zip(lins, res))
+
+
+class BlockState:
+    """What an op module keeps per block (the CPU executor's ``_BS``: {owner name: BlockState}; ``_CBS``: the
+    cluster's, by rank): ``progress()`` completes the block's outstanding asynchronous work, which the scheduler
+    asks for only when no thread can move otherwise (asynchronous units finish as late as they may, so a thread
+    that reads their results without waiting for them reads before they land); it returns whether anything
+    completed.  ``at_block_end()`` raises KernelRuntimeError for what the block must not leave behind."""
+
+    def progress(self) -> bool:
+        return False
+
+    def at_block_end(self) -> None:
+        pass
+
+
+def _progress(bss) -> bool:
+    moved = False
+    for bs in bss:
+        for st in list(bs.values()):
+            moved = st.progress() or moved
+    return moved
 
 
 def _located(e: KernelRuntimeError, block, thread) -> KernelRuntimeError:

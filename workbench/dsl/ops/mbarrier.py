@@ -169,6 +169,11 @@ def _mb_arrive(mb, key, tx):
     _mb_check(mb, key, st)
 
 
+def mb_arrive(mb, key):
+    """One arrival on mbarrier key of a block's state mb by an asynchronous unit (a tcgen05.commit completing)."""
+    _mb_arrive(mb, key, 0)
+
+
 def mb_complete_tx(mb, key, nbytes):
     """nbytes of a TMA load land on mbarrier key of a block's state mb."""
     st = _mb_state(mb, key, "a TMA load")

@@ -90,10 +90,12 @@ class Specialization:
         if self.gpu is None:
             _DEVICE[0] = backend_cupy.current_device()
             arch = backend_cupy.current_arch()
-            if self.ir.arch_specific and arch != "sm_90":
-                raise ValueError(f"Expected an SM90 GPU (H100/H200) for {self.kernel.__name__}: it uses "
-                                 f"{self.ir.min_arch_reason}, compiled for sm_90a, which only compute capability 9.0 runs; "
-                                 f"the device is {arch}.")
+            want = f"sm_{self.ir.min_arch}"      # sm_90a (wgmma...) or sm_100a (tcgen05) code runs on that arch only
+            if self.ir.arch_specific and arch != want:
+                what = "an SM90 GPU (H100/H200)" if want == "sm_90" else "an SM100 GPU (B200/GB200)"
+                raise ValueError(f"Expected {what} for {self.kernel.__name__}: it uses "
+                                 f"{self.ir.min_arch_reason}, compiled for {want}a, which only compute capability "
+                                 f"{self.ir.min_arch // 10}.{self.ir.min_arch % 10} runs; the device is {arch}.")
             if self.ir.min_arch and int(arch.removeprefix("sm_")) < self.ir.min_arch:
                 raise ValueError(f"Expected a GPU of compute capability {self.ir.min_arch} or newer for "
                                  f"{self.kernel.__name__} (it uses {self.ir.min_arch_reason}), but the device is {arch}.")
