@@ -291,3 +291,45 @@ def test_tcgen05_is_refused_on_other_gpus():
 def Backend_cpu():
     from conftest import Backend
     return Backend("cpu")
+
+
+TSTORE = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_STORE_32dp32b16x", wb.Float32), TACC)
+
+
+@wb.kernel
+def _tmem_round_trip(x, y):
+    t = wb.thread_idx().x
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    if t < 32:
+        wb.tmem_alloc(holder, 64)
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, TACC)
+    f = wb.make_fragment(UN, wb.Float32)
+    for j in range(UN):
+        f[j] = x[t, j]
+    wb.copy(TSTORE, f, acc)
+    wb.tcgen05_wait_st()
+    g = wb.make_fragment(UN, wb.Float32)
+    wb.copy(TLOAD, acc, g)
+    wb.tcgen05_wait_ld()
+    for j in range(UN):
+        y[t, j] = g[j] * 2.0
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    if t < 32:
+        wb.tmem_dealloc(addr, 64)
+
+
+def test_tcgen05_store_round_trip():
+    """tcgen05.st of each thread's row, tcgen05.ld of it back (CPU executor; NVRTC for sm_100a, not run on a GPU)."""
+    x = np.arange(UM * UN, dtype=np.float32).reshape(UM, UN)
+    y = np.zeros_like(x)
+    _tmem_round_trip[(1, 1, 1), (128, 1, 1)](x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_ptx
+    ptx = compile_ptx(_source(_tmem_round_trip, x, y), "sm_100a")
+    assert "tcgen05.st.sync.aligned.32x32b.x16.b32" in ptx and "tcgen05.wait::st.sync.aligned" in ptx
