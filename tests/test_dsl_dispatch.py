@@ -1,4 +1,4 @@
-"""Dispatch cases found by a review: Constexpr keys that == confuses, numpy scalar arguments, and
+"""Kernel dispatch: Constexpr keys that == confuses, numpy scalar arguments, and
 values outside their parameter type (all on the CPU executor; the GPU path shares the guards)."""
 
 import numpy as np

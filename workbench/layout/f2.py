@@ -179,10 +179,10 @@ class F2Layout:
 
     # -- algebra hooks (wb.composition, wb.coalesce, the inverses, nullspace) ----------------------------------
     def _compose(self, B):
-        return composition(self, B)
+        return compose_f2(self, B)
 
     def _compose_right(self, A):
-        return composition(A, self)
+        return compose_f2(A, self)
 
     def _coalesce(self, profile=None):
         return coalesce(self, profile)
@@ -436,7 +436,7 @@ def f2_equal(A, B) -> bool:
 
 
 # -- composition -----------------------------------------------------------------------------
-def composition(A, B):
+def compose_f2(A, B):
     """``R = A o B`` with ``R(i) == A(B(i))`` for ``0 <= i < size(B)``; R has B's shape.
 
     - A an F2 layout, B an F2 layout (or a Layout, swizzled layout or Swizzle that is one): by linearity
@@ -453,7 +453,7 @@ def composition(A, B):
         if type(B) is tuple:
             if type(A.shape) is not tuple or len(B) > len(A.shape):
                 _fail("composition", what, f"expected a tiler of at most rank {A.rank}, but got rank {len(B)}.")
-            modes = [A[k] if b is None else composition(A[k], b) for k, b in enumerate(B)]
+            modes = [A[k] if b is None else compose_f2(A[k], b) for k, b in enumerate(B)]
             return F2Layout(tuple(m.shape for m in modes), tuple(m.bases for m in modes))
         Bf = _as_f2(B, "composition", what)
         top = max(Bf.flat_bases, default=0)
