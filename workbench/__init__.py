@@ -128,14 +128,18 @@ from .dsl import (
 )
 from .interop import (
     CuteTextError,
+    GluonLayout,
     LinearLayout,
     format_cute,
     from_cute,
+    from_gluon,
     from_linear_layout,
     parse_cute,
     to_cute_cpp,
     to_cute_dsl,
+    to_gluon,
     to_linear_layout,
+    to_triton,
 )
 from .layout import (
     ArithTuple,
@@ -244,7 +248,7 @@ __all__ = [
     # CuTe interop: its printed text (C++ and DSL) both ways, its code
     "CuteTextError", "parse_cute", "format_cute", "to_cute_cpp", "to_cute_dsl", "from_cute",
     # Triton linear layouts (F2 bases)
-    "LinearLayout", "to_linear_layout", "from_linear_layout",
+    "LinearLayout", "to_linear_layout", "from_linear_layout", "to_triton", "from_gluon", "to_gluon", "GluonLayout",
     # predication
     "IdentityTensor", "make_identity_tensor", "elem_less",
     # tensors
