@@ -82,8 +82,8 @@ def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     node, walk_a, walk_b, lanes, cols = _CALLS[key]
     st.one_issuer(node, thread, node.describe())
     M, N, K = node.atom.shape_mnk
-    A = _read(arr_a, base_a, walk_a, node.describe())
-    B = _read(arr_b, base_b, walk_b, node.describe())
+    A = _read(arr_a, base_a, walk_a, node.describe(), node.atom.a_type)
+    B = _read(arr_b, base_b, walk_b, node.describe(), node.atom.b_type)
     lane0, col0 = d_off >> 16, d_off & 0xFFFF
     ls, cs = lanes + lane0, cols + col0
     st.check_columns(ls, cs, node.describe())
@@ -95,12 +95,15 @@ def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     st.pending[ls, cs] = st.begin(thread, node.describe())
 
 
-def _read(arr, base, walk, what):
+def _read(arr, base, walk, what, etype):
     idx = base + walk
     if idx.min() < 0 or idx.max() >= arr.shape[0]:
         raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
                                  f"{arr.shape[0]}")
-    return arr[idx].astype(np.float64)
+    raw = arr[idx]
+    if etype is ir.BFloat16:       # the executor holds bf16 as its bit patterns (uint16): widen them exactly
+        return (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return raw.astype(np.float64)
 
 
 Umma.cpu_helpers = {"_umma": _umma, "_tmem": tmem_state, "_thread_id": thread_id}
