@@ -218,14 +218,17 @@ def test_ss_gmma_operands_say_they_come_from_shared_memory():
     assert (a["shared"], b["shared"], c["shared"]) == (128, 128, 0)
     assert a["note"].startswith("A from shared memory: read by all 128 threads of the warpgroup together")
     assert b["note"].startswith("B from shared memory")
-    svg = v.to_svg()
-    # each panel's note, wrapped to the panel's width, reads back whole from its lines
-    for panel, nxt in ((a, "B (256 x 16)"), (b, "C (64 x 256)")):
-        part = svg.split(panel["title"])[1].split(nxt)[0]
-        assert " ".join(re.findall(r'fill="#b35806">([^<]*)</text>', part)) == html.escape(panel["note"])
-    # the shared panels are grey, and the selected thread is outlined in C only
-    head = svg.split("B (256 x 16)")[0]
-    assert "#e4e4e4" in head and 'stroke="#000"' not in head and 'stroke="#000"' in svg.split("C (64 x 256)")[1]
+    # every cell, and the overview by warp (the picture's default for 128 threads): the selected thread's cells
+    # outlined (in the overview's 1 px cells, filled black)
+    for level, marked in (("cells", 'stroke="#000"'), ("warps", '<path fill="#000000"')):
+        svg = v.to_svg(level=level)
+        # each panel's note, wrapped to the panel's width, reads back whole from its lines
+        for panel, nxt in ((a, "B (256 x 16)"), (b, "C (64 x 256)")):
+            part = svg.split(panel["title"])[1].split(nxt)[0]
+            assert " ".join(re.findall(r'fill="#b35806">([^<]*)</text>', part)) == html.escape(panel["note"])
+        # the shared panels are grey, and the selected thread is marked in C only
+        head = svg.split("B (256 x 16)")[0]
+        assert "#e4e4e4" in head and marked not in head and marked in svg.split("C (64 x 256)")[1], level
     # RS: A is in registers (per thread), B in shared memory
     rs = MMAView(make_tiled_mma(mma_atom("SM90_64x128x16_F32F16F16_RS")))
     assert [p["shared"] for p in rs.panels] == [0, 128, 0]
@@ -240,10 +243,11 @@ def test_ss_gmma_operands_say_they_come_from_shared_memory():
 
 def test_atoms_panel_too_large_for_paths_becomes_an_image():
     v = MMAView(make_tiled_mma(mma_atom(SM80), wb.make_layout((4, 4, 1)), (256, 256, 64)), thread=3)
-    svg = v.to_svg()
+    svg = v.to_svg(level="cells")   # every cell (the default for 512 threads: the overview by warp)
     assert svg.count("<image") >= 1 and "too many cells to draw one by one" in svg
     assert 'stroke="#000" stroke-width="2"' in svg     # thread 3 still outlined over the image
     assert len(svg) < SVG_MAX_BYTES
+    assert len(v.to_svg()) < SVG_MAX_BYTES and "C, warp 0 (T0..T31)" in v.to_svg()
 
 
 # -- progress: what a saved notebook keeps ---------------------------------------------------------

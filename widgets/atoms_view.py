@@ -4,7 +4,10 @@ Drawn like CuTe's ``print_latex(TiledMMA)``: A is M x K, B is N x K, C is M x N,
 ``T#V#`` and coloured by thread with CuTe's eight TV colours.  In the browser (own anywidget
 module, atoms_view.js, one canvas a panel so a 64x256 GMMA C stays responsive) clicking a cell
 selects its thread in every panel; hovering reports (panel, thread, value) -> (row, col) back to
-the kernel in ``hover``.  ``to_svg()`` is the deterministic static fallback: one ``<path>`` per
+the kernel in ``hover``.  ``to_svg()`` is the deterministic static fallback.  For a view of more than one
+warp whose cells would not fit a notebook's width at a legible size it draws what the live view opens with
+(:func:`warps_svg`): an overview by warp over one warp's cells at full size, so a 128-thread view's stored
+picture reads at 1:1.  ``to_svg(level='cells')`` (the default for one warp) draws every cell: one ``<path>`` per
 thread, labels only where cells are big enough; a panel whose paths would not fit its share of the
 byte budget is drawn as an embedded image instead, so the document stays under 1 MB at any size.
 All panels share one cell size (``common_cell``, each panel's ``cell`` in the model), so that M, N and
@@ -197,6 +200,222 @@ def _image_body(p, thr, fid, fills, cell, selected, budget):
     return out, note
 
 
+# -- the stored picture of a view of more than one warp: an overview by warp over one warp at full size ------------
+# (the live view's "warps" level, atoms_view.js, drawn once: a 128-thread view's every cell shrunk to fit is unreadable)
+READABLE_W = 940      # px: the picture's width, drawn 1:1 in a notebook's output area (JupyterLab at 1400 px: 968)
+OV_MAX_H = 400        # px: the tallest overview panel
+DETAIL_CELL = 28      # px: one warp's cells, two lines of DETAIL_FONT px labels (T#, V#)
+DETAIL_FONT = 10
+DETAIL_ROWS = 16      # the warp's window: at most this many rows, and as many columns as READABLE_W holds
+WARP_FILLS = ["#8fb8e8", "#f2b36b", "#93d08a", "#e89494", "#c0a2e0", "#d9b48f", "#f0a8d8", "#b8c4cc"]
+SELECTED = "#d7191c"  # the frame of the cells drawn at full size (and the live view's hovered cell)
+
+
+def num_threads(panels) -> int:
+    return max([max(p["thr"], default=-1) + 1 for p in panels] + [1])
+
+
+def _group(p, thr):
+    """The warp (or, for an operand read by groups of threads together, the group) of each thread, -1 none."""
+    thr = np.asarray(thr)
+    return np.where(thr >= 0, thr // (p["shared"] or 32), -1)
+
+
+def _group_name(p, g: int) -> str:
+    if not p["shared"]:
+        return f"W{g}"
+    if p["shared"] % 128:
+        return f"G{g}"
+    k = p["shared"] // 128   # warpgroups reading each cell together
+    return f"WG{g}" if k == 1 else f"WG{g * k}-{g * k + k - 1}"
+
+
+def cells_fit(panels) -> bool:
+    """Whether every panel at DETAIL_CELL px (labels legible), side by side, fits READABLE_W x 700 px."""
+    w = sum(max(p["cols"] * DETAIL_CELL, NOTE_W if p["note"] else 0) + 24 for p in panels) - 4
+    return w <= READABLE_W and max(p["rows"] for p in panels) * DETAIL_CELL <= 700
+
+
+def _caption(p) -> str:
+    return f'{p["row_name"]} = {p["rows"]} rows, {p["col_name"]} = {p["cols"]} cols'
+
+
+def _min_width(p) -> int:
+    """A panel's width at least: its note's, its title's (12 px bold) and its caption's (10 px), so that narrow
+    panels side by side never write over each other."""
+    return max(NOTE_W if p["note"] else 0, 8 * len(p["title"]) + 4, 6 * len(_caption(p)) + 4)
+
+
+def overview_layout(panels) -> tuple:
+    """(cell px, [[panel index, ...] a row of panels]): the largest overview cell (up to 12 px) with each row of
+    panels side by side within READABLE_W and the rows' cells together within OV_MAX_H px (1 px at least); the panels in one row
+    when that is as large as any split (a CopyView's four 32 x 64 panels read better two by two)."""
+    n = len(panels)
+    best = (0, [list(range(n))])
+    for k in range(1, n + 1):
+        per = -(-n // k)
+        rows = [list(range(i, min(n, i + per))) for i in range(0, n, per)]
+        for cs in range(12, best[0], -1):
+            w = max(sum(max(panels[i]["cols"] * cs, _min_width(panels[i])) + 24 for i in r) - 4 for r in rows)
+            if w <= READABLE_W and sum(max(panels[i]["rows"] for i in r) * cs for r in rows) <= OV_MAX_H:
+                best = (cs, rows)
+                break
+    return (max(1, best[0]), best[1])
+
+
+def uniform_block(p, groups) -> tuple:
+    """The largest (bh, bw) tiling the panel whose blocks each hold one group (unowned cells aside)."""
+    rows, cols = groups.shape
+    best = (1, 1)
+    for bh in [d for d in range(rows, 0, -1) if rows % d == 0]:
+        for bw in [d for d in range(cols, 0, -1) if cols % d == 0]:
+            if bh * bw <= best[0] * best[1]:
+                continue
+            blocks = groups.reshape(rows // bh, bh, cols // bw, bw).transpose(0, 2, 1, 3).reshape(-1, bh * bw)
+            hi = blocks.max(axis=1)
+            lo = np.where(blocks >= 0, blocks, hi[:, None]).min(axis=1)
+            if (lo == hi).all():
+                best = (bh, bw)
+    return best
+
+
+def detail_window(panels, selected=-1):
+    """The panel and window drawn at full size: the selected thread's warp (else the first warp) in C (or the
+    first panel whose threads hold their own cells), clipped to DETAIL_ROWS rows and READABLE_W's columns
+    around that thread's first cell.  None when every panel is shared."""
+    p = next((q for q in panels if q["name"] == "C" and not q["shared"]), None) or \
+        next((q for q in panels if not q["shared"]), None)
+    if p is None:
+        return None
+    thr = np.asarray(p["thr"]).reshape(p["rows"], p["cols"])
+    focus = selected if selected >= 0 and (thr == selected).any() else int(thr[thr >= 0].min())
+    fr, fc = (int(x[0]) for x in np.nonzero(thr == focus))
+    g = focus // 32
+    rr, cc = np.nonzero(_group(p, thr) == g)
+    n_r, n_c = DETAIL_ROWS, (READABLE_W - 20) // DETAIL_CELL
+
+    def clip(lo, hi, f, n):
+        return (lo, hi - lo + 1) if hi - lo + 1 <= n else (max(lo, min(f - n // 4, hi - n + 1)), n)
+
+    (r0, nr), (c0, nc) = clip(rr.min(), rr.max(), fr, n_r), clip(cc.min(), cc.max(), fc, n_c)
+    whole = (nr, nc) == (rr.max() - rr.min() + 1, cc.max() - cc.min() + 1)
+    ts = thr[_group(p, thr) == g]
+    return {"p": p, "g": g, "r0": int(r0), "c0": int(c0), "nr": int(nr), "nc": int(nc), "whole": whole,
+            "lo": int(ts.min()), "hi": int(ts.max())}
+
+
+def _overview_panel(p, cs, selected, win, x0, y0):
+    """(svg, width, height) of one panel at overview cells: one colour a warp (or group; a bank/chunk panel keeps
+    its colours), each block of one warp framed and labelled, the selected thread's cells in black and the
+    window drawn below framed in red."""
+    rows, cols = p["rows"], p["cols"]
+    thr = np.asarray(p["thr"]).reshape(rows, cols)
+    groups = _group(p, thr)
+    if "fill" in p:
+        fid, fills = np.asarray(p["fill"]).reshape(rows, cols), list(p["fills"])
+    elif p["shared"]:
+        fid, fills = np.where(groups >= 0, groups % 2, -1), SHARED_FILLS
+    else:
+        fid, fills = np.where(groups >= 0, groups % len(WARP_FILLS), -1), WARP_FILLS
+    out = [f'<g transform="translate({x0},{y0})">',
+           f'<text x="0" y="-6" font-size="12" font-weight="bold">{html.escape(p["title"])}</text>']
+    for f0, segs in sorted(_runs(fid, cs).items()):
+        out.append(f'<path fill="{"#ffffff" if f0 < 0 else fills[f0]}" d="{"".join(segs)}"/>')
+    if "fill" not in p:   # one label a block of one warp (or group), where it fits
+        bh, bw = uniform_block(p, groups)
+        out.append('<g font-size="12" font-weight="bold" text-anchor="middle" fill="#000000">')
+        for r in range(0, rows, bh):
+            for c in range(0, cols, bw):
+                out.append(f'<rect x="{c * cs}" y="{r * cs}" width="{bw * cs}" height="{bh * cs}" fill="none" '
+                           f'stroke="#000000"/>')
+                owned = groups[r:r + bh, c:c + bw]
+                name = _group_name(p, int(owned.max())) if (owned >= 0).any() else ""
+                if name and 7 * len(name) + 4 <= bw * cs and 14 <= bh * cs:
+                    out.append(f'<text x="{(c + bw / 2) * cs:g}" y="{(r + bh / 2) * cs + 4:g}">{name}</text>')
+        out.append("</g>")
+    if selected >= 0 and not p["shared"] and (thr == selected).any():
+        sel = "".join(_runs((thr == selected).astype(np.int8), cs).get(1, []))
+        out.append(f'<path fill="#000000" d="{sel}"/>' if cs < 6 else
+                   f'<path fill="none" stroke="#000000" stroke-width="2" d="{sel}"/>')
+    if win is not None and win["p"] is p:
+        out.append(f'<rect x="{win["c0"] * cs}" y="{win["r0"] * cs}" width="{win["nc"] * cs}" height="{win["nr"] * cs}" '
+                   f'fill="none" stroke="{SELECTED}" stroke-width="2"/>')
+    width, height = max(cols * cs, _min_width(p)), rows * cs + 20
+    out += [f'<rect x="0" y="0" width="{cols * cs}" height="{rows * cs}" fill="none" stroke="#444444"/>',
+            f'<text x="0" y="{rows * cs + 14}" font-size="10">{html.escape(_caption(p))}</text>']
+    for k, line in enumerate(textwrap.wrap(p["note"], width // 6) if p["note"] else ()):
+        out.append(f'<text x="0" y="{rows * cs + 28 + 13 * k}" font-size="10" fill="#b35806">{html.escape(line)}</text>')
+        height += 13
+    return "\n".join(out) + "</g>", width, height
+
+
+def _detail_svg(win, selected, x0, y0):
+    """(svg, width, height) of the warp's window at DETAIL_CELL px, every cell T# over V#, coloured by thread."""
+    p, cs = win["p"], DETAIL_CELL
+    r0, c0, nr, nc = win["r0"], win["c0"], win["nr"], win["nc"]
+    thr = np.asarray(p["thr"]).reshape(p["rows"], p["cols"])[r0:r0 + nr, c0:c0 + nc]
+    val = np.asarray(p["val"]).reshape(p["rows"], p["cols"])[r0:r0 + nr, c0:c0 + nc]
+    title = (f'{p["name"]}, warp {win["g"]} (T{win["lo"]}..T{win["hi"]}){"" if win["whole"] else ", part"}: '
+             f'{p["row_name"]} {r0}..{r0 + nr - 1} of {p["rows"]}, {p["col_name"]} {c0}..{c0 + nc - 1} of {p["cols"]}')
+    out = [f'<g transform="translate({x0},{y0})">',
+           f'<text x="0" y="-6" font-size="12" font-weight="bold">{html.escape(title)}</text>']
+    for t0, segs in sorted(_runs(thr, cs).items()):
+        out.append(f'<path fill="{"#ffffff" if t0 < 0 else PALETTE[t0 % 8]}" d="{"".join(segs)}"/>')
+    out += [f'<line x1="{c * cs}" y1="0" x2="{c * cs}" y2="{nr * cs}" stroke="#aaaaaa"/>' for c in range(1, nc)]
+    out += [f'<line x1="0" y1="{r * cs}" x2="{nc * cs}" y2="{r * cs}" stroke="#aaaaaa"/>' for r in range(1, nr)]
+    out.append(f'<g font-size="{DETAIL_FONT}" text-anchor="middle" fill="#000000">')
+    for r in range(nr):
+        for c in range(nc):
+            if thr[r, c] >= 0:
+                x = c * cs + cs / 2
+                out.append(f'<text x="{x:g}" y="{r * cs + 12}">T{thr[r, c]}</text>')
+                out.append(f'<text x="{x:g}" y="{r * cs + 23}">V{val[r, c]}</text>')
+    out.append("</g>")
+    if selected >= 0 and (thr == selected).any():
+        sel = "".join(_runs((thr == selected).astype(np.int8), cs).get(1, []))
+        out.append(f'<path fill="none" stroke="#000000" stroke-width="2" d="{sel}"/>')
+    out.append(f'<rect x="0" y="0" width="{nc * cs}" height="{nr * cs}" fill="none" stroke="{SELECTED}" stroke-width="2"/>')
+    return "\n".join(out) + "</g>", max(nc * cs, 7 * len(title)), nr * cs
+
+
+def warps_svg(panels, selected=-1, footer=()):
+    """The picture of a view of more than one warp: every panel side by side at overview cells (one colour a
+    warp, blocks labelled W#/WG#), and under it one warp's cells at DETAIL_CELL px with their T#V# labels (the
+    selected thread's warp; ``select(t)`` draws another), all within READABLE_W px."""
+    cs, layout = overview_layout(panels)
+    win = detail_window(panels, selected)
+    parts, width, y = [], 0, 24
+    for row in layout:
+        x, height = 10, 0
+        for i in row:
+            s, w, h = _overview_panel(panels[i], cs, selected, win, x, y)
+            parts.append(s)
+            x += w + 24
+            height = max(height, h)
+        width, y = max(width, x - 14), y + height + 30
+    y -= 10
+    lines = [f"overview: one colour a warp{' (a warpgroup where it reads shared memory together)' if any(p['shared'] for p in panels) else ''}, "
+             f"cells {cs} px" + ("; in red, the cells drawn below at full size (select(thread) shows its warp)" if win else "")]
+    for line in textwrap.wrap(lines[0], (max(width, 600) - 20) // 6):
+        parts.append(f'<text x="10" y="{y}" font-size="10" fill="#555555">{html.escape(line)}</text>')
+        y += 13
+    if win is not None:
+        y += 22
+        s, w, h = _detail_svg(win, selected, 10, y)
+        parts.append(s)
+        width, y = max(width, w + 10), y + h + 10
+    y += 14
+    for line in footer:
+        for piece in textwrap.wrap(line, READABLE_W // 7, break_long_words=False) or [""]:
+            parts.append(f'<text x="10" y="{y}" font-size="11" font-family="monospace">{html.escape(piece)}</text>')
+            y += 14
+    width = max(width, 10 + 7 * max((len(s) for line in footer for s in textwrap.wrap(line, READABLE_W // 7,
+                                                                                       break_long_words=False)), default=0))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" viewBox="0 0 {width} {y}" {FIT} '
+            f'font-family="sans-serif">\n<rect x="0" y="0" width="{width}" height="{y}" fill="#ffffff"/>\n'
+            + "\n".join(parts) + "\n</svg>\n")
+
+
 def panels_svg(panels, selected=-1, footer=()):
     foot = sum(len(line) + 80 for line in footer)
     budget = panel_budget(len(panels), foot)   # the panels share one picture's bytes
@@ -276,7 +495,17 @@ class _AtomsWidget(SvgFallback, anywidget.AnyWidget):
         return {"panel": p["name"], "thread": p["thr"][i], "value": p["val"][i], "row": r, "col": c}
 
 
-    def to_svg(self) -> str:
+    def to_svg(self, level: str | None = None) -> str:
+        """The static picture.  ``level``: ``'cells'`` (every cell, as CuTe's print_latex), ``'warps'`` (an
+        overview by warp over one warp's cells at a readable size: :func:`warps_svg`), or None: ``'warps'`` for
+        a view of more than one warp whose cells would not fit READABLE_W at a legible size, as the live view
+        opens."""
+        if level is None:
+            level = "warps" if num_threads(self.panels) > 32 and not cells_fit(self.panels) else "cells"
+        if level == "warps":
+            return warps_svg(self.panels, self.thread, self.readout)
+        if level != "cells":
+            raise ValueError(f"to_svg: expected level 'cells', 'warps' or None, but got {level!r}.")
         return panels_svg(self.panels, self.thread, self.readout)
 
     def select(self, thread: int):
@@ -291,6 +520,13 @@ class MMAView(_AtomsWidget):
 
     def __init__(self, tiled_mma, thread: int = -1, **kw):
         tiled_mma = as_workbench(tiled_mma)
+        if type(tiled_mma).__name__ == "UmmaAtom":   # one tcgen05.mma (Blackwell): its panels are widgets.tmem_view's
+            from .tmem_view import umma_panels
+            self.tiled_mma, self._num_threads = tiled_mma, tiled_mma.thr_id.size
+            panels, readout = umma_panels(tiled_mma)
+            super().__init__(panels=panels, readout=readout, **kw)
+            self.select(thread)
+            return
         if not isinstance(tiled_mma, TiledMMA):
             raise TypeError(f"MMAView: expected a TiledMMA (wb.make_tiled_mma(...)), but got {type(tiled_mma).__name__}.")
         self.tiled_mma = tiled_mma
