@@ -1,4 +1,5 @@
-"""The overhead lab (workbench/bench/lab.py) and its CLI, with few calls: structure, not speed."""
+"""The overhead lab (workbench/bench/lab.py) and the CLI (python -m workbench lab | bench), with few calls:
+structure, not speed."""
 
 import json
 
@@ -79,6 +80,39 @@ def test_the_bench_cli_checks_out_before_running(monkeypatch, capsys):
     with pytest.raises(SystemExit) as e:
         main(["bench", "--out", "/nonexistent-folder/b.json"])
     assert e.value.code == 2 and "folder to exist" in capsys.readouterr().err
+
+
+def test_bench_help_lists_every_suite_with_what_it_measures(capsys):
+    from workbench import bench
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert e.value.code == 0 and {"gemm", "launch", "algebra"} <= set(bench.suites())
+    for name in bench.suites():
+        assert f"{name}: {bench.describe(name)}" in out, name
+    assert "gemm: The GEMM ladder against cuBLAS" in out and "python -m workbench lab" in out
+
+
+def test_the_lab_is_one_command_and_bench_lab_says_where_it_is(capsys):
+    from workbench import bench
+    assert "lab" not in bench.suites()
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "lab"])
+    assert e.value.code == 2 and "'bench lab' is not a bench suite: run python -m workbench lab" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="a command of its own, python -m workbench lab"):
+        bench.run_suite("lab")
+
+
+def test_a_gpu_suite_without_a_gpu_says_it_skipped(capsys):
+    from workbench.dsl.runtime import cupy as backend_cupy
+    if backend_cupy.gpu_available():
+        pytest.skip("the no-GPU path")
+    assert main(["bench", "gemm", "ladder", "--quick"]) == 0
+    cap = capsys.readouterr()
+    res = json.loads(cap.out)["suites"]
+    for name in ("gemm", "ladder"):   # gemm words it itself; ladder's bare {"gpu": False} gets the sentence
+        assert res[name]["gpu"] is False and res[name]["skipped"].startswith("skipped: no CUDA GPU"), res[name]
+        assert f"{name}: skipped: no CUDA GPU" in cap.err
 
 
 def _suite(rows):

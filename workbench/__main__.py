@@ -1,4 +1,5 @@
-"""``python -m workbench bench [suite ...] [--quick] [--out FILE]``: run benchmark suites, print JSON.
+"""``python -m workbench bench [suite ...] [--quick] [--out FILE]``: run benchmark suites, print JSON (``--help``
+lists them; a suite that needs a GPU says on stderr and in its result that it skipped without one).
 ``python -m workbench lab [suite ...] [--quick] [--out FILE.json] [--chart FILE.png]``: the overhead lab
 (workbench/bench/lab.py), printed as a table.
 ``python -m workbench tune --kind hopper|smem|cpu --shapes MxNxK ... [--dtypes ...] [--ray ADDRESS|local]
@@ -10,13 +11,21 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m workbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("bench", help="run overhead/bandwidth suites (workbench/bench/<name>.py)")
-    b.add_argument("suites", nargs="*", help="suite names (default: all present)")
+    from workbench import bench
+    b = sub.add_parser("bench", help="run overhead/bandwidth suites (workbench/bench/<name>.py), print JSON",
+                       description="Suites:\n" + "\n".join(textwrap.fill(f"{n}: {bench.describe(n)}", 100, initial_indent="  ",
+                                                                          subsequent_indent="      ")
+                                                            for n in bench.suites())
+                       + "\nA suite that needs a GPU says it skipped without one (\"skipped\" in its result and a line "
+                         "on stderr). The overhead lab is its own command: python -m workbench lab.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("suites", nargs="*", metavar="suite", help=f"{', '.join(bench.suites())} (default: all of them)")
     b.add_argument("--quick", action="store_true", help="fewer repetitions")
     b.add_argument("--out", help="also write the JSON result here")
     from workbench.bench.lab import SUITES
@@ -52,16 +61,21 @@ def main(argv=None) -> int:
         return _lab(ap, args)
     if args.cmd == "tune":
         return _tune(ap, args)
-    from workbench import bench
     _check_output(ap, "--out", args.out)
     names = args.suites or bench.suites()
+    own = [n for n in names if n in bench.OWN_COMMANDS]
+    if own:   # one way to run each thing: the lab prints its table (and --json) under its own command
+        b.error(f"'bench {own[0]}' is not a bench suite: run {bench.OWN_COMMANDS[own[0]]} "
+                 f"(--help names its suites; --json prints JSON)")
     unknown = [n for n in names if n not in bench.suites()]
     if unknown:
-        ap.error(f"unknown suite(s) {unknown}; present: {bench.suites()}")
+        b.error(f"unknown suite(s) {unknown}; present: {bench.suites()}")
     result = {"machine": bench.machine(), "suites": {}}
     for n in names:
         print(f"running {n} ...", file=sys.stderr)
         result["suites"][n] = bench.run_suite(n, quick=args.quick)
+        if "skipped" in result["suites"][n]:
+            print(f"{n}: {result['suites'][n]['skipped']}", file=sys.stderr)
     text = json.dumps(result, indent=2, default=str)
     print(text)
     if args.out:

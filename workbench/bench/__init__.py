@@ -12,26 +12,44 @@ import platform
 import statistics
 import time
 
-__all__ = ["suites", "run_suite", "machine", "time_calls"]
+__all__ = ["suites", "describe", "run_suite", "machine", "time_calls"]
+
+# modules of this package that are commands of their own, not ``bench`` suites (one way to run each)
+OWN_COMMANDS = {"lab": "python -m workbench lab"}
+NO_GPU = "skipped: no CUDA GPU is visible (cupy sees none), and this suite measures one"
 
 
 def suites() -> list[str]:
-    """Names of the suites present (modules of this package with a ``run`` function)."""
-    out = []
-    for m in pkgutil.iter_modules(__path__):
-        if m.name.startswith("_"):
-            continue
-        out.append(m.name)
-    return sorted(out)
+    """Names of the suites present (modules of this package, other than OWN_COMMANDS)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__)
+                  if not m.name.startswith("_") and m.name not in OWN_COMMANDS)
+
+
+def describe(name: str) -> str:
+    """The first sentence of a suite's docstring (what ``bench --help`` lists), read without importing it."""
+    import ast
+    import pathlib
+
+    doc = ast.get_docstring(ast.parse((pathlib.Path(__file__).parent / f"{name}.py").read_text())) or ""
+    text = " ".join(doc.replace("``", "").split())
+    return text.split(". ")[0].rstrip(".") if text else "(no description)"
 
 
 def run_suite(name: str, quick: bool = False) -> dict:
+    """The suite's result; a result that is only ``{"gpu": False}`` (the suite needs a GPU and saw none) gets
+    ``"skipped"``, a sentence saying so."""
+    if name in OWN_COMMANDS:
+        raise ValueError(f"Expected a benchmark suite among {suites()}, but got {name!r}: it is a command of its own, "
+                         f"{OWN_COMMANDS[name]}.")
     if name not in suites():
         raise ValueError(f"Expected a benchmark suite among {suites()}, but got {name!r}.")
     mod = importlib.import_module(f"{__name__}.{name}")
     if not callable(getattr(mod, "run", None)):
         raise ValueError(f"Expected workbench.bench.{name} to define run(quick=False), but it does not.")
-    return mod.run(quick=quick)
+    out = mod.run(quick=quick)
+    if out == {"gpu": False}:
+        out = {"gpu": False, "skipped": NO_GPU}
+    return out
 
 
 def machine() -> dict:
