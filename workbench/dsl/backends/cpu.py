@@ -684,9 +684,9 @@ class CompiledCPU:
             if not run and gens and _progress(bss):
                 run = [lin for lin, m in waiting.items() if type(m) is Spin]   # asynchronous work completed
             if not run and gens:
-                raise KernelRuntimeError(self._stuck(waiting, gens, bidxs, nt))
+                raise KernelRuntimeError(self._stuck(waiting, gens, bidxs, nt, mbs))
 
-    def _stuck(self, waiting, gens, bidxs, nt) -> str:
+    def _stuck(self, waiting, gens, bidxs, nt, mbs) -> str:
         """Why no thread of the block (or cluster) can move (what a GPU would hang on)."""
         what: dict = {}
         for lin, m in sorted(waiting.items()):
@@ -694,7 +694,8 @@ class CompiledCPU:
             if k is Sync:
                 w = f"sync_threads() at line {m.line}"
             elif k is Spin:
-                w = f"mbarrier {m.key[0]}[{m.key[1]}] (wait at line {m.line}) whose phase never completes"
+                from ..ops.mbarrier import mb_describe  # the counts: "1 of 2 arrivals"
+                w = f"mbarrier {m.key[0]}[{m.key[1]}] (wait at line {m.line}) {mb_describe(mbs[lin // nt], m.key)}"
             elif k is Barrier:
                 w = f"barrier({m.id}, {m.count}) at line {m.line}"
             elif k is ClusterBarrier:

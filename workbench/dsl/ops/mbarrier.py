@@ -186,6 +186,17 @@ def _mb_done(mb, key, parity):
     return _mb_state(mb, key, "mbarrier_wait")[3] != parity
 
 
+def mb_describe(mb, key) -> str:
+    """Where a phase that never completes stands, for the hang report: "1 of 2 arrivals" (and the announced bytes
+    that have not landed)."""
+    st = mb.get(key)
+    if st is None:
+        return "which no thread initialized"
+    got = st[0] - st[1]
+    text = f"whose phase never completes: {got} of {st[0]} arrival{'s' if st[0] != 1 else ''}"
+    return text + (f", {st[2]} announced bytes not landed" if st[2] > 0 else "")
+
+
 def peer(cluster, rank):
     """A block of the cluster by rank (its shared tensors or mbarriers), or the error a GPU would not give."""
     if not 0 <= rank < len(cluster):
