@@ -13,9 +13,10 @@ from .hopper_view import GmmaDescView, TmaBoxView
 from .layout_view import LayoutView
 from .marking import MarkingExplorer
 from .playground import AlgebraPlayground
+from .tmem_view import TmemView, UmmaInstrDescView, UmmaSmemDescView
 from .triton_view import TritonLayoutView, linear_layout_view
 from .tv_view import TVLayoutView
 
 __all__ = ["LayoutView", "TVLayoutView", "MarkingExplorer", "DLPackInspector", "AlgebraPlayground",
            "plot_overhead", "progress", "MMAView", "CopyView", "ExplainView", "GmmaDescView", "TmaBoxView",
-           "TritonLayoutView", "linear_layout_view"]
+           "TmemView", "UmmaSmemDescView", "UmmaInstrDescView", "TritonLayoutView", "linear_layout_view"]

@@ -1,0 +1,694 @@
+"""Blackwell views: one CTA's tensor memory (``TmemView``), one UMMA atom (``MMAView(umma_atom)``, panels built here)
+and the two UMMA descriptors (``UmmaSmemDescView``, ``UmmaInstrDescView``).
+
+``TmemView(acc, copy=None, thread=None, allocator=None)`` draws the 128 lanes x 512 columns of one CTA's TMEM
+(``workbench.atoms.tmem``): the allocations coloured, each cell of the accumulator ``acc`` (a ``TmemTensor``, e.g.
+``atom.make_fragment_C(atom.partition_shape_C((M, N)))``) labelled with its (m, n), heavier rules every 32 lanes (the
+quarter warp w of a warpgroup may touch: lanes 32*(w%4)..+31) and every 32 columns (the allocation granule).  With a
+tcgen05 ld/st tiled copy (``wb.make_tmem_copy``) each cell also says which thread's register holds it, and picking a
+thread outlines its cells.  Every cell is the TMEM model's own answer (``TmemTensor.lane_column``), never recomputed.
+
+Sizes: a 128 x 256 fp32 accumulator is 32768 cells.  The live view is the grid canvas of every large view (an
+overview heat map, zoom to readable cells); the static picture is an overview of the whole TMEM (one pixel block a
+cell, lane quarters and allocations marked, the picked thread's cells in red) above a zoom window of readable,
+labelled cells (the picked thread's quarter, or the accumulator's origin; ``window=`` picks another).
+
+Nothing here ran on a Blackwell GPU: the objects are CuTe's (checked against CuTe C++ 4.2 with g++), drawn on the host.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+
+import ipywidgets as W
+import numpy as np
+
+from workbench.atoms.sm100 import UmmaAtom
+from workbench.atoms.tmem import TMEM_COLUMNS, TMEM_LANES, TmemAllocator, TmemTensor, TmemTiledCopy, tmem_column
+from workbench.atoms.umma_desc import _LAYOUT_NAME, UmmaInstrDescriptor, UmmaSmemDescriptor
+from workbench.layout import Layout, complement, make_layout
+from workbench.layout import inttuple as it
+
+from .base import SvgFallback
+from .canvas import GridCanvas
+from .grid import TV_PALETTE, Axis, Grid
+from .svg import _png, _rgb, grid_svg, table_svg, vstack_svg
+
+__all__ = ["TmemView", "UmmaSmemDescView", "UmmaInstrDescView", "umma_panels", "tmem_cells"]
+
+FREE = "#f4f4f4"                                   # columns no allocation holds
+ALLOC = ("#77aadd", "#ee8866", "#44bb99", "#eedd88", "#99ddff", "#ffaabb", "#bbcc33", "#aaaa00")
+QUARTER = ("#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb")
+SELECTED = "#d7191c"
+PALETTE = (FREE,) + ALLOC + QUARTER + TV_PALETTE + ("#ffffff", SELECTED)
+_A0, _Q0, _T0, _WHITE, _RED = 1, 1 + len(ALLOC), 1 + len(ALLOC) + len(QUARTER), len(PALETTE) - 2, len(PALETTE) - 1
+COLOR_BY = ("allocation", "quarter", "thread")
+SHOW = ("mn", "tv")
+ZOOM_LANES, ZOOM_COLUMNS = 32, 16                  # the static picture's window of labelled cells
+
+
+def _sizes(shape) -> list:
+    return [int(it.product(s)) for s in shape] if type(shape) is tuple else [int(shape)]
+
+
+def accumulator_coordinates(tensor: TmemTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(m, n, buffer) of every index of a TMEM tensor (colexicographic).  An accumulator ``((M_MMA, N_MMA), MMA_M,
+    MMA_N, ...)`` gives m = m' + M_MMA * i, n = n' + N_MMA * j, and the further modes' index as the buffer; a
+    rank-2 tensor ``(M, N, ...)`` gives its two coordinates and the rest as the buffer."""
+    shape = tensor.layout.shape
+    n_all = int(tensor.layout.size)
+    i = np.arange(n_all, dtype=np.int64)
+    if type(shape) is tuple and len(shape) >= 2 and type(shape[0]) is tuple and len(shape[0]) == 2:
+        mm, nn = int(it.product(shape[0][0])), int(it.product(shape[0][1]))
+        rest = _sizes(shape[1:])
+        m_in, n_in, r = i % mm, (i // mm) % nn, i // (mm * nn)
+        tm = r % rest[0]
+        r = r // rest[0]
+        tn = r % rest[1] if len(rest) > 1 else 0 * r
+        buf = r // rest[1] if len(rest) > 1 else 0 * r
+        return m_in + mm * tm, n_in + nn * tn, buf
+    sizes = _sizes(shape)
+    mm = sizes[0]
+    nn = sizes[1] if len(sizes) > 1 else 1
+    return i % mm, (i // mm) % nn, i // (mm * nn)
+
+
+def copy_register_cells(tc: TmemTiledCopy, tensor: TmemTensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(thread, register, tensor index) of every register a tcgen05 ld (st) tiled copy fills (drains) over ``tensor``:
+    the copy's register-side TV layout (a load's destination, a store's source) on its by-mode tiler, repeated over
+    the tensor's tiles as CuTe's partition does (register v + V * tile, tiles colexicographic)."""
+    load = tc.atom.instruction == "tcgen05_ld"
+    tv = tc.layout_dst_tv_tiled if load else tc.layout_src_tv_tiled
+    T, V = int(it.product(tv.shape[0])), int(it.product(tv.shape[1]))
+    tiler = [t if isinstance(t, Layout) else make_layout(t) for t in tc.tiler_mn]
+    flat = _sizes(tensor.layout.shape)
+    if len(flat) != len(tiler):
+        raise ValueError(f"TmemView: the copy's tiler has {len(tiler)} modes and the tensor {tensor} has {len(flat)}: "
+                         "pass on= the TMEM tensor the copy was made for (wb.make_tmem_copy(atom, tensor)).")
+    tsz = [int(t.size) for t in tiler]
+    for f, s in zip(flat, tsz):
+        if f % s:
+            raise ValueError(f"TmemView: the copy's tile {tuple(tsz)} does not divide the tensor's modes {tuple(flat)}.")
+    k = np.asarray(tv.offsets(), np.int64).reshape(V, T).T            # (T, V) -> index in the tile
+    tiles = [complement(t, f) for t, f in zip(tiler, flat)]             # CuTe's zipped_divide: the tiles' own modes
+    reps = [f // s for f, s in zip(flat, tsz)]
+    nrep = int(np.prod(reps))
+    threads, regs, index = [], [], []
+    for r in range(nrep):
+        rest, cr = r, []
+        for n in reps:                                                 # this tile's coordinate among the tiles
+            cr.append(rest % n)
+            rest //= n
+        kk, crd, stride = k.copy(), np.zeros_like(k), 1
+        for j, (t, s) in enumerate(zip(tiler, tsz)):
+            a = kk % s
+            kk //= s
+            crd += (_eval(t, a) + int(tiles[j](cr[j]))) * stride
+            stride *= flat[j]
+        threads.append(np.repeat(np.arange(T), V))
+        regs.append(np.tile(np.arange(V), T) + V * r)
+        index.append(crd.reshape(-1))
+    return np.concatenate(threads), np.concatenate(regs), np.concatenate(index)
+
+
+def _eval(layout: Layout, idx: np.ndarray) -> np.ndarray:
+    return np.asarray(layout.offsets(), np.int64)[idx]
+
+
+def tmem_cells(tensor: TmemTensor, columns: int = TMEM_COLUMNS) -> dict:
+    """Per cell of the 128 x ``columns`` grid: the tensor index living there (-1 none; the first of a sub-word pair),
+    from the TMEM model's ``lane_column`` (what the view draws; tests compare every index)."""
+    n = int(tensor.layout.size)
+    off = np.asarray(tensor.layout.offsets(), np.int64) + tensor.offset
+    dp = tensor.dp
+    per = dp // 65536
+    lane = tmem_lane0(tensor) + off // dp
+    col = tmem_column(tensor.base) + (off % dp) // per
+    sub = (off % dp) % per
+    idx = np.full((TMEM_LANES, columns), -1, np.int64)
+    inside = (lane < TMEM_LANES) & (col < columns)
+    if not inside.all():
+        j = int(np.flatnonzero(~inside)[0])
+        raise ValueError(f"TmemView: element {j} of {tensor} lies at lane {int(lane[j])}, column {int(col[j])}, outside "
+                         f"the {TMEM_LANES} x {columns} grid drawn (columns=).")
+    order = np.lexsort((np.arange(n), sub))[::-1]          # the first value of a 32-bit column wins its label
+    idx[lane[order], col[order]] = np.arange(n)[order]
+    return {"index": idx, "lane": lane, "column": col, "sub": sub}
+
+
+def tmem_lane0(tensor: TmemTensor) -> int:
+    return (tensor.base >> 16) & 0xFFFF
+
+
+def _allocations(allocator, tensor, cols_used):
+    if allocator is None:   # what one tcgen05.alloc for this tensor takes: a power of two >= 32 from its base column
+        c0 = tmem_column(tensor.base)
+        need = max(32, 1 << max(0, int(cols_used - 1).bit_length()))
+        return [(c0, need)], True
+    if isinstance(allocator, TmemAllocator):
+        return sorted(allocator.allocations.items()), False
+    if type(allocator) in (list, tuple) and all(type(a) in (tuple, list) and len(a) == 2 and all(type(x) is int for x in a)
+                                                for a in allocator):
+        return sorted((int(a), int(b)) for a, b in allocator), False
+    raise TypeError(f"TmemView: expected allocator= a TmemAllocator or a list of (first column, columns), but got "
+                    f"{type(allocator).__name__}.")
+
+
+class _OffsetAxis(Axis):
+    """An axis whose labels are numbers from ``start`` (a window of lanes or columns)."""
+
+    def __init__(self, title, n, groups, start):
+        super().__init__(title, n, groups, False, None)
+        self.start = start
+
+    def label(self, i: int) -> str:
+        return str(self.start + int(i))
+
+
+class TmemSource:
+    """The grid source (``widgets.tiles`` protocol) of one CTA's TMEM with an accumulator, its allocations and an
+    optional tcgen05 copy: keys are the copy's threads (or the tensor's indices), colours by ``color_by``."""
+
+    def __init__(self, tensor, cells, mn, alloc, thr, reg, columns, color_by, show, title, notes):
+        self.tensor, self.cells, self.mn, self.columns = tensor, cells, mn, columns
+        self.alloc_of, self.thr, self.reg = alloc, thr, reg
+        self.rows = Axis("lane (TMEM data path; rules every 32 lanes: one warp's quarter)", TMEM_LANES, [32], False)
+        self.cols = Axis("column (32 bits; rules every 32 columns: the allocation granule)", columns, [32], False)
+        self.title, self.notes = title, notes
+        self.palette = PALETTE
+        self.scale = False
+        self.selected = None
+        self.key_name = "thread" if thr is not None else "index"
+        self.color_by, self.show = color_by, show
+
+    @property
+    def shape(self):
+        return (TMEM_LANES, self.columns)
+
+    def keys_at(self, r, c):
+        k = (self.thr if self.thr is not None else self.cells["index"])[np.ix_(r, c)]
+        return np.where(k >= 0, k, np.nan).astype(np.float64)
+
+    def colors_at(self, r, c, keys):
+        own = self.cells["index"][np.ix_(r, c)] >= 0
+        if self.color_by == "allocation":
+            a = self.alloc_of[np.ix_(r, c)]
+            return np.where(a >= 0, _A0 + a % len(ALLOC), 0).astype(np.uint8)
+        if self.color_by == "quarter":
+            q = np.broadcast_to((r // 32)[:, None], own.shape)
+            return np.where(own, _Q0 + q, 0).astype(np.uint8)
+        t = self.thr[np.ix_(r, c)]
+        return np.where(t >= 0, _T0 + t % 8, 0).astype(np.uint8)
+
+    def text(self, lane, col) -> str:
+        if self.show == "tv":
+            t = int(self.thr[lane, col])
+            return f"T{t}V{int(self.reg[lane, col])}" if t >= 0 else ""
+        i = int(self.cells["index"][lane, col])
+        if i < 0:
+            return ""
+        m, n, b = (int(x[i]) for x in self.mn)
+        return f"({m},{n})" if b == 0 else f"{b}:({m},{n})"
+
+    def texts_at(self, r, c, keys):
+        return [self.text(i, j) for i in r.tolist() for j in c.tolist()]
+
+    def label_chars(self):
+        m, n, b = (int(x.max()) for x in self.mn)
+        return len(f"{b}:({m},{n})" if b else f"({m},{n})") if self.show == "mn" else len(f"T{int(self.thr.max())}V"
+                                                                                           f"{int(self.reg.max())}")
+
+    @property
+    def legend(self):
+        if self.color_by == "allocation":
+            return {"kind": "swatches", "label": "colour: TMEM allocation (tcgen05.alloc)",
+                    "entries": [[FREE, "not allocated"]] + [[ALLOC[k % len(ALLOC)], f"allocation {k}: columns {c0}.."
+                                                             f"{c0 + nc - 1}"] for k, (c0, nc) in enumerate(self.allocs)]}
+        if self.color_by == "quarter":
+            return {"kind": "swatches", "label": "colour: lane quarter of the accumulator's cells",
+                    "entries": [[QUARTER[q], f"lanes {32 * q}..{32 * q + 31}: warp {q} of each warpgroup (warps {q}, "
+                                 f"{q + 4}, ...)"] for q in range(4)]}
+        return {"kind": "swatches", "label": "colour: the copy's thread mod 8 (CuTe's TV colours)",
+                "entries": [[TV_PALETTE[k], f"T{k}, T{k + 8}, ..."] for k in range(8)]}
+
+    def window(self, lane0, col0, nl, nc) -> Grid:
+        """A Grid of the cells lanes lane0.. x columns col0.. (eager, labelled: the static picture's zoom)."""
+        r, c = np.arange(lane0, lane0 + nl), np.arange(col0, col0 + nc)
+        keys = self.keys_at(r, c)
+        g = Grid(title=f"zoom: lanes {lane0}..{lane0 + nl - 1}, columns {col0}..{col0 + nc - 1}",
+                 rows=_OffsetAxis("(TMEM lanes)", nl, [32] if nl > 32 else [], lane0),
+                 cols=_OffsetAxis("(32-bit TMEM columns)", nc, [], col0), keys=keys.reshape(-1),
+                 colors=self.colors_at(r, c, keys).reshape(-1), texts=self.texts_at(r, c, keys),
+                 palette=self.palette, selected=self.selected, key_name=self.key_name, legend=self.legend)
+        return g
+
+
+class TmemView(SvgFallback, W.VBox):
+    """``TmemView(acc, copy=None, on=None, thread=None, allocator=None, color_by=None, show=None, columns=512,
+    window=None)``: one CTA's tensor memory with the TMEM tensor ``acc`` in it.
+
+    ``copy``: a tcgen05 ld/st tiled copy (``wb.make_tmem_copy(atom, t)``) over ``on`` (default ``acc``; e.g. the
+    rung's ``cfg.tmem_load`` over ``cfg.tmem_chunk``); each cell then names the thread and register it goes to,
+    and ``thread`` picks one whose cells are outlined.  ``allocator``: a ``TmemAllocator`` or (first column,
+    columns) pairs; by default the one allocation ``acc`` needs.  ``color_by``: 'allocation', 'quarter' (lane
+    quarter, i.e. the warp that may read it) or 'thread' (the copy's).  ``show``: cell labels 'mn' (the
+    accumulator's (m, n); ``b:(m,n)`` in buffer b > 0) or 'tv' (the copy's ``T#V#``).  ``window=(lane, column)``:
+    the first cell of the static picture's zoom."""
+
+    def __init__(self, acc, copy=None, on=None, thread=None, allocator=None, color_by=None, show=None,
+                 columns: int = TMEM_COLUMNS, window=None):
+        if not isinstance(acc, TmemTensor):
+            raise TypeError(f"TmemView: expected a TMEM tensor (atom.make_fragment_C(atom.partition_shape_C((M, N))) or "
+                            f"a cfg.tmem_* of the Blackwell rung), but got {type(acc).__name__}.")
+        if type(columns) is not int or not 32 <= columns <= TMEM_COLUMNS or columns % 32:
+            raise ValueError(f"TmemView: expected columns a multiple of 32 in 32..512, but got {columns!r}.")
+        if copy is not None and not isinstance(copy, TmemTiledCopy):
+            raise TypeError(f"TmemView: expected copy= a tcgen05 ld/st tiled copy (wb.make_tmem_copy(atom, tensor)), "
+                            f"but got {type(copy).__name__}.")
+        if on is not None and (copy is None or not isinstance(on, TmemTensor)):
+            raise TypeError("TmemView: on= is the TMEM tensor the copy= was made for (a TmemTensor, with copy=).")
+        if on is None and copy is not None:   # a copy made for one (M, N) tile of an accumulator: that tile
+            shp = acc.layout.shape
+            pair = type(shp) is tuple and len(shp) >= 2 and type(shp[0]) is tuple and len(shp[0]) == 2
+            on = acc[((None, None),) + (0,) * (len(shp) - 1)] if pair and len(copy.tiler_mn) == 2 else acc
+        self.acc, self.copy, self.on = acc, copy, (on if on is not None else acc)
+        self.cells = tmem_cells(acc, columns)
+        self.mn = accumulator_coordinates(acc)
+        used = int(self.cells["column"].max()) - tmem_column(acc.base) + 1
+        self.allocations, assumed = _allocations(allocator, acc, used)
+        alloc_of = np.full((TMEM_LANES, columns), -1, np.int64)
+        for k, (c0, nc) in enumerate(self.allocations):
+            alloc_of[:, c0:min(columns, c0 + nc)] = k
+        thr = reg = None
+        self.num_threads = 0
+        if copy is not None:
+            t, v, idx = copy_register_cells(copy, self.on)
+            oc = tmem_cells(self.on, columns)
+            thr = np.full((TMEM_LANES, columns), -1, np.int64)
+            reg = np.full((TMEM_LANES, columns), -1, np.int64)
+            thr[oc["lane"][idx], oc["column"][idx]] = t
+            reg[oc["lane"][idx], oc["column"][idx]] = v
+            self.num_threads = int(copy.size)
+            self._copy_cells = (t, v, oc["lane"][idx], oc["column"][idx])
+        color_by = color_by or ("thread" if copy is not None else "allocation")
+        show = show or "mn"
+        if color_by not in COLOR_BY or (color_by == "thread" and copy is None):
+            raise ValueError(f"TmemView: expected color_by one of {', '.join(c for c in COLOR_BY if copy or c != 'thread')},"
+                             f" but got {color_by!r}.")
+        if show not in SHOW or (show == "tv" and copy is None):
+            raise ValueError(f"TmemView: expected show one of {', '.join(s for s in SHOW if copy or s != 'tv')}, but got "
+                             f"{show!r}.")
+        lanes = sorted(set(self.cells["lane"].tolist()))
+        cols = (int(self.cells["column"].min()), int(self.cells["column"].max()))
+        notes = [f"{acc.value_type}: {acc}; lanes {lanes[0]}..{lanes[-1]}, columns {cols[0]}..{cols[1]}"
+                 f"{' (two values a 32-bit column; the label names the first)' if acc.dp > 65536 else ''}",
+                 "allocations: " + ", ".join(f"columns {c0}..{c0 + nc - 1} ({nc})" for c0, nc in self.allocations)
+                 + (" (the one tcgen05.alloc this tensor needs; pass allocator= for yours)" if assumed else ""),
+                 "warp w of a warpgroup may tcgen05.ld/st lanes 32*(w%4)..32*(w%4)+31 only"]
+        if copy is not None:
+            notes.append(f"copy: {copy.atom.name} x {copy.size} threads over {self.on}; labels T#V#: thread, register")
+        notes.append("compiled and emulated here: no Blackwell GPU ran this")
+        title = f"TMEM of one CTA: {TMEM_LANES} lanes x {columns} columns of 32 bits"
+        self.source = TmemSource(acc, self.cells, self.mn, alloc_of, thr, reg, columns, color_by, show, title, notes)
+        self.source.allocs = self.allocations
+        self._window = window
+        if window is not None:
+            if (type(window) is not tuple or len(window) != 2 or any(type(x) is not int for x in window)
+                    or not 0 <= window[0] < TMEM_LANES or not 0 <= window[1] < columns):
+                raise ValueError(f"TmemView: expected window=(lane, column) inside the 128 x {columns} grid, but got "
+                                 f"{window!r}.")
+        self.canvas = GridCanvas()
+        self.canvas.describe = self.describe
+        self.canvas.show(self.source, self._subtitle())
+        opts = [("none", -1)] + [(str(k), k) for k in range(self.num_threads)]
+        self.thread_control = W.Dropdown(options=opts, value=-1, description="thread")
+        self.thread_control.layout.display = None if copy is not None else "none"
+        self.color_control = W.Dropdown(options=[c for c in COLOR_BY if copy is not None or c != "thread"],
+                                        value=color_by, description="colour by")
+        self.readout = W.HTML()
+        self.thread = thread
+        self.thread_control.observe(lambda ch: self._select(ch["new"]), "value")
+        self.color_control.observe(self._recolor, "value")
+        self.canvas.observe(self._on_click, "selected")
+        super().__init__([W.HBox([self.thread_control, self.color_control], layout=W.Layout(flex_flow="row wrap")),
+                          self.canvas, self.readout])
+
+    # -- state -----------------------------------------------------------------------------------------------
+    @property
+    def thread(self):
+        v = self.thread_control.value
+        return None if v < 0 else v
+
+    @thread.setter
+    def thread(self, t):
+        if t is not None and (self.copy is None or type(t) is not int or not 0 <= t < self.num_threads):
+            raise ValueError(f"TmemView: expected thread None{f' or an int in [0, {self.num_threads})' if self.copy else ''}"
+                             f"{' (this view has no copy= whose threads to pick)' if self.copy is None else ''}, but got "
+                             f"{t!r}.")
+        if self.thread_control.value != (-1 if t is None else t):
+            self.thread_control.value = -1 if t is None else t
+        else:
+            self._select(-1 if t is None else t)
+
+    def _select(self, t):
+        self.source.selected = None if t < 0 else float(t)
+        self.canvas.selected = self.source.selected
+        self.readout.value = "<pre>" + html.escape("\n".join(self._readout_lines())) + "</pre>"
+
+    def _on_click(self, change):
+        v = change["new"]
+        t = int(v) if v is not None and self.copy is not None and v == int(v) and 0 <= v < self.num_threads else -1
+        if self.thread_control.value != t:
+            self.thread_control.value = t
+
+    def _recolor(self, change):
+        self.source.color_by = change["new"]
+        self.canvas.show(self.source, self._subtitle())
+
+    def cell(self, lane: int, column: int) -> dict:
+        """What lives at (lane, column): the tensor index and its (m, n, buffer), the allocation, the copy's thread
+        and register (None where none)."""
+        if type(lane) is not int or type(column) is not int or not (0 <= lane < TMEM_LANES and 0 <= column < self.source.columns):
+            raise ValueError(f"TmemView.cell: expected a lane in [0, 128) and a column in [0, {self.source.columns}), but "
+                             f"got ({lane!r}, {column!r}).")
+        i = int(self.cells["index"][lane, column])
+        a = int(self.source.alloc_of[lane, column])
+        out = {"address": (lane << 16) | column, "index": None if i < 0 else i, "mn": None, "buffer": None,
+               "allocation": None if a < 0 else a, "thread": None, "register": None}
+        if i >= 0:
+            out["mn"] = (int(self.mn[0][i]), int(self.mn[1][i]))
+            out["buffer"] = int(self.mn[2][i])
+        if self.source.thr is not None and self.source.thr[lane, column] >= 0:
+            out["thread"], out["register"] = int(self.source.thr[lane, column]), int(self.source.reg[lane, column])
+        return out
+
+    def describe(self, lane: int, column: int) -> str:
+        c = self.cell(lane, column)
+        text = f"lane {lane}  column {column}  address 0x{c['address']:08x} (lane << 16 | column)"
+        if c["mn"] is not None:
+            text += f"  {self.acc.value_type} C{c['mn']}" + (f" of buffer {c['buffer']}" if c["buffer"] else "")
+        text += "  allocation " + (str(c["allocation"]) if c["allocation"] is not None else "none")
+        text += f"  lane quarter {lane // 32} (warp {lane // 32} of a warpgroup)"
+        if c["thread"] is not None:
+            text += f"  -> thread {c['thread']} register {c['register']}"
+        return text
+
+    def thread_cells(self, t: int) -> list[tuple[int, int, int]]:
+        """(register, lane, column) of every register thread ``t`` of the copy loads (stores)."""
+        if self.copy is None:
+            raise ValueError("TmemView.thread_cells: this view has no copy=.")
+        if type(t) is not int or not 0 <= t < self.num_threads:
+            raise ValueError(f"TmemView.thread_cells: expected a thread in [0, {self.num_threads}), but got {t!r}.")
+        th, v, ln, co = self._copy_cells
+        sel = np.flatnonzero(th == t)
+        return sorted((int(v[i]), int(ln[i]), int(co[i])) for i in sel)
+
+    def _readout_lines(self) -> list[str]:
+        lines = []
+        t = self.thread
+        if t is not None:
+            cells = self.thread_cells(t)
+            lanes = sorted({ln for _, ln, _ in cells})
+            cols = sorted({c for _, _, c in cells})
+            lines.append(f"T{t} (warp {t // 32}, lane quarter {(t // 32) % 4}): {len(cells)} registers from lanes "
+                         f"{lanes[0]}..{lanes[-1]}, columns {cols[0]}..{cols[-1]}")
+            lines.append("  " + ", ".join(f"V{v}@({ln},{c})" for v, ln, c in cells[:16]) + (" ..." if len(cells) > 16 else ""))
+        return lines
+
+    def _subtitle(self) -> str:
+        n = int(self.acc.layout.size)
+        used = len(set(zip(self.cells["lane"].tolist(), self.cells["column"].tolist())))
+        return f"{n} values in {used} cells; colour by {self.source.color_by}"
+
+    # -- the static picture ----------------------------------------------------------------------------------
+    def _zoom_origin(self):
+        if self._window is not None:
+            return self._window
+        t = self.thread
+        if t is not None:
+            _, ln, co = self.thread_cells(t)[0]
+            return (ln // 32) * 32, co
+        return (int(self.cells["lane"].min()) // 32) * 32, int(self.cells["column"].min())
+
+    def overview_svg(self) -> str:
+        """The whole TMEM as pixel blocks (2 x 2 px a cell), lane quarters labelled, allocations coloured, the picked
+        thread's cells in red and the zoom window framed."""
+        src = self.source
+        nc = src.columns
+        r, c = np.arange(TMEM_LANES), np.arange(nc)
+        col = src.colors_at(r, c, None).astype(np.int64)
+        if src.selected is not None:
+            col = np.where(src.thr == int(src.selected), _RED, col)
+        px = 2
+        img = _rgb(PALETTE)[col]
+        img = np.repeat(np.repeat(img, px, axis=0), px, axis=1)
+        href = "data:image/png;base64," + base64.b64encode(_png(np.ascontiguousarray(img, np.uint8))).decode("ascii")
+        left, top = 150, 40
+        w, h = nc * px, TMEM_LANES * px
+        z0, z1 = self._zoom_origin()
+        zl, zc = min(ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, nc - z1)
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + 20}" height="{top + h + 30}" '
+               f'viewBox="0 0 {left + w + 20} {top + h + 30}" font-family="DejaVu Sans Mono,Menlo,Consolas,monospace" '
+               f'font-size="11">', f'<rect x="0" y="0" width="{left + w + 20}" height="{top + h + 30}" fill="#ffffff"/>',
+               f'<text x="4" y="14" font-weight="bold">overview: every cell of the {TMEM_LANES} x {nc} TMEM, '
+               f'{px} x {px} px a cell</text>',
+               f'<text x="4" y="30" fill="#555555">{html.escape(self._overview_caption())}</text>',
+               f'<image x="{left}" y="{top}" width="{w}" height="{h}" style="image-rendering:pixelated" href="{href}"/>']
+        for q in range(4):
+            y = top + 32 * q * px
+            out.append(f'<line x1="{left - 4}" y1="{y}" x2="{left + w}" y2="{y}" stroke="#000000" stroke-width="1"/>')
+            out.append(f'<text x="4" y="{y + 16 * px + 4}">lanes {32 * q}-{32 * q + 31}: warp {q}</text>')
+        for k in range(0, nc + 1, 64):
+            out.append(f'<line x1="{left + k * px}" y1="{top - 3}" x2="{left + k * px}" y2="{top + h}" stroke="#777777" '
+                       f'stroke-width="0.5"/>')
+            out.append(f'<text x="{left + k * px}" y="{top + h + 14}" text-anchor="middle">{k}</text>')
+        out.append(f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="none" stroke="#000000"/>')
+        out.append(f'<rect x="{left + z1 * px}" y="{top + z0 * px}" width="{zc * px}" height="{zl * px}" fill="none" '
+                   f'stroke="#000000" stroke-width="2" stroke-dasharray="4,2"/>')
+        out.append(f'<text x="{left}" y="{top + h + 28}" fill="#555555">column; dashed frame: the zoom below</text>')
+        out.append("</svg>")
+        return "\n".join(out) + "\n"
+
+    def _overview_caption(self) -> str:
+        t = self.thread
+        what = {"allocation": "colour: allocation", "quarter": "colour: lane quarter", "thread": "colour: thread mod 8"}
+        cap = what[self.source.color_by] + "; grey: not allocated / not the tensor's"
+        if t is not None:
+            cap += f"; red: thread {t}'s cells"
+        return cap
+
+    def to_svg(self) -> str:
+        z0, z1 = self._zoom_origin()
+        zl, zc = min(ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, self.source.columns - z1)
+        zoom = grid_svg(self.source.window(z0, z1, zl, zc), self._subtitle())
+        head = table_svg(self.source.title, [("", n) for n in self.source.notes])
+        return vstack_svg([head, self.overview_svg(), zoom])
+
+    def __repr__(self) -> str:
+        return (f"TmemView({self.acc!r}{', copy=' + self.copy.atom.name if self.copy is not None else ''}, "
+                f"thread={self.thread})")
+
+
+# ---- UMMA atoms for MMAView ----------------------------------------------------------------------------------
+
+def umma_panels(atom: UmmaAtom) -> tuple[list, list]:
+    """(panels, read-out) of one tcgen05.mma for ``MMAView``: A (M x K), B (N x K), C (M x N) as CuTe's TV layouts
+    give them (the "threads" are ThrID's: one issuing thread, or the two CTAs of a 2-SM pair), then C in each CTA's
+    tensor memory (lanes x columns), the pair's side by side."""
+    from .atoms_view import _panel, owners
+
+    m, n, k = atom.shape_mnk
+    v = atom.thr_id.size
+    pair = v == 2
+    who = ("the pair's two CTAs (T0: CTA 0, T1: CTA 1 of the cluster pair; one thread of CTA 0 issues for both)"
+           if pair else "one thread of the CTA issues it for all 128 lanes")
+    src_a = "TMEM (TS: A in tensor memory)" if atom.a_source == "tmem" else "shared memory through a descriptor (SS)"
+    panels = [_panel("A", f"A ({m} x {k}) from {'TMEM' if atom.a_source == 'tmem' else 'smem'}", "M", "K",
+                     *owners(atom.tv_layout_A, m, k)),
+              _panel("B", f"B ({n} x {k}) from smem", "N", "K", *owners(atom.tv_layout_B, n, k)),
+              _panel("C", f"C ({m} x {n}) in TMEM", "M", "N", *owners(atom.tv_layout_C, m, n))]
+    panels[0]["note"] = f"A from {src_a}; colour: {'CTA' if pair else 'the issuing thread'}"
+    panels[1]["note"] = "B from shared memory through a descriptor"
+    panels[2]["note"] = f"{who}; C accumulates in TMEM, never in registers"
+    acc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
+    cells = tmem_cells(acc)
+    mm, nn, _ = accumulator_coordinates(acc)
+    width = int(cells["column"].max()) + 1
+    for cta in range(v):
+        idx = cells["index"][:, :width]
+        thr = np.where(idx >= 0, cta, -1)
+        val = np.where(idx >= 0, mm[np.maximum(idx, 0)] + (m // v) * cta + m * nn[np.maximum(idx, 0)], -1)
+        p = _panel(f"tmem{cta}", f"C in CTA {cta}'s TMEM ({TMEM_LANES} lanes x {width} columns)" if pair else
+                   f"C in TMEM ({TMEM_LANES} lanes x {width} columns)", "lane", "column", thr, val)
+        p["note"] = (f"CTA {cta} holds C rows {cta * m // v}..{(cta + 1) * m // v - 1}: V = m + {m} n of C"
+                     if pair else f"cell (lane, column) holds C(m, n) with V = m + {m} n")
+        panels.append(p)
+    readout = [repr(atom), f"ThrID {atom.thr_id}: {who}", f"A from {src_a}; B from shared memory; C in TMEM",
+               f"instruction descriptor 0x{atom.instr_desc.encode():08x}; compiled for sm_100a and emulated here, "
+               "never run on a Blackwell GPU"]
+    return panels, readout
+
+
+# ---- descriptor views ----------------------------------------------------------------------------------------
+
+_MAJOR = {0: "K", 1: "MN"}
+_AB_FORMATS = {"f16": {0: "F16", 1: "BF16"}, "tf32": {2: "TF32"}, "i8": {0: "U8", 1: "S8"},
+               "f8f6f4": {0: "E4M3", 1: "E5M2", 3: "E2M3", 4: "E3M2", 5: "E2M1"}}
+_C_FORMATS = {0: "F16", 1: "F32", 2: "S32"}
+_FIELD_COLORS = ("#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99", "#bbcc33", "#aaaa00", "#dddddd",
+                 "#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb")
+
+
+def bits_svg(desc, names: dict) -> str:
+    """The descriptor word as a strip of bits, 32 a row (bit 0 on the right), each field a coloured span with its
+    name and value; reserved bits white."""
+    width = desc._WIDTH
+    cell, left = 26, 40
+    rows = width // 32
+    h = 30 + rows * 62
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + 32 * cell + 10}" height="{h}" '
+           f'viewBox="0 0 {left + 32 * cell + 10} {h}" font-family="DejaVu Sans Mono,Menlo,Consolas,monospace" '
+           f'font-size="10">', f'<rect x="0" y="0" width="{left + 32 * cell + 10}" height="{h}" fill="#ffffff"/>',
+           f'<text x="4" y="14" font-size="11" font-weight="bold">the {width}-bit word 0x{desc.encode():0{width // 4}x}, '
+           f'bit 0 on the right</text>']
+    word = desc.encode()
+    for row in range(rows):
+        y = 24 + row * 62
+        for b in range(32):
+            bit = row * 32 + b
+            x = left + (31 - b) * cell
+            out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="18" fill="#ffffff" stroke="#999999" '
+                       f'stroke-width="0.5"/><text x="{x + cell // 2}" y="{y + 13}" text-anchor="middle">'
+                       f'{(word >> bit) & 1}</text>')
+        out.append(f'<text x="4" y="{y + 13}">{row * 32 + 31}</text>')
+    for k, (name, lo, nbits) in enumerate(desc._FIELDS):
+        for row in range(rows):
+            a, b = max(lo, row * 32), min(lo + nbits, row * 32 + 32)
+            if a >= b:
+                continue
+            y = 24 + row * 62
+            x = left + (31 - (b - 1 - row * 32)) * cell
+            wpx = (b - a) * cell
+            color = _FIELD_COLORS[k % len(_FIELD_COLORS)]
+            out.append(f'<rect x="{x}" y="{y + 18}" width="{wpx}" height="34" fill="{color}" stroke="#555555"/>')
+            label = names.get(name, str(getattr(desc, name)))
+            out.append(f'<text x="{x + 2}" y="{y + 30}">{html.escape(name[: max(2, wpx // 6)])}</text>')
+            out.append(f'<text x="{x + 2}" y="{y + 46}">{html.escape(label[: max(2, wpx // 6)])}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+class _DescView(SvgFallback, W.VBox):
+    title = ""
+
+    def _build(self, below=None):
+        from .hopper_view import _header_html
+
+        self.info = W.HTML(_header_html(self.rows()))
+        self.bits = W.HTML(bits_svg(self.desc, self.names()))
+        self.below = below
+        W.VBox.__init__(self, [self.info, self.bits] + ([below] if below is not None else []))
+
+    def to_svg(self) -> str:
+        parts = [table_svg(self.title, self.rows()), bits_svg(self.desc, self.names())]
+        if self.below is not None:
+            parts.append(self.below.to_svg())
+        return vstack_svg(parts)
+
+
+class UmmaSmemDescView(_DescView):
+    """``UmmaSmemDescView(desc, tile=None, element_type=None)``: CuTe's ``UMMA::SmemDescriptor`` (from
+    ``make_umma_desc(tile, element_type, major)``) as its fields (bits, value, meaning; the layout type named) and
+    its 64 bits; with ``tile`` and ``element_type``, the tile it describes below (a LayoutView coloured by 16-byte
+    chunk)."""
+
+    title = "UMMA shared-memory descriptor (tcgen05.mma, sm_100)"
+
+    def __init__(self, desc, tile=None, element_type=None):
+        if type(desc) is not UmmaSmemDescriptor:
+            raise TypeError(f"UmmaSmemDescView: expected a UmmaSmemDescriptor (make_umma_desc(tile, element_type, "
+                            f"major)), but got {type(desc).__name__}.")
+        self.desc = desc
+        below = None
+        if tile is not None:
+            from .layout_view import LayoutView
+            if element_type is None:
+                raise ValueError("UmmaSmemDescView: expected element_type= with tile= (the chunk colours need the "
+                                 "element's size), but got None.")
+            below = LayoutView(tile, color_by="chunk", element_type=element_type)
+        self._build(below)
+
+    def names(self) -> dict:
+        d = self.desc
+        return {"layout_type": d.layout_type_name, "start_address": f"{d.start_bytes}B", "leading_byte_offset":
+                f"{d.lbo_bytes}B", "stride_byte_offset": f"{d.sbo_bytes}B"}
+
+    def rows(self) -> list[tuple[str, str]]:
+        d = self.desc
+        return [("start_address [0,14)", f"{d.start_address} = {d.start_bytes} B >> 4: the tile's shared address / 16"),
+                ("leading_byte_offset [16,30)", f"{d.leading_byte_offset} = {d.lbo_bytes} B: K-major: to the next core "
+                 "matrix along K (unused when swizzled); MN-major: to the next swizzle atom along MN"),
+                ("stride_byte_offset [32,46)", f"{d.stride_byte_offset} = {d.sbo_bytes} B: to the next 8 rows (K-major) "
+                 "or the next 8 along K (MN-major)"),
+                ("version [46,48)", f"{d.version} ({'Blackwell: 1' if d.version == 1 else 'not 1: no sm_100 descriptor'})"),
+                ("base_offset [49,52)", f"{d.base_offset} (where in the 8-row swizzle pattern the tile starts; 0 at "
+                 "1024-byte alignment)"),
+                ("lbo_mode [52,53)", f"{d.lbo_mode} ({'relative' if d.lbo_mode == 0 else 'absolute'} LBO)"),
+                ("layout_type [61,64)", f"{d.layout_type} = {d.layout_type_name} (UMMA::LayoutType: "
+                 + ", ".join(f"{v} {k}" for v, k in sorted(_LAYOUT_NAME.items())) + ")"),
+                ("word", f"0x{d.encode():016x}")]
+
+    def __repr__(self):
+        return f"UmmaSmemDescView({self.desc!r})"
+
+
+class UmmaInstrDescView(_DescView):
+    """``UmmaInstrDescView(atom_or_desc)``: CuTe's ``UMMA::InstrDescriptor`` (32 bits, tcgen05.mma's ``idesc``),
+    every field with its bits and its value named (formats, majors, M and N); from a UMMA atom (its
+    ``instr_desc``, the formats named by the atom's kind) or a bare ``UmmaInstrDescriptor``."""
+
+    title = "UMMA instruction descriptor (tcgen05.mma idesc, sm_100)"
+
+    def __init__(self, atom_or_desc):
+        if isinstance(atom_or_desc, UmmaAtom):
+            self.atom, self.desc, self.kind = atom_or_desc, atom_or_desc.instr_desc, atom_or_desc.ptx_kind
+        elif type(atom_or_desc) is UmmaInstrDescriptor:
+            self.atom, self.desc, self.kind = None, atom_or_desc, None
+        else:
+            raise TypeError(f"UmmaInstrDescView: expected a UMMA atom (wb.mma_atom('SM100_MMA_...', ...)) or a "
+                            f"UmmaInstrDescriptor, but got {type(atom_or_desc).__name__}.")
+        self._build()
+
+    def _fmt(self, code):
+        if self.kind is not None:
+            return _AB_FORMATS[self.kind].get(code, f"invalid for kind::{self.kind}")
+        return "/".join(f"{t[code]} ({k})" for k, t in _AB_FORMATS.items() if code in t) or "invalid"
+
+    def names(self) -> dict:
+        d = self.desc
+        return {"a_format": self._fmt(d.a_format), "b_format": self._fmt(d.b_format),
+                "c_format": _C_FORMATS.get(d.c_format, "?"), "a_major": _MAJOR[d.a_major], "b_major": _MAJOR[d.b_major],
+                "n_dim": f"N={d.n_dim << 3}", "m_dim": f"M={d.m_dim << 4}"}
+
+    def rows(self) -> list[tuple[str, str]]:
+        d, nm = self.desc, self.names()
+        kind = f" (kind::{self.kind})" if self.kind else ""
+        rows = [("sparse_id2 [0,2)", f"{d.sparse_id2}"), ("sparse_flag [2]", f"{d.sparse_flag} (dense)" if not d.sparse_flag
+                                                            else f"{d.sparse_flag} (sparse)"),
+                ("saturate [3]", str(d.saturate)), ("c_format [4,6)", f"{d.c_format} = {nm['c_format']}"),
+                ("a_format [7,10)", f"{d.a_format} = {nm['a_format']}{kind}"),
+                ("b_format [10,13)", f"{d.b_format} = {nm['b_format']}{kind}"),
+                ("a_negate [13]", str(d.a_negate)), ("b_negate [14]", str(d.b_negate)),
+                ("a_major [15]", f"{d.a_major} = {nm['a_major']}-major"),
+                ("b_major [16]", f"{d.b_major} = {nm['b_major']}-major"),
+                ("n_dim [17,23)", f"{d.n_dim} = N >> 3: {nm['n_dim']}"),
+                ("m_dim [24,29)", f"{d.m_dim} = M >> 4: {nm['m_dim']}"),
+                ("max_shift [30,32)", str(d.max_shift)),
+                ("word", f"0x{d.encode():08x} (the 64-bit operand: word << 32 = 0x{d.runtime():016x})")]
+        if self.atom is not None:
+            rows.insert(0, ("atom", repr(self.atom)))
+        return rows
+
+    def __repr__(self):
+        return f"UmmaInstrDescView({self.desc!r})"
