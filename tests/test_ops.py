@@ -6,6 +6,7 @@ test here fails test_every_op_module_is_tested."""
 from __future__ import annotations
 
 import pkgutil
+import re
 
 import numpy as np
 import pytest
@@ -333,3 +334,129 @@ def test_tcgen05_store_round_trip():
     from workbench.dsl.runtime.cupy import compile_ptx
     ptx = compile_ptx(_source(_tmem_round_trip, x, y), "sm_100a")
     assert "tcgen05.st.sync.aligned.32x32b.x16.b32" in ptx and "tcgen05.wait::st.sync.aligned" in ptx
+
+
+# -- Blackwell: tcgen05.cp (shared -> TMEM, UTCCP) feeding a TS UMMA (A from TMEM) --------------------------------------
+# thread `cp_by` copies A (128 x 64) into TMEM with four tcgen05.cp.128x256b, thread `mma_by` issues the TS MMAs reading
+# it: one thread's tcgen05 operations run in issue order; another thread's copy needs its commit's mbarrier waited on
+# (wait_cp) first: a __syncthreads orders the issue, not the completion.
+def _make_umma_ts(dtype):
+    ts = wb.mma_atom("SM100_MMA_F16BF16_TS", a_type=dtype, b_type=dtype, c_type=wb.Float32, m=UM, n=UN)
+    tacc = ts.make_fragment_C(ts.partition_shape_C((UM, UN)))
+    ta_layout = ts.make_fragment_A(ts.partition_shape_A((UM, UK)))
+    utccp = wb.copy_atom("SM100_UTCCP_128dp256bit_1cta", dtype)
+    tload = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), tacc)
+    sa_layout = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", dtype), (UM, UK))
+    sb_layout = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", dtype), (UN, UK))
+
+    @wb.kernel
+    def umma_ts(a, b, c, cp_by: wb.Constexpr, mma_by: wb.Constexpr, wait_cp: wb.Constexpr):
+        t = wb.thread_idx().x
+        sA = wb.shared_tensor(dtype, sa_layout)
+        sB = wb.shared_tensor(dtype, sb_layout)
+        bars = wb.shared_tensor(wb.Uint64, 2)      # 0: the MMAs done; 1: the copy done
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        for i in range(t, UM * UK, 128):
+            sA[i % UM, i // UM] = a[i % UM, i // UM]
+        for i in range(t, UN * UK, 128):
+            sB[i % UN, i // UN] = b[i % UN, i // UN]
+        if t < 32:
+            wb.tmem_alloc(holder, 128)         # columns 0..63: the accumulator; 64..95: A (64 16-bit values a lane)
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init(bars, 1, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, tacc)
+        ta = wb.make_tmem_tensor(addr + 64, ta_layout)
+        if t == cp_by:
+            wb.copy(utccp, sA, ta)
+            if cp_by != mma_by:
+                wb.tcgen05_commit(bars, 1)
+        wb.sync_threads()
+        if t == mma_by:
+            if cp_by != mma_by and wait_cp:
+                wb.mbarrier_wait(bars, 1, 0)
+                wb.tcgen05_fence_after()
+            wb.gemm(ts, acc, ta, sB, acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(UN, wb.Float32)
+        wb.copy(tload, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(UN):
+            c[t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        if t < 32:
+            wb.tmem_dealloc(addr, 128)
+
+    return umma_ts
+
+
+_UMMA_TS = {wb.Float16: _make_umma_ts(wb.Float16), wb.BFloat16: _make_umma_ts(wb.BFloat16)}
+
+
+def _umma_ts_run(backend, cp_by=0, mma_by=0, dtype=wb.Float16, wait_cp=True):
+    if backend.name == "cuda":
+        pytest.skip("tcgen05 needs a Blackwell GPU (sm_100a), and none is lent here: compiled by NVRTC, run on the CPU")
+    rng = np.random.default_rng(4)
+    a = rng.integers(-3, 4, (UM, UK)).astype(np.float32)
+    b = rng.integers(-3, 4, (UN, UK)).astype(np.float32)
+    c = np.full((UM, UN), np.nan, np.float32)
+    if dtype is wb.Float16:
+        args = (a.astype(np.float16), b.astype(np.float16), c)
+    else:                                          # bf16 host arrays: CPU torch tensors (through DLPack)
+        torch = pytest.importorskip("torch")
+        args = (torch.from_numpy(a).bfloat16(), torch.from_numpy(b).bfloat16(), torch.from_numpy(c))
+    _UMMA_TS[dtype][(1, 1, 1), (128, 1, 1)](*args, cp_by, mma_by, wait_cp)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+    return _source(_UMMA_TS[dtype], *args, cp_by, mma_by, wait_cp)
+
+
+_TCGEN05_PTX["tcgen05_cp"] = ["tcgen05.cp.cta_group::1.128x256b"]
+
+
+@pytest.mark.parametrize("dtype", [wb.Float16, wb.BFloat16])
+def test_tcgen05_cp(backend, dtype):
+    """tcgen05.cp of A into TMEM read by a TS tcgen05.mma (CPU executor exact; NVRTC for sm_100a, not run on a GPU)."""
+    code = _umma_ts_run(backend, dtype=dtype)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert ptx.count("tcgen05.cp.cta_group::1.128x256b") == 4      # one a 16-wide k-block
+    # the TS form: A is a TMEM address in brackets, B a descriptor
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::1\.kind::f16 \[%r\d+\], \[%r\d+\], %rd\d+", ptx)) == 4
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_cp_errors_on_the_cpu():
+    """Another thread's tcgen05.cp read by an MMA before its commit completed: reported, not a silent stale read."""
+    cpu = Backend_cpu()
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.mma \(SM100_MMA_F16BF16_TS.*before tcgen05.cp 128x256b"):
+        _umma_ts_run(cpu, cp_by=32, mma_by=0, wait_cp=False)
+    _umma_ts_run(cpu, cp_by=32, mma_by=0, wait_cp=True)      # committed and waited for: exact
+    _umma_ts_run(cpu, cp_by=32, mma_by=32)                    # the same thread: in issue order, no wait needed
+
+
+_LD_ATOM = wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32)
+
+
+@wb.kernel
+def _cp_misuse(x):
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    s = wb.shared_tensor(wb.Float32, wb.make_layout((128, 8)))
+    if wb.thread_idx().x < 32:
+        wb.tmem_alloc(holder, 32)
+    wb.copy(_LD_ATOM, s, wb.make_tmem_tensor(holder[0], TACC))
+
+
+def test_tcgen05_cp_refuses_an_ld_atom():
+    """wb.copy with a bare copy atom is tcgen05.cp's form; an ld/st atom there is told to go through make_tmem_copy."""
+    with pytest.raises(TypeError, match=r"a TMEM load/store atom moves TMEM through a tiled copy: pass wb.make_tmem_copy"):
+        _cp_misuse[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))

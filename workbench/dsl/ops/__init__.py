@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (each import registers its builtins and nodes)
     sync,
     tcgen05_alloc,
     tcgen05_commit,
+    tcgen05_cp,
     tcgen05_fence,
     tcgen05_ld_st,
     tcgen05_mma,

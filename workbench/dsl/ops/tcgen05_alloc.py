@@ -42,6 +42,7 @@ class TmemState(BlockState):
         self.alloc = TmemAllocator(1)
         self.alloc_lines: dict = {}     # first column -> line of its tcgen05.alloc
         self.ops: dict = {}             # async id -> what it is (for errors)
+        self.issued_by: dict = {}       # async id -> the thread that issued it
         self.next_id = 1
         self.uncommitted: dict = {}     # thread -> [async ids]
         self.inflight: list = []        # [(ids, mbarrier dict, key)] in commit order
@@ -92,6 +93,7 @@ class TmemState(BlockState):
         i = self.next_id
         self.next_id += 1
         self.ops[i] = what
+        self.issued_by[i] = thread
         self.uncommitted.setdefault(thread, []).append(i)
         return i
 

@@ -11,14 +11,19 @@ The A and B descriptors are derived from each k-block's tile while tracing and p
 (``workbench.atoms.gmma_desc``'s canonical walk, the same layouts as GMMA's), cross-checked against
 ``workbench.atoms.umma_desc.make_umma_desc`` (version 1 on Blackwell); the instruction descriptor is the atom's
 ``instr_desc``.  Compiled for sm_100a (NVRTC, in the tests) and emulated by the CPU executor; no Blackwell GPU is lent
-here, so it has never run on one.  Not yet in kernels: TS atoms (A from TMEM), 2-SM atoms (``cta_group::2``), kinds
-other than f16 (F16BF16) with a Float32 accumulator.
+here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from tensor memory instead: pass the TMEM
+tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
+``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
+k-block.  Not yet in kernels: 2-SM atoms (``cta_group::2``: the CTA pair's cluster launch), kinds other than f16
+(F16BF16) with a Float32 accumulator.
 
 CPU semantics: the issuing thread computes D = A B^T (+ D) exactly (float64, rounded once to Float32) from the
 shared tiles as the descriptors address them, writes the TMEM cells of ``acc`` at once and marks them pending: a
 thread reading one before the mbarrier of the MMA's commit completes raises (the executor completes asynchronous work
 only when no thread can move otherwise).  The shared tiles are read at issue, so overwriting them before the commit
-completes is not caught here.
+completes is not caught here.  A TS atom's A cells are read at issue too: cells another thread's tcgen05.cp (or MMA)
+still writes are an error (only one thread's own tcgen05 operations are ordered, in issue order, without a commit and
+an mbarrier wait).
 """
 
 from __future__ import annotations
@@ -37,38 +42,48 @@ from ..views import KTensor
 from .mbarrier import expr_identity
 from .tcgen05_alloc import NO_BLACKWELL, thread_id, tmem_state, tmem_view
 
-_CALLS: dict = {}    # id -> (atom, gathered walks, TMEM offset table): what the CPU code of each tcgen05.mma reads
+_CALLS: dict = {}    # id -> (node, A's walk or TMEM table, B's walk, TMEM offset table): what each tcgen05.mma reads
 
 
 class Umma(ir.Instruction):
-    """One ``tcgen05.mma.cta_group::1.kind::f16``: d = TMEM element offset expression of the accumulator tile's
-    origin (units of the value: a 32-bit TMEM address), a and b = (shared buffer, element offset of the tile's
-    aligned base, GmmaDescriptor of the tile from there), accumulate = an Int32/Boolean expression (enable_input_d)."""
+    """One ``tcgen05.mma.cta_group::1.kind::f16``: d = TMEM address expression of the accumulator tile's origin (a
+    32-bit TMEM address, lane << 16 | column), a = (shared buffer, element offset of the tile's aligned base,
+    GmmaDescriptor of the tile from there) for SS, or the TMEM address expression of the k-block of A for TS
+    (``[a]``), b as SS's a, accumulate = an Int32/Boolean expression (enable_input_d)."""
 
     __slots__ = ("atom", "d", "a", "b", "accumulate", "key")
 
     def __init__(self, atom, d, a, b, accumulate, key):
         self.atom, self.d, self.a, self.b, self.accumulate, self.key = atom, d, a, b, accumulate, key
 
+    @property
+    def ts(self) -> bool:
+        return isinstance(self.a, ir.Expr)
+
     def describe(self):
         return f"tcgen05.mma ({self.atom.name}, line {self.line})"
 
     def cuda(self, em, d):
         descs = []
-        for sbuf, base, desc in (self.a, self.b):
+        for sbuf, base, desc in ((self.b,) if self.ts else (self.a, self.b)):
             n = em.fresh("_udesc")
             em.w(d, f"const unsigned long long {n} = ((unsigned long long)((({saddr(sbuf, base)}) + {desc.start}u) >> 4) "
                     f"& 0x3FFFull) | 0x{umma_static_bits(desc):016x}ull;")
             descs.append(n)
         idesc = self.atom.instr_desc.encode()
+        a_op, a_arg = ("[%1]", f'"r"((unsigned)({expr(self.a)}))') if self.ts else ("%1", f'"l"({descs[0]})')
         em.w(d, f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n'
-                f'tcgen05.mma.cta_group::1.kind::{self.atom.ptx_kind} [%0], %1, %2, %3, p;\\n}}\\n" :: '
-                f'"r"((unsigned)({expr(self.d)})), "l"({descs[0]}), "l"({descs[1]}), "r"(0x{idesc:08x}u), '
+                f'tcgen05.mma.cta_group::1.kind::{self.atom.ptx_kind} [%0], {a_op}, %2, %3, p;\\n}}\\n" :: '
+                f'"r"((unsigned)({expr(self.d)})), {a_arg}, "l"({descs[-1]}), "r"(0x{idesc:08x}u), '
                 f'"r"((unsigned)({expr(self.accumulate)})) : "memory");')
 
     def python(self, em, d):
-        (ab, ao, _), (bb, bo, _) = self.a, self.b
-        em.w(d, f"_umma(_tmem(_BS), {self.key}, {ab.name}, {pyexpr(ao)}, {bb.name}, {pyexpr(bo)}, {pyexpr(self.d)}, "
+        bb, bo, _ = self.b
+        if self.ts:
+            a = f"None, {pyexpr(self.a)}"
+        else:
+            a = f"{self.a[0].name}, {pyexpr(self.a[1])}"
+        em.w(d, f"_umma(_tmem(_BS), {self.key}, {a}, {bb.name}, {pyexpr(bo)}, {pyexpr(self.d)}, "
                 f"{pyexpr(self.accumulate)}, _thread_id(_tx, _ty, _tz, _bdx, _bdy))")
 
 
@@ -80,54 +95,85 @@ def umma_static_bits(desc) -> int:
 
 def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     node, walk_a, walk_b, lanes, cols = _CALLS[key]
-    st.one_issuer(node, thread, node.describe())
-    M, N, K = node.atom.shape_mnk
-    A = _read(arr_a, base_a, walk_a, node.describe(), node.atom.a_type)
-    B = _read(arr_b, base_b, walk_b, node.describe(), node.atom.b_type)
+    what = node.describe()
+    st.one_issuer(node, thread, what)
+    if arr_a is None:      # TS: base_a is the k-block's TMEM address, walk_a its (lanes, 32-bit columns, sub-words)
+        A = read_tmem_values(st, base_a, walk_a, node.atom.a_type, thread, what)
+    else:
+        A = read_smem(arr_a, base_a, walk_a, what, node.atom.a_type)
+    B = read_smem(arr_b, base_b, walk_b, what, node.atom.b_type)
     lane0, col0 = d_off >> 16, d_off & 0xFFFF
     ls, cs = lanes + lane0, cols + col0
-    st.check_columns(ls, cs, node.describe())
+    st.check_columns(ls, cs, what)
     f32 = st.cells.view(np.float32)
     D = A @ B.T
     if accumulate:
         D = D + f32[ls, cs].astype(np.float64)
     f32[ls, cs] = D.astype(np.float32)
-    st.pending[ls, cs] = st.begin(thread, node.describe())
+    st.pending[ls, cs] = st.begin(thread, what)
 
 
-def _read(arr, base, walk, what, etype):
+def read_smem(arr, base, walk, what, etype):
+    """The shared elements ``arr[base + walk]`` as float64 (bf16, held as its bit patterns, widened exactly)."""
     idx = base + walk
     if idx.min() < 0 or idx.max() >= arr.shape[0]:
         raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
                                  f"{arr.shape[0]}")
-    raw = arr[idx]
-    if etype is ir.BFloat16:       # the executor holds bf16 as its bit patterns (uint16): widen them exactly
+    return decode(arr[idx], etype)
+
+
+def decode(raw, etype):
+    """Values of etype held as the CPU executor holds them (fp16 as float16, bf16 as uint16 bits) as float64."""
+    if etype is ir.BFloat16:
         return (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return raw.astype(np.float64)
+
+
+def read_tmem_values(st, addr, table, etype, thread, what):
+    """A TS operand from TMEM: ``table`` = (lanes, 32-bit columns, sub-word index) of each element relative to the
+    TMEM address ``addr``; the cells must be allocated and final, or written by an earlier tcgen05 operation of this
+    same thread (one thread's tcgen05.cp and tcgen05.mma execute in issue order)."""
+    lanes, cols, sub = table
+    ls, cs = lanes + (addr >> 16), cols + (addr & 0xFFFF)
+    st.check_columns(ls, cs, what)
+    p = st.pending[ls, cs]
+    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _, _ in st.inflight for i in ids
+                                                  if st.issued_by.get(i) == thread}
+    foreign = (p != 0) & ~np.isin(p, list(mine))
+    if foreign.any():
+        st.read(ls[foreign], cs[foreign], what)          # raises, naming the writer
+    bits = etype.bits
+    word = st.cells[ls, cs]
+    raw = (word >> (sub * bits).astype(np.uint32)) & np.uint32((1 << bits) - 1)
+    if etype is ir.BFloat16:
+        return decode(raw.astype(np.uint16), etype)
+    return decode(raw.astype(np.uint16).view(np.float16), etype) if bits == 16 else decode(raw.view(np.float32), etype)
 
 
 Umma.cpu_helpers = {"_umma": _umma, "_tmem": tmem_state, "_thread_id": thread_id}
 
 
 # -- wb.gemm with an SM100 atom ----------------------------------------------------------------------------------
-def _operand(t, which, atom, mn, k_total, kat, bits):
-    """[(buffer, base offset expression, GmmaDescriptor)] of each k-block of a shared (mn, K) tile, proven."""
+def smem_operand(t, which, name, major, mn, k_total, kat, bits):
+    """[(buffer, base offset expression, GmmaDescriptor)] of each k-block (mn x kat) of a shared (mn, K) tile read
+    through UMMA shared-memory descriptors (tcgen05.mma's A and B, tcgen05.cp's source), each proven element by
+    element and cross-checked against CuTe's make_umma_desc.  ``name``: the atom, for errors."""
     if type(t) is not KTensor or t.buf.space != "smem":
-        raise ValueError(f"gemm({atom.name}): an SS UMMA atom reads {which} from shared memory through a descriptor: pass "
-                         f"the shared tile ({'M' if which == 'A' else 'N'}, K), but got {t}.")
+        raise ValueError(f"{name}: {which} is read from shared memory through a descriptor: pass "
+                         f"the shared tile ({'N' if which == 'B' else 'M'}, K), but got {t}.")
     lay = t.layout
     sw, inner = None, 0
     if type(lay) is ComposedLayout:
         sw, inner, lay = lay.inner, lay.offset, lay.outer
     if type(inner) is not int:
-        raise ValueError(f"gemm({atom.name}): expected the {which} tile at a static offset inside its swizzle, but got {inner}.")
+        raise ValueError(f"{name}: expected the {which} tile at a static offset inside its swizzle, but got {inner}.")
     if (lay.rank if type(lay.shape) is tuple else 1) != 2 or lay[0].size != mn or lay[1].size != k_total:
-        raise ValueError(f"gemm({atom.name}): expected {which} as a shared ({mn}, K) tile ({'M' if which == 'A' else 'N'} = "
+        raise ValueError(f"{name}: expected {which} as a shared ({mn}, K) tile ({'N' if which == 'B' else 'M'} = "
                          f"{mn}, the atom's; K a multiple of {kat}), but got {t}.")
     period = sw.size * bits // 8 if sw is not None and sw.bits else 16
     dv = divisibility_of(t.offset) if t.offset != 0 else 1 << 30
     if (dv * bits // 8) % period or t.buf.align < period:
-        raise ValueError(f"gemm({atom.name}): the {which} tile must start on its swizzle's period ({period} bytes) in a "
+        raise ValueError(f"{name}: the {which} tile must start on its swizzle's period ({period} bytes) in a "
                          f"buffer aligned to it, so that the descriptor's swizzle is the tile's; pass the whole shared tile.")
     out = []
     sub = composition(lay, Layout((mn, kat), (1, mn)))
@@ -136,22 +182,21 @@ def _operand(t, which, atom, mn, k_total, kat, bits):
         for x in range(mn):          # the k-block is the tile's (mn, kat) window: proven, not assumed
             for y in range(kat):
                 if lay((x, kb * kat + y)) != off + sub(x + mn * y):
-                    raise ValueError(f"gemm({atom.name}): the {which} tile's k-block {kb} is not one affine window of its "
+                    raise ValueError(f"{name}: the {which} tile's k-block {kb} is not one affine window of its "
                                      f"layout {lay} (element ({x}, {kb * kat + y})); lay the tile out with "
                                      "wb.tile_to_shape(wb.umma_smem_atom(...), (MN, K)).")
         static = inner + off
         tile = ComposedLayout(sw if sw is not None else _NOSWIZZLE, static, sub) if (sw is not None or static) else sub
-        major = atom.major_a if which == "A" else atom.major_b
         try:
             desc = make_gmma_desc(tile, bits, major, mn, kat)
         except ValueError as e:
-            raise ValueError(f"gemm({atom.name}), operand {which} (k-block {kb}): {e}") from None
+            raise ValueError(f"{name}, operand {which} (k-block {kb}): {e}") from None
         try:
             ud = make_umma_desc(tile, t.etype, major)
         except (ValueError, TypeError) as e:
-            raise ValueError(f"gemm({atom.name}), operand {which} (k-block {kb}): {e}") from None
+            raise ValueError(f"{name}, operand {which} (k-block {kb}): {e}") from None
         if ud.encode() >> 16 != umma_static_bits(desc) >> 16:
-            raise ValueError(f"gemm({atom.name}), operand {which}: the descriptor's walk (LBO {desc.lbo}, SBO {desc.sbo}) "
+            raise ValueError(f"{name}, operand {which}: the descriptor's walk (LBO {desc.lbo}, SBO {desc.sbo}) "
                              f"and CuTe's make_umma_desc ({ud}) disagree for {tile}.")
         out.append((t.buf, ir.as_expr(t.offset), desc))
     return out
@@ -160,19 +205,60 @@ def _operand(t, which, atom, mn, k_total, kat, bits):
 _NOSWIZZLE = Swizzle(0, 4, 3)
 
 
-def _walk(desc, mn, k):
+def smem_walk(desc, mn, k):
+    """Element offsets (mn, k) of a descriptor's tile from its base: the hardware's walk."""
     e = desc.element_bits // 8
     return np.array([[desc.address(x, y) // e for y in range(k)] for x in range(mn)], dtype=np.int64)
+
+
+def tmem_table(layout, count, rows, per):
+    """(lanes, 32-bit columns, sub-word) of elements (r, c) of a TMEM tensor layout (offsets in units of its value,
+    ``per`` values a column) for r < rows, c < count // rows (index r + rows * c): relative to the tensor's origin."""
+    off = np.array([layout(i) for i in range(count)], dtype=np.int64).reshape(count // rows, rows).T
+    dp = 65536 * per
+    return off // dp, (off % dp) // per, (off % dp) % per
+
+
+def _tmem_a(a, atom, M, ka, kat):
+    """TS: [(TMEM address expression of k-block kb)] and the (lanes, columns, sub-words) table of one k-block,
+    proven to be the atom's A fragment (make_fragment_A's layout, cell by cell)."""
+    view = tmem_view(a)
+    if view is None:
+        raise ValueError(f"gemm({atom.name}): a TS UMMA atom reads A from tensor memory: pass the TMEM tensor "
+                         "wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K)))), but got "
+                         f"{a}.")
+    if a.etype is not atom.a_type:
+        raise TypeError(f"gemm({atom.name}): the atom's A operand is {atom.a_type}, but the TMEM tensor holds {a.etype}.")
+    per = 32 // a.etype.bits
+    want = atom.make_fragment_A(atom.partition_shape_A((M, ka))).layout
+    if a.layout.size != M * ka or any(a.layout(i) != want(i) for i in range(M * ka)):
+        raise ValueError(f"gemm({atom.name}): expected A as the atom's TMEM fragment {want} (make_fragment_A), but got "
+                         f"{a.layout}.")
+    lanes, cols, sub = tmem_table(a.layout, M * ka, M, per)
+    addrs = []
+    for kb in range(ka // kat):
+        l0, c0, s0 = lanes[0, kb * kat], cols[0, kb * kat], sub[0, kb * kat]
+        if s0:
+            raise ValueError(f"gemm({atom.name}): A's k-block {kb} does not start on a 32-bit TMEM column.")
+        addrs.append(ir.binop("+", ir.binop("//", a.offset, per), int((l0 << 16) + c0)))
+    blk = (lanes[:, :kat], cols[:, :kat], sub[:, :kat])
+    for kb in range(1, ka // kat):   # every k-block is the first one shifted by its address: one table serves
+        s = slice(kb * kat, (kb + 1) * kat)
+        if not ((lanes[:, s] - lanes[0, kb * kat] == blk[0]).all() and (cols[:, s] - cols[0, kb * kat] == blk[1]).all()
+                and (sub[:, s] == blk[2]).all()):
+            raise ValueError(f"gemm({atom.name}): A's k-blocks are not translates of one another in TMEM.")
+    return addrs, blk
 
 
 def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     """wb.gemm with an SM100 UMMA atom: one tcgen05.mma per k-block, accumulating into the TMEM tensor d (== c)."""
     if type(atom) is not UmmaAtom:
         raise TypeError(f"gemm: expected an SM100 UMMA atom, but got {atom!r}.")
-    if atom.a_source == "tmem" or atom.cta_group != 1 or atom.kind != "F16BF16" or atom.c_type is not ir.Float32:
-        raise ValueError(f"gemm({atom.name}): kernels run SS, 1-SM, kind::f16 UMMA atoms with a Float32 accumulator so "
-                         "far (SM100_MMA_F16BF16_SS, c_type=wb.Float32); TS, 2-SM (cta_group::2) and the other kinds are "
-                         "not lowered yet.")
+    if atom.cta_group != 1 or atom.kind != "F16BF16" or atom.c_type is not ir.Float32:
+        raise ValueError(f"gemm({atom.name}): kernels run 1-SM, kind::f16 UMMA atoms with a Float32 accumulator so far "
+                         "(SM100_MMA_F16BF16_SS or _TS, c_type=wb.Float32); 2-SM (cta_group::2) and the other kinds "
+                         "are not lowered yet.")
+    ts = atom.a_source == "tmem"
     dv, cv = tmem_view(d), tmem_view(c)
     if dv is None or cv is None:
         raise ValueError(f"gemm({atom.name}): the accumulator lives in tensor memory: pass the TMEM tensor "
@@ -186,27 +272,35 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     if d.layout.size != M * N:
         raise ValueError(f"gemm({atom.name}): expected one {M}x{N} accumulator tile "
                          f"(atom.make_fragment_C(atom.partition_shape_C(({M}, {N})))), but got {d}.")
-    for t, want, w in ((a, atom.a_type, "A"), (b, atom.b_type, "B")):
+    for t, want, w in (((b, atom.b_type, "B"),) if ts else ((a, atom.a_type, "A"), (b, atom.b_type, "B"))):
         if type(t) is KTensor and t.etype is not want:
             raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the shared tile holds {t.etype}.")
-    ka = a.layout[1].size if type(a) is KTensor and a.layout.rank == 2 else None
+    ka = b.layout[1].size if type(b) is KTensor and b.layout.rank == 2 else None
     if type(ka) is not int or ka % kat:
-        raise ValueError(f"gemm({atom.name}): expected A as a shared (M, K) tile with K a multiple of {kat}, but got {a}.")
-    bits = atom.a_type.bits
-    ops_a = _operand(a, "A", atom, M, ka, kat, bits)
-    ops_b = _operand(b, "B", atom, N, ka, kat, bits)
+        raise ValueError(f"gemm({atom.name}): expected B as a shared (N, K) tile with K a multiple of {kat}, but got {b}.")
+    bits = atom.b_type.bits
+    name = f"gemm({atom.name})"
+    if ts:
+        a_addrs, a_table = _tmem_a(a, atom, M, ka, kat)
+    else:
+        ops_a = smem_operand(a, "A", name, atom.major_a, M, ka, kat, bits)
+    ops_b = smem_operand(b, "B", name, atom.major_b, N, ka, kat, bits)
     cx.scalar(accumulate, "accumulate (True, False or a condition)")
     acc0 = ir.cast(ir.as_expr(accumulate), ir.Int32) if isinstance(accumulate, ir.Expr) else ir.as_expr(int(bool(accumulate)))
     # the accumulator tile's TMEM cells relative to its origin: the fragment's own layout, (m, n) -> offset
-    lay = d.layout
-    rel = np.array([lay(i) for i in range(M * N)], dtype=np.int64).reshape(N, M).T   # index m + M * n
-    lanes, cols = rel >> 16, rel & 0xFFFF
+    lanes, cols, _ = tmem_table(d.layout, M * N, M, 1)
     cx.require_arch(100, f"tcgen05.mma ({atom.name}; {NO_BLACKWELL})")
     cx.uses_collectives()      # the executor schedules threads in step (mbarrier waits)
-    for kb, (da, db) in enumerate(zip(ops_a, ops_b)):
+    for kb, db in enumerate(ops_b):
         key = len(_CALLS)
-        node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key)
-        _CALLS[key] = (node, _walk(da[2], M, kat), _walk(db[2], N, kat), lanes, cols)
+        if ts:
+            node = Umma(atom, ir.as_expr(d.offset), ir.as_expr(a_addrs[kb]), db, acc0 if kb == 0 else ir.as_expr(1), key)
+            walk_a = a_table
+        else:
+            da = ops_a[kb]
+            node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key)
+            walk_a = smem_walk(da[2], M, kat)
+        _CALLS[key] = (node, walk_a, smem_walk(db[2], N, kat), lanes, cols)
         cx.emit(node)
     cx.mark_written(d.buf)
 

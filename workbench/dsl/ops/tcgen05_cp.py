@@ -1,0 +1,137 @@
+"""Shared memory to tensor memory (``tcgen05.cp``, CuTe's UTCCP atoms): ``wb.copy(wb.copy_atom(
+"SM100_UTCCP_128dp256bit_1cta", wb.Float16), sA, tA)`` copies the shared tile sA (128 rows, K) into the TMEM tensor
+tA, one ``tcgen05.cp.cta_group::1.128x256b`` per 256 bits of each row (``128dp128bit``: ``128x128b``, 128 bits): row
+m into lane m, the row's values packed into consecutive 32-bit columns (two 16-bit values a column, the first in the
+low half), as the atom's ``val_id`` says and as a TS UMMA atom's A fragment (``atom.make_fragment_A(...)``) lays A out.
+The shared tile is read through a K-major UMMA shared-memory descriptor (CuTe's UTCCP traits build it with
+``make_umma_desc<Major::K>``), proven element by element as tcgen05.mma's operands are (``tcgen05_mma.smem_operand``).
+
+One thread issues it for the CTA (as tcgen05.mma); it is asynchronous: ``wb.tcgen05_commit`` covers it (with the
+MMAs), and a tcgen05.mma issued after it by the same thread reads its result in order.  Not yet in kernels: the
+4dp256bit / 4x32dp128bit / 2x64dp128bit shapes, the 2-CTA (``_2cta``) atoms and decompression.  Compiled for sm_100a
+(NVRTC, in the tests) and emulated by the CPU executor; no Blackwell GPU is lent here, so it has never run on one.
+
+CPU semantics: the issuing thread reads the shared tile at issue, writes the TMEM cells and marks them pending until
+the mbarrier of a later ``tcgen05.commit`` completes: another thread reading them before (a tcgen05.ld, an MMA issued
+by another thread) is an error, as is freeing them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...atoms.tmem import TmemCopyAtom
+from .. import ir
+from ..backends.cpu import KernelRuntimeError, pyexpr
+from ..backends.cuda import expr, saddr
+from ..builtins import ATOM_COPIES
+from .tcgen05_alloc import NO_BLACKWELL, thread_id, tmem_state, tmem_view
+from .tcgen05_mma import smem_operand, smem_walk, tmem_table, umma_static_bits
+
+_SHAPES = {"128dp256bit": ("128x256b", 256), "128dp128bit": ("128x128b", 128)}   # atom shape -> (PTX shape, row bits)
+_CPS: dict = {}      # id -> (node, the shared walk, (lanes, columns, sub-words) of the block): what each cp reads
+
+
+class Tcgen05Cp(ir.Instruction):
+    """``tcgen05.cp.cta_group::1.{shape} [taddr], sdesc``: addr = the TMEM address expression of the block's lane 0,
+    src = (shared buffer, element offset of the tile's aligned base, GmmaDescriptor of the block from there)."""
+
+    __slots__ = ("atom", "shape", "addr", "src", "key")
+
+    def __init__(self, atom, shape, addr, src, key):
+        self.atom, self.shape, self.addr, self.src, self.key = atom, shape, addr, src, key
+
+    def describe(self):
+        return f"tcgen05.cp {self.shape} ({self.atom.name}, line {self.line})"
+
+    def cuda(self, em, d):
+        sbuf, base, desc = self.src
+        n = em.fresh("_cpdesc")
+        em.w(d, f"const unsigned long long {n} = ((unsigned long long)((({saddr(sbuf, base)}) + {desc.start}u) >> 4) "
+                f"& 0x3FFFull) | 0x{umma_static_bits(desc):016x}ull;")
+        em.w(d, f'asm volatile("tcgen05.cp.cta_group::1.{self.shape} [%0], %1;\\n" :: '
+                f'"r"((unsigned)({expr(self.addr)})), "l"({n}) : "memory");')
+
+    def python(self, em, d):
+        sbuf, base, _ = self.src
+        em.w(d, f"_tc_cp(_tmem(_BS), {self.key}, {sbuf.name}, {pyexpr(base)}, {pyexpr(self.addr)}, "
+                f"_thread_id(_tx, _ty, _tz, _bdx, _bdy))")
+
+
+def _tc_cp(st, key, arr, base, addr, thread):
+    node, walk, (lanes, cols, sub) = _CPS[key]
+    what = node.describe()
+    st.one_issuer(node, thread, what)
+    idx = base + walk
+    if idx.min() < 0 or idx.max() >= arr.shape[0]:
+        raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
+                                 f"{arr.shape[0]}")
+    bits = arr.itemsize * 8
+    raw = arr[idx].view(f"u{arr.itemsize}").astype(np.uint32)        # the values' bit patterns, as the copy moves them
+    ls, cs = lanes + (addr >> 16), cols + (addr & 0xFFFF)
+    st.check_columns(ls, cs, what)
+    for s in np.unique(sub):            # each sub-word position once, so that no cell is assigned twice at a time
+        at = sub == s
+        keep = ~np.uint32(((1 << bits) - 1) << (int(s) * bits))
+        st.cells[ls[at], cs[at]] = (st.cells[ls[at], cs[at]] & keep) | (raw[at] << np.uint32(int(s) * bits))
+    st.pending[ls, cs] = st.begin(thread, what)
+
+
+Tcgen05Cp.cpu_helpers = {"_tc_cp": _tc_cp, "_tmem": tmem_state, "_thread_id": thread_id}
+
+
+def utccp_copy(cx, atom, src, dst, pred=None):
+    """wb.copy(UTCCP atom, shared (128, K) tile, TMEM tensor of the same shape): one tcgen05.cp per row block."""
+    name = f"copy({atom.name})"
+    if atom.instruction != "tcgen05_cp":
+        raise TypeError(f"{name}: a TMEM load/store atom moves TMEM through a tiled copy: pass "
+                        f"wb.make_tmem_copy(atom, tmem_tensor) as wb.copy's first argument, not the atom.")
+    if pred is not None:
+        raise ValueError(f"{name}: tcgen05.cp takes no predicate.")
+    shape, cta = atom.shape_info
+    if shape not in _SHAPES or cta != 1:
+        raise ValueError(f"{name}: kernels lower the 1-CTA 128dp256bit and 128dp128bit UTCCP atoms so far "
+                         "(tcgen05.cp.cta_group::1.128x256b / 128x128b); the 4dp/4x32dp/2x64dp shapes and the 2-CTA "
+                         "atoms are not lowered yet.")
+    ptx_shape, row_bits = _SHAPES[shape]
+    if tmem_view(dst) is None:
+        raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
+    t = atom.value_type
+    if getattr(src, "etype", None) is not t or dst.etype is not t:
+        raise TypeError(f"{name}: the atom copies {t}; expected a shared tile and a TMEM tensor of {t}, but got "
+                        f"{getattr(src, 'etype', type(src).__name__)} and {dst.etype}.")
+    bits = t.bits
+    kat = row_bits // bits
+    k = src.layout[1].size if type(src.layout.shape) is tuple and src.layout.rank == 2 else None
+    if type(k) is not int or k % kat:
+        raise ValueError(f"{name}: expected the source as a shared (128, K) tile with K a multiple of {kat} ({row_bits} "
+                         f"bits of {t} a row per tcgen05.cp), but got {src}.")
+    blocks = smem_operand(src, "the source", name, "K", 128, k, kat, bits)
+    per = 32 // bits
+    if dst.layout.size != 128 * k:
+        raise ValueError(f"{name}: expected the destination to hold the source's 128 x {k} values, but got {dst}.")
+    lanes, cols, sub = tmem_table(dst.layout, 128 * k, 128, per)
+    # the atom's val_id: value (m, y) of a block at lane m, 32-bit column y // per, sub-word y % per, from the block's
+    # first column
+    want_l = np.repeat(np.arange(128)[:, None], kat, axis=1)
+    want_c = np.repeat((np.arange(kat) // per)[None, :], 128, axis=0)
+    want_s = np.repeat((np.arange(kat) % per)[None, :], 128, axis=0)
+    cx.require_arch(100, f"tcgen05.cp ({NO_BLACKWELL})")
+    cx.uses_collectives()
+    for j, blk in enumerate(blocks):
+        s = slice(j * kat, (j + 1) * kat)
+        c0 = int(cols[0, j * kat])
+        if not ((lanes[:, s] == want_l).all() and (cols[:, s] - c0 == want_c).all() and (sub[:, s] == want_s).all()):
+            raise ValueError(f"{name}: the destination's values {j * kat}..{(j + 1) * kat - 1} of each row are not where "
+                             f"tcgen05.cp.{ptx_shape} puts them (row m in lane m, {per} values a 32-bit column, in order, "
+                             f"from lane 0): {dst.layout}; use a TS atom's make_fragment_A or a (128, K) TMEM tensor so "
+                             "laid out.")
+        addr = ir.binop("+", ir.binop("//", dst.offset, per), c0)
+        key = len(_CPS)
+        node = Tcgen05Cp(atom, ptx_shape, ir.as_expr(addr), blk, key)
+        _CPS[key] = (node, smem_walk(blk[2], 128, kat), (want_l, want_c, want_s))
+        cx.emit(node)
+    cx.mark_written(dst.buf)
+
+
+ATOM_COPIES[TmemCopyAtom] = utccp_copy
