@@ -279,6 +279,41 @@ FIT = """(root) => {
   return bad;
 }"""
 
+# the toolbar's parts apart (the zoom and the hint on one line with a gap; the zoom's level separated by " · ");
+# captions that wrap at the output area's width (not at a narrow grid's) and between words: a word is split
+# over two lines only when it is longer than its line
+TEXT = r"""(root) => {
+  let words = 0, bars = 0;
+  const bad = [], area = root.closest('.jp-OutputArea-output').getBoundingClientRect();
+  const z = root.querySelector('.wb-zoom'), h = root.querySelector('.wb-hint');
+  if (z && h && z.offsetParent && h.offsetParent) {
+    const zb = z.getBoundingClientRect(), hb = h.getBoundingClientRect();
+    bars++;
+    if (Math.abs(zb.top - hb.top) < 2 && hb.left - zb.right < 8) bad.push(`toolbar: the hint ${hb.left - zb.right}px after the zoom`);
+    if (!/^zoom [0-9.]+% \u00b7 \S/.test(z.textContent)) bad.push('toolbar: ' + z.textContent);
+  }
+  for (const el of root.querySelectorAll('.wb-title, .wb-subtitle, .wb-notes, .wb-coltitle, .wb-rowtitle, .wb-readout')) {
+    if (!el.offsetParent || !el.textContent.trim()) continue;
+    const mw = parseFloat(getComputedStyle(el).maxWidth);
+    if (mw < area.width - 40) bad.push(`${el.className} wraps at ${mw}px in an output of ${area.width}px`);
+    const w = el.getBoundingClientRect().width;
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const re = /\S+/g;
+      let m;
+      while ((m = re.exec(n.data))) {
+        const r = document.createRange();
+        r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+        words++;
+        const rects = [...r.getClientRects()].filter((q) => q.width > 0);
+        const lines = new Set(rects.map((q) => Math.round(q.top))).size;
+        if (lines > 1 && rects.reduce((a, q) => a + q.width, 0) <= w) bad.push(`${el.className} breaks '${m[0].slice(0, 40)}' mid-word`);
+      }
+    }
+  }
+  return {bad, words, bars};
+}"""
+
 
 def _white_right_edge(png: bytes) -> bool:
     """True when the last 2 pixel columns of a screenshot are background (its first and last rows, which
@@ -403,14 +438,19 @@ def test_large_views_zoom_hover_and_text_fit(lab):
             # JupyterLab's own floating boxes (toasts, the cell toolbar) must not sit over the screenshots
             page.add_style_tag(content=".Toastify, .jp-toast-container, .jp-cell-toolbar { display: none !important; }")
             page.wait_for_function("() => [...document.querySelectorAll('.jp-cell-toolbar')].every(e => !e.offsetParent)")
+            bars = 0
             for k in range(sizes.count()):
                 root = sizes.nth(k)
                 assert root.evaluate(FIT) == [], root.locator(".wb-title").text_content()
+                text = root.evaluate(TEXT)
+                assert text["bad"] == [] and text["words"] > 0, (root.locator(".wb-title").text_content(), text)
+                bars += text["bars"]
                 for part in ("wb-title", "wb-coltitle", "wb-rowtitle", "wb-readout"):
                     shot = root.locator("." + part).screenshot()
                     if os.environ.get("WB_SCREENSHOT"):
                         Path(os.environ["WB_SCREENSHOT"] + f".{k}.{part}.png").write_bytes(shot)
                     assert _white_right_edge(shot), (k, part)
+            assert bars > 0   # toolbars were measured
             # the playground's B panel keeps its width (it wraps rather than squeezes)
             widths = page.evaluate("""() => [...document.querySelectorAll('.jp-Cell:nth-child(2) canvas.wb-canvas')]
                 .map(c => [c.getBoundingClientRect().width, parseFloat(c.style.width)])""")
