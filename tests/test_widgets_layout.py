@@ -252,6 +252,21 @@ def test_swizzled_layouts_open_coloured_by_chunk():
     assert chunks[0, ::8].tolist() == list(range(8)) and chunks[1, ::8].tolist() == [c ^ 1 for c in range(8)]
 
 
+def test_chunk_colours_show_the_8_way_to_1_way_change_of_notebook_05():
+    # notebook 05 teaches the swizzle for 16-byte loads of a 32 x 32 fp32 tile by these two pictures: a phase's 8
+    # threads read one chunk column of 8 rows; unswizzled it is one colour (8-way), with S<3,2,3> all 8 (1-way)
+    tile32 = wb.make_layout((32, 32), stride=(32, 1))
+    rows, cols = np.arange(32), np.arange(0, 32, 4)   # the first float of each chunk column
+    for smem, ways in ((tile32, 8), (wb.make_composed_layout(wb.Swizzle(3, 2, 3), 0, tile32), 1)):
+        v = LayoutView(smem, color_by="chunk", element_type=wb.Float32)
+        assert v.canvas.legend["label"] == "colour: shared-memory 16-byte chunk (32-bit elements)"
+        chunks = v.source.bank_of(v.source.offsets_at(rows, cols))[1]
+        per_phase = [len(set(chunks[r0:r0 + 8, c].tolist())) for r0 in range(0, 32, 8) for c in range(8)]
+        assert set(per_phase) == {8 // ways}, (str(smem), per_phase)   # distinct chunks a phase's 8 loads meet
+        ld128 = wb.make_tiled_copy(wb.copy_atom("UniversalCopy_U128", wb.Float32), (32, 1), (1, 32))
+        assert wb.bank_conflicts(ld128, smem).max_ways == ways
+
+
 def test_a_front_end_selection_that_is_no_offset_selects_nothing():
     # offsets are integers: a key of 2.5 (or nan, or inf) from the front end names no cell; it is not cell 2
     v = LayoutView(wb.make_layout((4, 4)))
