@@ -565,6 +565,226 @@ def test_hopper_rungs_are_exact_on_the_gpu(dtype, mnk):
             assert torch.equal(c, want.to(cdt)), (r.name, cdt)
 
 
+# -- FP8: the SM90 F8 GMMAs (k = 32), 128-byte TMA boxes, per-tensor and per-block scales -------------------------
+_F8 = {"e4m3": wb.Float8E4M3FN, "e5m2": wb.Float8E5M2}
+
+
+def _fp8_operands(m, n, k, ta, tb, seed, device="cpu", integers=False):
+    """fp8 A (M, K) and B (N, K): normal(0, 1) x 4 rounded to the format (subnormals, both signs), or integers in
+    [-3, 3] (every product and partial sum exact in any accumulator)."""
+    import torch
+    g = torch.Generator(device=device).manual_seed(seed)
+    draw = ((lambda s: torch.randint(-3, 4, s, device=device, generator=g).float()) if integers else
+            (lambda s: 4 * torch.randn(s, device=device, generator=g)))
+    return (draw((m, k)).to(getattr(torch, f"float8_{ta}fn" if ta == "e4m3" else "float8_e5m2")),
+            draw((n, k)).to(getattr(torch, f"float8_{tb}fn" if tb == "e4m3" else "float8_e5m2")))
+
+
+def _fp8_reference(a, b, c_dtype, scales=None, block_scales=None):
+    """What the kernel computes, from the same fp8 values: each k = 32 wgmma's products summed exactly (float64
+    holds these sums exactly) and rounded once into the fp32 accumulators, k-block after k-block; per tensor, the
+    fp32 product of the scales times the accumulators (rounded to fp32); per block, each 128-deep k-tile's fp32
+    partial sums times fp32(scale_a[row, kt] * scale_b[n // 128, kt]) added to the accumulators (each operation
+    rounded to fp32); then C's type, rounded to nearest even."""
+    import torch
+    A, B = a.cpu().double().numpy(), b.cpu().double().numpy()
+    m, k = A.shape
+    n = B.shape[0]
+    f32 = np.float32
+    acc = np.zeros((m, n), f32)
+    for kt in range(0, k, 128):
+        part = np.zeros((m, n), f32) if block_scales is not None else acc
+        for k0 in range(kt, min(k, kt + 128), 32):
+            part = (part.astype(np.float64) + A[:, k0:k0 + 32] @ B[:, k0:k0 + 32].T).astype(f32)
+        if block_scales is None:
+            acc = part
+        else:
+            sa, sb = (s.cpu().numpy().astype(f32) for s in block_scales)
+            f = sa[:, kt // 128][:, None] * np.repeat(sb[:, kt // 128], 128)[None, :n]
+            acc = acc + part * f
+    if scales is not None:
+        acc = acc * (f32(scales[0]) * f32(scales[1]))
+    return torch.from_numpy(acc).to(c_dtype)
+
+
+@pytest.mark.parametrize("ta,tb,mnk,c_dtype,scales", [
+    ("e4m3", "e4m3", (130, 72, 272), "bfloat16", (0.5, 3.0)),     # TMA epilogue, a ragged k-tile, scales
+    ("e5m2", "e4m3", (64, 70, 48), "float32", None),              # register epilogue (280-byte rows), K < one k-tile
+    ("e4m3", "e5m2", (70, 136, 144), "float16", (1.25, 0.375)),
+])
+def test_fp8_hopper_gemm_is_exact_on_the_cpu_executor(ta, tb, mnk, c_dtype, scales):
+    """e4m3/e5m2 A and B in any pairing the F8 GMMAs take, fp32 accumulation, C in bf16/fp16/fp32 = scale_a *
+    scale_b * (A @ B^T): equal to the reference computed from the same fp8 values as the kernel rounds."""
+    import torch
+    m, n, k = mnk
+    a, b = _fp8_operands(m, n, k, ta, tb, seed=m + n)
+    cfg = HopperGemm(bm=128, bn=64, stages=2, group=2, dtype=_F8[ta], b_dtype=_F8[tb])
+    assert cfg.bk == 128 and cfg.atom.name == f"SM90_64x64x32_F32{ta.upper()}{tb.upper()}_SS_TN"
+    cdt = getattr(torch, c_dtype)
+    c = torch.full((m, n), float("nan"), dtype=cdt)
+    sc = None if scales is None else (torch.tensor(scales[0]), torch.tensor([scales[1]]))
+    cfg.launch(a, b, c, *(sc or ()))
+    want = _fp8_reference(a, b, cdt, scales)
+    assert torch.equal(c, want), (c.float() - want.float()).abs().max()
+
+
+def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor():
+    """DeepSeek-V3's fine-grained scaling: scale_a per (row, 128-deep k block), scale_b per 128 x 128 block of B
+    (here stored N-major: any strides), each k-tile's sums promoted into the fp32 accumulators; a ragged M, N and K."""
+    import torch
+    m, n, k = 70, 136, 144
+    a, b = _fp8_operands(m, n, k, "e4m3", "e4m3", seed=5)
+    g = torch.Generator().manual_seed(6)
+    sa = torch.rand((m, 2), generator=g) + 0.5
+    sb = (torch.rand((2, 2), generator=g) + 0.5).t()
+    cfg = HopperGemm(bm=128, bn=128, stages=2, group=2, dtype=wb.Float8E4M3FN, block_scales=True)
+    c = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+    cfg.launch(a, b, c, sa, sb)
+    assert torch.equal(c, _fp8_reference(a, b, torch.bfloat16, block_scales=(sa, sb)))
+
+
+def test_fp8_kernels_compile_with_nvrtc():
+    """NVRTC (no GPU needed) builds the per-tensor and per-block fp8 kernels, both epilogues, a mixed e4m3 x e5m2
+    pair: the F8 wgmma with K = 32 and no transpose operands (K-major only)."""
+    import torch
+    m, n, k = 256, 256, 256
+    a = torch.zeros((m, k), dtype=torch.float8_e4m3fn)
+    b = torch.zeros((n, k), dtype=torch.float8_e5m2)
+    for cfg, sa, sb, bn in ((HopperGemm(dtype=wb.Float8E4M3FN, b_dtype=wb.Float8E5M2), torch.ones(1), torch.ones(1), 256),
+                            (HopperGemm(bn=128, dtype=wb.Float8E4M3FN, b_dtype=wb.Float8E5M2, block_scales=True),
+                             torch.ones(m, 2), torch.ones(2, 2), 128)):
+        for c in ((torch.zeros((m, n), dtype=torch.bfloat16),) if bn == 256 else (torch.zeros((m, n - 2)),)):
+            kern, ops = cfg.operands(a, b[:c.shape[1]], c, sa, sb[:2 if cfg.block_scales else 1])
+            assert len(ops) == (7 if c.dtype == torch.bfloat16 else 6)      # TMA epilogue, or registers (N = 254)
+            src = kern.specialize(ops).cuda_source
+            assert f"wgmma.mma_async.sync.aligned.m64n{bn}k32.f32.e4m3.e5m2" in src and "p, 1, 1;" in src
+            backend_cupy.compile_cubin(src, "sm_90a")
+
+
+@pytest.mark.parametrize("conf,err,msg", [
+    (dict(dtype=wb.Float8E4M3FN, bk=64 * 4), ValueError, r"expected bk 32, 64 or 128 \(a K-major SW32/SW64/SW128"),
+    (dict(dtype=wb.Float16, b_dtype=wb.BFloat16), TypeError, r"expected B's element type \(b_dtype\) to be A's"),
+    (dict(dtype=wb.Float8E4M3FN, b_dtype=wb.Float16), TypeError, r"expected B's element type \(b_dtype\) to be A's"),
+    (dict(dtype=wb.Float16, block_scales=True), ValueError, "block scales are for fp8 operands"),
+    (dict(dtype=wb.Float8E5M2, block_scales=True), ValueError, r"expected bk=128 and bn=128 .* got bk=128, bn=256"),
+    (dict(dtype=wb.Float8E4M3FN, block_scales=1), TypeError, "expected block_scales to be a bool"),
+])
+def test_fp8_configurations_are_refused_clearly(conf, err, msg):
+    with pytest.raises(err, match=msg):
+        HopperGemm(**conf)
+
+
+def test_fp8_operands_and_scales_are_checked_where_they_enter():
+    import torch
+    f8, f52 = torch.float8_e4m3fn, torch.float8_e5m2
+    cfg = HopperGemm(bm=128, bn=64, stages=2, dtype=wb.Float8E4M3FN)
+    a = torch.zeros((64, 64), dtype=f8)
+    c = torch.zeros((64, 64), dtype=torch.bfloat16)
+    one = torch.ones(1)
+    cases = [
+        ((a, torch.zeros((64, 64), dtype=f52), c), TypeError, "expected A of element type Float8E4M3FN and B of "
+                                                             "Float8E4M3FN, but got A Float8E4M3FN and B Float8E5M2"),
+        ((a[:, :40], a[:, :40], c), ValueError, "expected K a multiple of 16"),
+        ((a, a, c, one, None), ValueError, "expected both scale_a and scale_b"),
+        ((a, a, c, one.double(), one), TypeError, "expected scale_a of element type Float32, but got Float64"),
+        ((a, a, c, one, torch.ones(2)), ValueError, r"expected scale_b to hold one fp32 scale .* shape \(2,\)"),
+        ((a, a, c, one, 2.0), TypeError, "expected scale_b to be an fp32 tensor"),
+        ((torch.zeros((64, 64), dtype=torch.float16),) * 2 + (c, one, one), TypeError, "expected A of element type"),
+    ]
+    for args, err, msg in cases:
+        with pytest.raises(err, match=msg):
+            cfg.launch(*args)
+    with pytest.raises(TypeError, match="scales are for fp8 operands"):
+        SMALL.launch(*_mats(64, 64, 64), one, one)
+    blk = HopperGemm(bm=128, bn=128, stages=2, dtype=wb.Float8E4M3FN, block_scales=True)
+    b = torch.zeros((200, 272), dtype=f8)
+    with pytest.raises(ValueError, match=r"expected block scales scale_a \(M, ceil\(K/128\)\) = \(64, 3\)"):
+        blk.launch(a[:, :0].new_zeros((64, 272)), b, torch.zeros((64, 200)))
+    with pytest.raises(ValueError, match=r"expected block scales scale_b of shape \(2, 3\) .* but got \(3, 2\)"):
+        blk.launch(a.new_zeros((64, 272)), b, torch.zeros((64, 200)), torch.ones(64, 3), torch.ones(3, 2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("conf", [dict(), dict(persistent=True), dict(bn=128, stages=6), dict(cluster=2),
+                                  dict(bm=128, bn=128, stages=5, pingpong=True), dict(bk=64, stages=8)])
+@pytest.mark.parametrize("mnk", [(1000, 999, 512), (77, 304, 144), (700, 520, 208)])
+def test_fp8_hopper_gemm_is_exact_on_the_gpu(conf, mnk):
+    """Integers in [-3, 3] and power-of-two scales: every product and partial sum is exact in any accumulator, so
+    the GPU must equal the reference and torch._scaled_mm (cuBLASLt) bit for bit, in each e4m3/e5m2 pairing, C
+    bf16/fp16/fp32, both epilogues (N = 999: C rows not 16-byte aligned)."""
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import torch
+    m, n, k = mnk
+    for ta, tb in (("e4m3", "e4m3"), ("e5m2", "e4m3"), ("e4m3", "e5m2")):
+        a, b = _fp8_operands(m, n, k, ta, tb, seed=m, device="cuda", integers=True)
+        cfg = HopperGemm(dtype=_F8[ta], b_dtype=_F8[tb], **conf)
+        sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([4.0], device="cuda")
+        for cdt in (torch.bfloat16, torch.float16, torch.float32):
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=cdt)
+            cfg.launch(a, b, c, sa, sb)
+            torch.cuda.synchronize()
+            assert torch.equal(c.cpu(), _fp8_reference(a, b, cdt, (0.5, 4.0))), (ta, tb, cdt)
+            if ta == tb == "e4m3" and cdt is not torch.float32 or (ta, tb) != ("e5m2", "e5m2"):
+                ref = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=cdt)
+                assert torch.equal(c, ref), (ta, tb, cdt, "cuBLASLt")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(1000, 999, 512), (256, 384, 4096)])
+def test_fp8_hopper_gemm_on_normal_inputs_on_the_gpu(mnk):
+    """normal(0,1) x 4 in e4m3: against the reference from the same fp8 values and against torch._scaled_mm.  Not
+    bit for bit: the tensor cores sum a k = 32 wgmma's fp8 products (and add them to the accumulator) with fewer
+    than fp32's bits (DeepSeek-V3: ~14 on an H800), where the CPU executor and the reference sum them exactly; cuBLASLt
+    accumulates in yet another order.  Both within 2^-10 of the largest |C| (K up to 4096)."""
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import torch
+    m, n, k = mnk
+    a, b = _fp8_operands(m, n, k, "e4m3", "e4m3", seed=n, device="cuda")
+    sa, sb = torch.tensor([0.75], device="cuda"), torch.tensor([1.5], device="cuda")
+    cfg = HopperGemm(dtype=wb.Float8E4M3FN)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    cfg.launch(a, b, c, sa, sb)
+    want = _fp8_reference(a, b, torch.float32, (0.75, 1.5)).cuda()
+    tol = want.abs().max() * 2 ** -10
+    assert (c - want).abs().max() <= tol
+    ours = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
+    cfg.launch(a, b, ours, sa, sb)
+    theirs = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    assert (ours.float() - theirs.float()).abs().max() <= tol + want.abs().max() * 2 ** -8    # + one bf16 rounding
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(1000, 999, 512), (130, 256, 400)])
+def test_fp8_block_scales_on_the_gpu(mnk):
+    """Per-block scales on the GPU: integers and power-of-two block scales equal the reference bit for bit (every
+    sum exact, and nvcc's contraction of the promotion into an FMA rounds nothing here); normal inputs with
+    arbitrary scales within 2^-10 of the largest |C| (the tensor cores' accumulation, and the FMA's one rounding)."""
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import torch
+    m, n, k = mnk
+    kb, nb = -(-k // 128), -(-n // 128)
+    g = torch.Generator(device="cuda").manual_seed(k)
+    cfg = HopperGemm(bn=128, dtype=wb.Float8E4M3FN, b_dtype=wb.Float8E5M2, block_scales=True)
+    for integers in (True, False):
+        a, b = _fp8_operands(m, n, k, "e4m3", "e5m2", seed=m, device="cuda", integers=integers)
+        if integers:
+            sa = 2.0 ** torch.randint(-2, 3, (m, kb), device="cuda", generator=g).float()
+            sb = 2.0 ** torch.randint(-2, 3, (nb, kb), device="cuda", generator=g).float()
+        else:
+            sa = torch.rand((m, kb), device="cuda", generator=g) + 0.5
+            sb = torch.rand((nb, kb), device="cuda", generator=g) + 0.5
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+        cfg.launch(a, b, c, sa, sb)
+        want = _fp8_reference(a, b, torch.float32, block_scales=(sa, sb)).cuda()
+        if integers:
+            assert torch.equal(c, want)
+        else:
+            assert (c - want).abs().max() <= want.abs().max() * 2 ** -10
+
+
 # -- a library GEMM checks its configuration and its operands before it launches ---------------------------------
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -572,7 +792,8 @@ from hypothesis import strategies as st  # noqa: E402
 _CONF = dict(bm=st.sampled_from([0, 32, 64, 96, 128, 192, 256]), bn=st.sampled_from([0, 8, 32, 64, 96, 128, 192, 256, 264]),
              bk=st.sampled_from([8, 16, 32, 64, 128]), stages=st.integers(-1, 9), consumers=st.integers(0, 4),
              group=st.integers(-3, 9), cluster=st.sampled_from([0, 1, 2, 3, 4, 8]), pingpong=st.booleans(),
-             dtype=st.sampled_from([wb.Float16, wb.BFloat16, wb.Float32, wb.Float8E4M3FN]))
+             dtype=st.sampled_from([wb.Float16, wb.BFloat16, wb.Float32, wb.Float8E4M3FN]),
+             b_dtype=st.sampled_from([None, None, wb.Float8E5M2, wb.Float16]), block_scales=st.booleans())
 
 
 @settings(max_examples=300, deadline=None)
@@ -586,7 +807,9 @@ def test_a_hopper_configuration_is_refused_clearly_or_one_the_kernel_handles(con
     except (ValueError, TypeError) as e:
         assert "expected" in str(e), e
         return
-    assert cfg.dtype in (wb.Float16, wb.BFloat16) and cfg.stages >= 2 and cfg.group >= 1
+    assert cfg.dtype in (wb.Float16, wb.BFloat16, wb.Float8E4M3FN) and cfg.stages >= 2 and cfg.group >= 1
+    assert cfg.bk * cfg.dtype.bits // 8 in (32, 64, 128) and cfg.b_dtype.bits == cfg.dtype.bits
+    assert not cfg.block_scales or (cfg.dtype is wb.Float8E4M3FN and cfg.bk == cfg.bn == 128)
     for c_type in (wb.Float16, wb.BFloat16, wb.Float32):
         en = cfg.epilogue_tiles(c_type)[0]
         assert cfg.bn % en == 0, (conf, c_type)             # the epilogue writes every column of the tile

@@ -26,6 +26,20 @@ their accumulators a bm x (128 bytes) chunk at a time into one of two swizzled s
 consumer thread stores the chunk by TMA while the next one is written; the TMA clips the tile at C's edges.
 Otherwise (``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and
 B: the TMA reads zeros outside them.
+
+FP8 (``dtype=wb.Float8E4M3FN`` or ``wb.Float8E5M2``, ``b_dtype`` either of them: CuTe's SM90 F8 GMMA atoms,
+``SM90_64x{bn}x32_F32{A}{B}_SS_TN``, K-major only): the same pipeline with 128-byte k-tiles (``bk=128`` fp8 elements,
+``Layout_K_SW128_Atom`` for 8-bit), fp32 accumulators, C in bf16/fp16/fp32, K a multiple of 16 (16-byte TMA rows).
+Scales as ``torch._scaled_mm`` takes them (A (M, K) and B (N, K) row-major, i.e. its ``b.t()``): per tensor,
+``launch(a, b, c, scale_a, scale_b)`` with one-element fp32 tensors read by the kernel (no host sync), C =
+(scale_a * scale_b) * acc rounded once to fp32, then to C's type; or per block (``block_scales=True``, DeepSeek-V3's
+fine-grained scaling: scale_a (M, ceil(K/128)), scale_b (ceil(N/128), ceil(K/128))): each 128-deep k-tile's sums are
+computed from zero by the tensor cores, then added to the fp32 accumulators times scale_a[row, kt] * scale_b[n, kt]
+(``bn = bk = 128``: one block of B a tile; the k-tile's MMAs complete before the promotion, so only the other consumer
+warpgroup's MMAs overlap it).  The CPU executor sums each k=32 wgmma exactly and rounds it once into the fp32
+accumulators; the tensor cores' fp8 accumulation is narrower than fp32 (DeepSeek-V3 measured about 14 bits on an
+H800), so a GPU result equals that only where every partial sum is exact (small integers: the tests) and otherwise
+differs by the tensor cores' rounding (which the per-block promotion into fp32 bounds).
 """
 
 from __future__ import annotations
@@ -54,13 +68,19 @@ class HopperGemm:
     element type ``epilogue_tiles(etype)`` (the staging buffers and the TMA store's box).  ``launch(a, b, c)``
     runs it (``operands`` says which kernel and arguments)."""
 
-    def __init__(self, bm=128, bn=256, bk=64, stages=4, consumers=2, group=8, dtype=wb.Float16,
-                 persistent=False, cluster=1, pingpong=False):
+    def __init__(self, bm=128, bn=256, bk=None, stages=4, consumers=2, group=8, dtype=wb.Float16,
+                 persistent=False, cluster=1, pingpong=False, b_dtype=None, block_scales=False):
         who = "HopperGemm"
-        if dtype not in (wb.Float16, wb.BFloat16):
-            raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM90 F16/BF16 GMMAs), but got "
-                            f"{dtype!r}.")
-        for name, v in (("persistent", persistent), ("pingpong", pingpong)):
+        if dtype not in (wb.Float16, wb.BFloat16) + FP8_TYPES:
+            raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM90 F16/BF16 GMMAs) or "
+                            f"wb.Float8E4M3FN or wb.Float8E5M2 (the F8 GMMAs), but got {dtype!r}.")
+        fp8 = dtype in FP8_TYPES
+        b_dtype = dtype if b_dtype is None else b_dtype
+        if b_dtype is not dtype and not (fp8 and b_dtype in FP8_TYPES):
+            raise TypeError(f"{who}: expected B's element type (b_dtype) to be A's ({dtype}) for the F16/BF16 GMMAs, "
+                            f"or for fp8 A wb.Float8E4M3FN or wb.Float8E5M2 (an F8 GMMA's B may differ from its A), "
+                            f"but got b_dtype={b_dtype!r}.")
+        for name, v in (("persistent", persistent), ("pingpong", pingpong), ("block_scales", block_scales)):
             if type(v) is not bool:
                 raise TypeError(f"{who}: expected {name} to be a bool, but got {type(v).__name__} {v!r}.")
         check_config(who, "consumers", consumers, lambda v: v in (1, 2),
@@ -70,40 +90,63 @@ class HopperGemm:
         check_config(who, "bn", bn, lambda v: v in (64, 128, 192, 256),
                      "64, 128, 192 or 256 (an SM90 GMMA N whose tile the TMA epilogue stores in whole 128-byte "
                      "chunks)")
-        check_config(who, "bk", bk, lambda v: v in (16, 32, 64),
-                     "16, 32 or 64 (a K-major SW32/SW64/SW128 shared-memory row of 16-bit elements)")
+        bk = 1024 // dtype.bits if bk is None else bk       # 128-byte rows (SW128) unless told
+        rows = {16: (16, 32, 64), 8: (32, 64, 128)}[dtype.bits]
+        check_config(who, "bk", bk, lambda v: v in rows,
+                     f"{', '.join(map(str, rows[:2]))} or {rows[2]} (a K-major SW32/SW64/SW128 shared-memory row of "
+                     f"32/64/128 bytes of {dtype.bits}-bit elements)")
         check_config(who, "stages", stages, lambda v: v >= 2,
                      ">= 2 (the producer refills one stage while the consumers' MMAs still read the previous one)")
         check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of blocks)")
         check_config(who, "cluster", cluster, lambda v: v in (1, 2, 4), "1, 2 or 4 blocks along M")
         if pingpong and (bm not in (64, 128) or consumers != 2 or cluster != 1):
-            raise ValueError(f"HopperGemm: ping-pong consumers each own a whole tile of 64 or 128 rows (two consumer "
-                             f"warpgroups, no cluster), but got bm={bm}, consumers={consumers}, cluster={cluster}.")
+            raise ValueError(f"HopperGemm: ping-pong consumers each own a whole tile of 64 or 128 rows: expected two "
+                             f"consumer warpgroups and no cluster, but got bm={bm}, consumers={consumers}, "
+                             f"cluster={cluster}.")
         if not pingpong and bm != 64 * consumers:
             raise ValueError(f"HopperGemm: each consumer warpgroup computes 64 rows, so bm must be 64 x consumers "
                              f"({64 * consumers}), but got {bm}.")
         if cluster not in (1, 2, 4) or bn % (8 * cluster) or group % cluster:
             raise ValueError(f"HopperGemm: expected cluster 1, 2 or 4 blocks along M that divides group ({group}) and "
                              f"whose slices of B are whole 8-row groups (bn {bn}), but got {cluster}.")
+        if block_scales and not fp8:
+            raise ValueError(f"{who}: block scales are for fp8 operands: expected dtype wb.Float8E4M3FN or "
+                             f"wb.Float8E5M2, but got {dtype}.")
+        if block_scales and (bk != 128 or bn != 128):
+            raise ValueError(f"{who}: block scales (one per 128 K of a row of A, one per 128 x 128 block of B) are "
+                             f"promoted once a k-tile into the accumulators of a tile of one 128-column block of B: "
+                             f"expected bk=128 and bn=128 (a second accumulator of bn/2 registers a thread beside "
+                             f"the first), but got bk={bk}, bn={bn}.")
         self.bm, self.bn, self.bk, self.stages, self.consumers = bm, bn, bk, stages, consumers
         self.group, self.dtype, self.cluster = group, dtype, cluster
+        self.b_dtype, self.block_scales = b_dtype, block_scales
         # ping-pong: the consumers take turns at the tensor cores, tile by tile; the blocks are persistent
         self.pingpong, self.persistent = pingpong, persistent or pingpong
-        ab = "F16F16" if dtype is wb.Float16 else "BF16BF16"
-        self.atom = wb.mma_atom(f"SM90_64x{bn}x16_F32{ab}_SS")
+        self.atom = self.gmma_atom(bn)
         # ping-pong: one warpgroup's atom, repeated down the tile's bm rows
-        self.mma = (wb.make_tiled_mma(self.atom, wb.make_layout((1, 1, 1)), (bm, bn, 16)) if pingpong else
+        self.mma = (wb.make_tiled_mma(self.atom, wb.make_layout((1, 1, 1)), (bm, bn, self.atom.shape_mnk[2]))
+                    if pingpong else
                     wb.make_tiled_mma(self.atom, wb.make_layout((consumers, 1, 1))))
         self.threads = 128 * (consumers + 1)
         kind = {64: "SW128", 32: "SW64", 16: "SW32"}[bk * dtype.bits // 16]
         atom = wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", dtype)
+        atom_b = atom if b_dtype is dtype else wb.gmma_smem_atom(f"Layout_K_{kind}_Atom", b_dtype)
         # with a cluster, each block loads a 1/cluster slice of B and multicasts it to the cluster's blocks
-        self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom, (bn // cluster, bk))}
-        self.smem = {"A": wb.tile_to_shape(atom, (bm, bk, stages)), "B": wb.tile_to_shape(atom, (bn, bk, stages))}
+        self.box = {"A": wb.tile_to_shape(atom, (bm, bk)), "B": wb.tile_to_shape(atom_b, (bn // cluster, bk))}
+        self.smem = {"A": wb.tile_to_shape(atom, (bm, bk, stages)), "B": wb.tile_to_shape(atom_b, (bn, bk, stages))}
+        # block scales: the accumulator values of each row a thread holds (each row's scale of A, loaded once)
+        self.row_groups = _row_groups(self.mma, 128 if pingpong else 128 * consumers, bm) if block_scales else None
         self._kernels: dict = {}
         if self.smem_bytes > SMEM_LIMIT:
             raise ValueError(f"{who}: expected at most {SMEM_LIMIT} bytes of shared memory a block, but {bm}x{bn}x{bk} "
                              f"in {stages} stages with the TMA epilogue's staging needs {self.smem_bytes}.")
+
+    def gmma_atom(self, n):
+        """The SS GMMA atom of N = n for this configuration's A and B types (K = 32 bytes of them)."""
+        if self.dtype in FP8_TYPES:
+            return wb.mma_atom(f"SM90_64x{n}x32_F32{_CODE[self.dtype]}{_CODE[self.b_dtype]}_SS_TN")
+        ab = "F16F16" if self.dtype is wb.Float16 else "BF16BF16"
+        return wb.mma_atom(f"SM90_64x{n}x16_F32{ab}_SS")
 
     @property
     def smem_bytes(self):
@@ -117,27 +160,31 @@ class HopperGemm:
         each thread's share of a chunk (the same values as the accumulators' chunk, in order)."""
         en = 1024 // c_type.bits
         atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", c_type)
-        ab = "F16F16" if self.dtype is wb.Float16 else "BF16BF16"
-        atom_c = wb.mma_atom(f"SM90_64x{en}x16_F32{ab}_SS")
-        mma = (wb.make_tiled_mma(atom_c, wb.make_layout((1, 1, 1)), (self.bm, en, 16)) if self.pingpong else
+        atom_c = self.gmma_atom(en)
+        mma = (wb.make_tiled_mma(atom_c, wb.make_layout((1, 1, 1)), (self.bm, en, atom_c.shape_mnk[2])) if self.pingpong else
                wb.make_tiled_mma(atom_c, wb.make_layout((self.consumers, 1, 1))))
         buffers = 2 * (self.consumers if self.pingpong else 1)    # ping-pong: two for each consumer's own tiles
         return en, wb.tile_to_shape(atom, (self.bm, en, buffers)), wb.tile_to_shape(atom, (self.bm, en)), mma
 
-    def kernel(self, epilogue="tma", c_type=None):
-        """The compiled-on-demand kernel for an epilogue ("tma": C's type needed; "registers")."""
-        key = (epilogue, c_type)
+    def kernel(self, epilogue="tma", c_type=None, scaling=None):
+        """The compiled-on-demand kernel for an epilogue ("tma": C's type needed; "registers") and, for fp8, a
+        scaling (None, "tensor" or "block")."""
+        key = (epilogue, c_type) if scaling is None else (epilogue, c_type, scaling)
         k = self._kernels.get(key)
         if k is None:
-            k = self._kernels[key] = make_hopper_gemm(self, epilogue, c_type)
+            k = self._kernels[key] = make_hopper_gemm(self, epilogue, c_type, scaling)
         return k
 
-    def operands(self, a, b, c):
-        """(kernel, arguments) for C = A @ B^T: the TMA epilogue where C's rows are 16-byte aligned, else the
-        register one.  A, B and C are checked first (shapes, element types, K-major A and B); where M, N or K is 0
-        it is (``zero_fill``, (C,)): launch writes what torch gives (nothing, or C = 0)."""
+    def operands(self, a, b, c, scale_a=None, scale_b=None):
+        """(kernel, arguments) for C = A @ B^T (fp8: C = scale_a * scale_b * (A @ B^T)): the TMA epilogue where C's
+        rows are 16-byte aligned, else the register one.  A, B, C and the scales are checked first (shapes, element
+        types, K-major A and B); where M, N or K is 0 it is (``zero_fill``, (C,)): launch writes what torch gives
+        (nothing, or C = 0)."""
+        fp8 = self.dtype in FP8_TYPES
         m, n, k = gemm_operands(repr(self), a, b, c, (self.dtype,), (wb.Float32, wb.Float16, wb.BFloat16),
-                                k_major=True, k_multiple=8)
+                                k_major=True, k_multiple=128 // self.dtype.bits,
+                                b_types=(self.b_dtype,) if fp8 else None)
+        scaling, scales = self.scale_operands(m, n, k, scale_a, scale_b)
         if not (m and n and k):
             return zero_fill, (c,)
         ta, tb = self.tma(a, b)
@@ -145,11 +192,64 @@ class HopperGemm:
         k = ta.shape[1]
         if tma_storable(cc):
             _, _, box, _ = self.epilogue_tiles(cc.element_type)
-            return self.kernel("tma", cc.element_type), (ta, tb, wb.make_tma_load(cc, box), cc, k)
-        return self.kernel("registers"), (ta, tb, cc, k)
+            return (self.kernel("tma", cc.element_type, scaling),
+                    (ta, tb, wb.make_tma_load(cc, box), cc, k) + scales)
+        return self.kernel("registers", None, scaling), (ta, tb, cc, k) + scales
 
-    def launch(self, a, b, c):
-        kern, args = self.operands(a, b, c)
+    def scale_operands(self, m, n, k, scale_a, scale_b):
+        """(scaling, (scale_a, scale_b) as kernel arguments) of an fp8 GEMM: (None, ()) without scales; "tensor":
+        one fp32 each (any shape of one element, as ``torch._scaled_mm`` takes them); "block" (``block_scales``):
+        scale_a (M, ceil(K/128)) and scale_b (ceil(N/128), ceil(K/128)) fp32, any strides.  Raises naming what was
+        expected and what was got."""
+        who = repr(self)
+        if scale_a is None and scale_b is None:
+            if self.block_scales:
+                raise ValueError(f"{who}: expected block scales scale_a (M, ceil(K/128)) = ({m}, {-(-k // 128)}) and "
+                                 f"scale_b (ceil(N/128), ceil(K/128)) = ({-(-n // 128)}, {-(-k // 128)}), fp32, but got "
+                                 f"none.")
+            return None, ()
+        if self.dtype not in FP8_TYPES:
+            raise TypeError(f"{who}: scales are for fp8 operands (C = scale_a * scale_b * A @ B^T); fp16/bf16 take "
+                            f"none, but got scale_a={type(scale_a).__name__}, scale_b={type(scale_b).__name__}.")
+        if scale_a is None or scale_b is None:
+            raise ValueError(f"{who}: expected both scale_a and scale_b (or neither: unit scales), but got only "
+                             f"{'scale_a' if scale_b is None else 'scale_b'}.")
+        kb = -(-k // 128)
+        want = {"scale_a": (m, kb), "scale_b": (-(-n // 128), kb)}
+        out = []
+        for name, x in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if type(x) is not wb.Tensor and not hasattr(x, "__dlpack__"):
+                raise TypeError(f"{who}: expected {name} to be an fp32 tensor (wb.Tensor or any __dlpack__ object; "
+                                f"{'block scales' if self.block_scales else 'one element, as torch._scaled_mm takes'}"
+                                f"), but got {type(x).__name__}.")
+            t = x if type(x) is wb.Tensor else wb.from_dlpack(x)
+            shape = tuple(t.shape)
+            if t.element_type is not wb.Float32:
+                raise TypeError(f"{who}: expected {name} of element type Float32, but got {t.element_type}.")
+            if self.block_scales:
+                if shape != want[name]:
+                    raise ValueError(f"{who}: expected block scales {name} of shape {want[name]} ("
+                                     f"{'(M, ceil(K/128))' if name == 'scale_a' else '(ceil(N/128), ceil(K/128))'}), "
+                                     f"but got {shape}.")
+                st = t.stride
+                lead = 1 if st[1] == 1 else 0 if st[0] == 1 else None
+                out.append(t.mark_layout_dynamic(leading_dim=lead) if m and n and k else t)
+            else:
+                if math.prod(shape) != 1:
+                    raise ValueError(f"{who}: expected {name} to hold one fp32 scale (per-tensor scaling, as "
+                                     f"torch._scaled_mm takes it; block scales need HopperGemm(block_scales=True)), "
+                                     f"but got shape {shape}.")
+                if shape != (1,):     # the kernel reads element 0 of a rank-1 tensor
+                    if type(x) is wb.Tensor or not hasattr(x, "reshape"):
+                        raise ValueError(f"{who}: expected {name} as a wb.Tensor of shape (1,) (or a torch/numpy "
+                                         f"tensor of one element, any shape), but got a wb.Tensor of shape {shape}.")
+                    t = wb.from_dlpack(x.reshape(1))
+                out.append(t)
+        return ("block" if self.block_scales else "tensor"), tuple(out)
+
+    def launch(self, a, b, c, scale_a=None, scale_b=None):
+        """C = A @ B^T, or for fp8 C = scale_a * scale_b * (A @ B^T) (``scale_operands``)."""
+        kern, args = self.operands(a, b, c, scale_a, scale_b)
         m, n = c.shape[0], c.shape[1]
         if len(args) == 1:
             finish_degenerate(c, m, n, 0)
@@ -172,9 +272,32 @@ class HopperGemm:
 
     def __repr__(self):
         return (f"HopperGemm({self.bm}x{self.bn}x{self.bk}, stages={self.stages}, consumers={self.consumers}, "
-                f"group={self.group}, {self.dtype}"
+                f"group={self.group}, {self.dtype}{'' if self.b_dtype is self.dtype else f' x {self.b_dtype}'}"
+                f"{', block scales' if self.block_scales else ''}"
                 f"{', ping-pong' if self.pingpong else ', persistent' if self.persistent else ''}"
                 f"{f', cluster={self.cluster}' if self.cluster > 1 else ''})")
+
+
+FP8_TYPES = (wb.Float8E4M3FN, wb.Float8E5M2)
+_CODE = {wb.Float8E4M3FN: "E4M3", wb.Float8E5M2: "E5M2"}
+
+
+def _row_groups(mma, threads, bm):
+    """The accumulator values a thread holds, grouped by row of the tile: the same value indices for every thread
+    (checked), so that a thread loads each of its rows' block scales once."""
+    tv = mma.tv_layout_C_tiled
+    nv = tv[1].size
+    groups = None
+    for t in range(threads):
+        rows: dict = {}
+        for v in range(nv):
+            rows.setdefault(tv((t, v)) % bm, []).append(v)
+        g = tuple(tuple(vs) for _, vs in sorted(rows.items()))
+        if groups is None:
+            groups = g
+        elif g != groups:
+            raise AssertionError(f"thread {t} groups its accumulators by row unlike thread 0: {g} != {groups}")
+    return groups
 
 
 def _sm_count():
@@ -191,12 +314,19 @@ def tma_storable(c) -> bool:
     return st[1] == 1 and c.iterator.address % 16 == 0 and (st[0] * nb) % 16 == 0
 
 
-def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
+def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling=None):
     """The kernel of a Hopper rung (``cfg.launch``/``cfg.operands`` pick the epilogue by C): ``"registers"``:
     ``kern[cfg.grid(m, n), (cfg.threads, 1, 1)](tma_a, tma_b, C, k)``; ``"tma"``: ``(tma_a, tma_b, tma_c, C, k)``,
-    C of ``c_type`` and tma_c its TMA descriptor for the box of ``cfg.epilogue_tiles(c_type)``."""
+    C of ``c_type`` and tma_c its TMA descriptor for the box of ``cfg.epilogue_tiles(c_type)``.  fp8 with
+    ``scaling`` "tensor" or "block": two more arguments, scale_a and scale_b (``cfg.scale_operands``)."""
     if epilogue not in ("tma", "registers"):
         raise ValueError(f"make_hopper_gemm: expected epilogue 'tma' or 'registers', but got {epilogue!r}.")
+    if scaling not in (None, "tensor", "block") or (scaling is not None and cfg.dtype not in FP8_TYPES):
+        raise ValueError(f"make_hopper_gemm: expected scaling None, or for fp8 'tensor' or 'block', but got "
+                         f"{scaling!r} for {cfg.dtype}.")
+    if (scaling == "block") != cfg.block_scales:
+        raise ValueError(f"make_hopper_gemm: scaling 'block' goes with HopperGemm(block_scales=True), but got "
+                         f"scaling={scaling!r} for {cfg!r}.")
     if epilogue == "tma" and c_type not in (wb.Float16, wb.BFloat16, wb.Float32):
         raise ValueError(f"make_hopper_gemm: the TMA epilogue stages C in shared memory, so it needs C's element type "
                          f"(c_type=wb.Float16, wb.BFloat16 or wb.Float32), but got {c_type!r}.")
@@ -211,6 +341,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
     everyone = (1 << cl) - 1        # the multicast mask of the whole cluster
     pp = cfg.pingpong
     turn = 2 if pp else 1           # ping-pong: each consumer takes every other tile of the block
+    b_dtype = cfg.b_dtype
+    block, per_tensor = scaling == "block", scaling == "tensor"
+    groups = cfg.row_groups
 
     use_tma = epilogue == "tma"
     en, SC, _, mma_c = cfg.epilogue_tiles(c_type) if use_tma else (None, None, None, None)
@@ -273,14 +406,26 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
             for c in range(cl):
                 wb.mbarrier_arrive(empty, i, cta=c)
 
+    @wb.kernel
+    def _promote(acc, part, coords, scale_a, scale_b, kt, n0, m_size):
+        """Block scales (DeepSeek-V3's fine-grained scaling): k-tile kt's partial sums, computed from zero by the
+        tensor cores, added to the fp32 accumulators times scale_a[row, kt] * scale_b[n0, kt] (one 128 x 128 block
+        of B: bn = bk = 128), each row's scale loaded once; rows past M read row M - 1's (not stored)."""
+        sb = scale_b[n0, kt]
+        for g in range(len(groups)):
+            vals = groups[g]
+            f = scale_a[min(coords[vals[0]][0], m_size - 1), kt] * sb
+            for i in range(len(vals)):
+                acc[vals[i]] = acc[vals[i]] + part[vals[i]] * f
+
     @wb.kernel(launch_bounds=cfg.threads)
-    def mainloop(tma_a, tma_b, tma_c, C, k):
+    def mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b):
         """C = A @ B^T: a producer warpgroup's first thread streams k-tiles of A and B into a ring of shared stages by
         TMA; the consumer warpgroups multiply each stage with wgmma as soon as its mbarrier says its bytes landed, and
         release it when those MMAs are complete; then the epilogue writes the accumulators to C."""
         tid = wb.thread_idx().x
         sA = wb.shared_tensor(dtype, SA)
-        sB = wb.shared_tensor(dtype, SB)
+        sB = wb.shared_tensor(b_dtype, SB)
         full = wb.shared_tensor(wb.Uint64, S)
         empty = wb.shared_tensor(wb.Uint64, S)
         m_size, n_size = wb.shape(C)[0], wb.shape(C)[1]
@@ -331,6 +476,8 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
             if use_tma:
                 sC = wb.shared_tensor(C.element_type, SC)
                 thr_c = mma_c.get_slice(lane)
+            if per_tensor:
+                unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
             j = wg
             tile = first + wg * step
             while tile < mtiles * ntiles:
@@ -339,23 +486,41 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
                 gC = wb.local_tile(C, (bm, bn), (m0, n0))
                 acc = mma.make_fragment_C(thr.partition_C(gC))
                 acc.fill(0.0)
+                if block:
+                    part = mma.make_fragment_C(thr.partition_C(gC))
+                    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
+                    tCc = thr.partition_C(cC)
                 if pp and j > 0:
                     _take_turn(wg)
                 it = j * ktiles                    # the producer's count of stages filled before this tile's
                 for kt in wb.range_dynamic(ktiles):
                     s = it % S
                     wb.mbarrier_wait(full, s, (it // S) % 2)
-                    wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
-                    wb.warpgroup_commit_group()
-                    wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
-                    if kt > 0 and ctid % 128 == 0:
-                        _release(empty, (it + S - 1) % S)
+                    if block:    # the k-tile's sums alone, complete, then scaled into the accumulators
+                        part.fill(0.0)
+                        wb.gemm(mma, part, tCsA[None, None, None, s], tCsB[None, None, None, s], part)
+                        wb.warpgroup_commit_group()
+                        wb.warpgroup_wait_group(0)
+                        if ctid % 128 == 0:
+                            _release(empty, s)
+                        _promote(acc, part, tCc, scale_a, scale_b, kt, n0, m_size)
+                    else:
+                        wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
+                        wb.warpgroup_commit_group()
+                        wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
+                        if kt > 0 and ctid % 128 == 0:
+                            _release(empty, (it + S - 1) % S)
                     it += 1
-                wb.warpgroup_wait_group(0)
-                if ctid % 128 == 0:
-                    _release(empty, (it + S - 1) % S)
+                if not block:
+                    wb.warpgroup_wait_group(0)
+                    if ctid % 128 == 0:
+                        _release(empty, (it + S - 1) % S)
                 if pp:
                     _pass_turn(wg)                 # the other consumer's MMAs run while this one stores
+                if per_tensor:
+                    for h in range(wb.size(acc) // 32):     # unrolled (static indices: registers, no local memory)
+                        for v in range(32):
+                            acc[h * 32 + v] = acc[h * 32 + v] * unit
                 if use_tma:
                     _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
                 else:
@@ -368,16 +533,26 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None):
         if cl > 1:
             wb.cluster_sync()    # no block leaves while a peer may still arrive on its mbarriers
 
-    if use_tma:
+    if use_tma and scaling:
+        @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
+        def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k, scale_a, scale_b):
+            """C = scale_a * scale_b * (A @ B^T) of fp8 A and B, the epilogue through shared memory and TMA stores."""
+            mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b)
+    elif use_tma:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k):
             """C = A @ B^T, the epilogue through shared memory and TMA stores."""
-            mainloop(tma_a, tma_b, tma_c, C, k)
+            mainloop(tma_a, tma_b, tma_c, C, k, None, None)
+    elif scaling:
+        @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
+        def gemm_tma_wgmma(tma_a, tma_b, C, k, scale_a, scale_b):
+            """C = scale_a * scale_b * (A @ B^T) of fp8 A and B, each thread storing its values (predicated)."""
+            mainloop(tma_a, tma_b, None, C, k, scale_a, scale_b)
     else:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, C, k):
             """C = A @ B^T, each thread storing its accumulators (predicated at C's edges)."""
-            mainloop(tma_a, tma_b, None, C, k)
+            mainloop(tma_a, tma_b, None, C, k, None, None)
 
     return gemm_tma_wgmma
 

@@ -84,10 +84,10 @@ def _as_tensor(who, role, x):
     return wb.from_dlpack(x)
 
 
-def gemm_operands(who, a, b, c, ab_types, c_types, b_is_kn=False, k_major=False, k_multiple=1):
+def gemm_operands(who, a, b, c, ab_types, c_types, b_is_kn=False, k_major=False, k_multiple=1, b_types=None):
     """The checks every library GEMM makes before it launches, for C = A @ B^T (A: (M, K), B: (N, K); ``b_is_kn``:
-    B is (K, N), C = A @ B): rank-2 operands whose extents agree, A and B of one element type in ``ab_types``, C's
-    in ``c_types``, A and B K-major where ``k_major`` (stride 1 along K), K a multiple of ``k_multiple``.  Returns
+    B is (K, N), C = A @ B): rank-2 operands whose extents agree, A and B of one element type in ``ab_types`` (or,
+    given ``b_types``, A's in ``ab_types`` and B's in ``b_types``: fp8 GEMMs mix e4m3 and e5m2), C's in ``c_types``, A and B K-major where ``k_major`` (stride 1 along K), K a multiple of ``k_multiple``.  Returns
     (M, N, K).  A mismatch raises ValueError/TypeError naming what was expected and what was got."""
     ts = {r: _as_tensor(who, r, x) for r, x in (("A", a), ("B", b), ("C", c))}
     for r, t in ts.items():
@@ -103,7 +103,11 @@ def gemm_operands(who, a, b, c, ab_types, c_types, b_is_kn=False, k_major=False,
                          f"{ts['B'].shape}, but got {ts['C'].shape}.")
     ea, eb, ec = ts["A"].element_type, ts["B"].element_type, ts["C"].element_type
     names = lambda types: " or ".join(str(t) for t in types)    # noqa: E731
-    if ea not in ab_types or eb is not ea:
+    if b_types is not None:
+        if ea not in ab_types or eb not in b_types:
+            raise TypeError(f"{who}: expected A of element type {names(ab_types)} and B of {names(b_types)}, but got "
+                            f"A {ea} and B {eb}.")
+    elif ea not in ab_types or eb is not ea:
         raise TypeError(f"{who}: expected A and B of one element type, {names(ab_types)}, but got A {ea} and B {eb}.")
     if ec not in c_types:
         raise TypeError(f"{who}: expected C of element type {names(c_types)}, but got {ec}.")
