@@ -47,6 +47,9 @@ class Spin(NamedTuple):
     thread can move and no mbarrier changed, the block would hang on a GPU, which is reported."""
     line: int
     key: tuple
+    # where the mbarrier's phase stands, for the hang report ("1 of 2 arrivals"): set by ops/mbarrier.py, whose
+    # state it reads (the backend does not import the op module)
+    describe_state = None
 
 
 WAITS = {"_Sync": Sync, "_Barrier": Barrier, "_BarrierArrive": BarrierArrive, "_ClusterBarrier": ClusterBarrier,

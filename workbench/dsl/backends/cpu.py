@@ -694,8 +694,7 @@ class CompiledCPU:
             if k is Sync:
                 w = f"sync_threads() at line {m.line}"
             elif k is Spin:
-                from ..ops.mbarrier import mb_describe  # the counts: "1 of 2 arrivals"
-                w = f"mbarrier {m.key[0]}[{m.key[1]}] (wait at line {m.line}) {mb_describe(mbs[lin // nt], m.key)}"
+                w = f"mbarrier {m.key[0]}[{m.key[1]}] (wait at line {m.line}) {Spin.describe_state(mbs[lin // nt], m.key)}"
             elif k is Barrier:
                 w = f"barrier({m.id}, {m.count}) at line {m.line}"
             elif k is ClusterBarrier:

@@ -16,6 +16,7 @@ from .. import ir
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import builtin, on_region_end
+from ..scheduling import Spin
 from ..views import KTensor
 from .cluster import cluster_rank
 
@@ -207,6 +208,7 @@ def peer(cluster, rank):
 MbarInit.cpu_helpers = {"_mb_init": _mb_init, "_mb_ix": mb_index}
 MbarArrive.cpu_helpers = {"_mb_arrive": _mb_arrive, "_peer": peer, "_mb_ix": mb_index}
 MbarWait.cpu_helpers = {"_mb_done": _mb_done, "_mb_ix": mb_index}
+Spin.describe_state = staticmethod(mb_describe)
 
 
 # -- mbarriers ------------------------------------------------------------------------------------------
