@@ -460,3 +460,151 @@ def test_tcgen05_cp_refuses_an_ld_atom():
     """wb.copy with a bare copy atom is tcgen05.cp's form; an ld/st atom there is told to go through make_tmem_copy."""
     with pytest.raises(TypeError, match=r"a TMEM load/store atom moves TMEM through a tiled copy: pass wb.make_tmem_copy"):
         _cp_misuse[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
+
+
+# -- Blackwell: the 16-lane tcgen05.ld/st shapes (16x256b, 16x128b, 16x64b, 16x32bx2) -----------------------------------
+# An M = 64 UMMA's accumulator (16 lanes of each warp's quarter) read by each 16dp atom: every thread's value e is the
+# product's element at the coordinate the tiled copy's TV layout gives it (computed here from the host objects), so the
+# MMA's cells, the atom's hardware walk and the tiled copy must agree.  CPU executor; NVRTC for sm_100a, not run on a GPU.
+def _tmem_copy_coords(tiled, tensor, nvals):
+    """(m, n) of each thread's fragment value e = v + V*k of a tiled TMEM copy over a ((M, N), 1, 1) tensor."""
+    tv = tiled.layout_dst_tv_tiled if tiled.atom.instruction == "tcgen05_ld" else tiled.layout_src_tv_tiled
+    V = tv[1].size
+    modes = [tensor.layout[i] for i in range(tensor.layout.rank)]
+    comps = [wb.complement(t, m.size) for t, m in zip(tiled.tiler_mn, modes)]
+    tsz, rsz = [t.size for t in tiled.tiler_mn], [c.size for c in comps]
+    M = wb.size(modes[0].shape[0]) if isinstance(modes[0].shape, tuple) else modes[0].size
+
+    def colex(x, sizes):
+        out = []
+        for s in sizes:
+            out.append(x % s)
+            x //= s
+        return out
+
+    coords = np.zeros((128, nvals, 2), np.int64)
+    for t in range(128):
+        for e in range(nvals):
+            v, k = e % V, e // V
+            idx = [ti(x) + c(kk) for ti, c, x, kk in zip(tiled.tiler_mn, comps, colex(tv((t, v)), tsz), colex(k, rsz))]
+            coords[t, e] = idx[0] % M, idx[0] // M
+    return coords
+
+
+def _make_umma64(ld_name):
+    m, n, k = 64, 64, 64
+    atom = wb.mma_atom("SM100_MMA_F16BF16_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=m, n=n)
+    tacc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
+    tload = wb.make_tmem_copy(wb.copy_atom(ld_name, wb.Float32), tacc)
+    sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (m, k))
+    sb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (n, k))
+    nv = m * n // 128
+
+    @wb.kernel
+    def umma64(a, b, out):
+        t = wb.thread_idx().x
+        sA = wb.shared_tensor(wb.Float16, sa)
+        sB = wb.shared_tensor(wb.Float16, sb)
+        bars = wb.shared_tensor(wb.Uint64, 1)
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        for i in range(t, m * k, 128):
+            sA[i % m, i // m] = a[i % m, i // m]
+        for i in range(t, n * k, 128):
+            sB[i % n, i // n] = b[i % n, i // n]
+        if t < 32:
+            wb.tmem_alloc(holder, 64)
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, tacc)
+        if t == 0:
+            wb.gemm(atom, acc, sA, sB, acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(nv, wb.Float32)
+        wb.copy(tload, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(nv):
+            out[t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        if t < 32:
+            wb.tmem_dealloc(addr, 64)
+
+    return umma64, tload, tacc, nv
+
+
+_LD16 = {"SM100_TMEM_LOAD_16dp256b1x": "tcgen05.ld.sync.aligned.16x256b.x1.b32",
+         "SM100_TMEM_LOAD_16dp128b2x": "tcgen05.ld.sync.aligned.16x128b.x2.b32",
+         "SM100_TMEM_LOAD_16dp64b4x": "tcgen05.ld.sync.aligned.16x64b.x4.b32",
+         "SM100_TMEM_LOAD_16dp32b4x": "tcgen05.ld.sync.aligned.16x32bx2.x4.b32"}
+
+
+@pytest.mark.parametrize("ld_name", sorted(_LD16))
+def test_tcgen05_ld_16dp_shapes(ld_name):
+    kern, tload, tacc, nv = _make_umma64(ld_name)
+    rng = np.random.default_rng(6)
+    a = rng.integers(-3, 4, (64, 64)).astype(np.float16)
+    b = rng.integers(-3, 4, (64, 64)).astype(np.float16)
+    out = np.full((128, nv), np.nan, np.float32)
+    kern[(1, 1, 1), (128, 1, 1)](a, b, out)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    xy = _tmem_copy_coords(tload, tacc, nv)
+    np.testing.assert_array_equal(out, ref[xy[..., 0], xy[..., 1]])
+    assert sorted(map(tuple, xy.reshape(-1, 2).tolist())) == [(i, j) for i in range(64) for j in range(64)]
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_ptx
+    ptx = compile_ptx(_source(kern, a, b, out), "sm_100a")
+    assert _LD16[ld_name] in ptx
+    if "16dp32b" in ld_name:
+        assert re.search(r"16x32bx2\.x4\.b32 \{[^}]*\}, \[%r\d+\], 4;", ptx)    # the second half 4 columns on
+
+
+TST16 = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_STORE_16dp256b2x", wb.Float32), TACC)
+
+
+@wb.kernel
+def _tmem_store16(x, y):
+    """Each thread stores its values of the 128 x 64 tile with the 16x256b shape; tcgen05.ld 32x32b reads rows back."""
+    t = wb.thread_idx().x
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    if t < 32:
+        wb.tmem_alloc(holder, 64)
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, TACC)
+    f = wb.make_fragment(UN, wb.Float32)
+    for j in range(UN):
+        f[j] = x[t, j]
+    wb.copy(TST16, f, acc)
+    wb.tcgen05_wait_st()
+    g = wb.make_fragment(UN, wb.Float32)
+    wb.copy(TLOAD, acc, g)
+    wb.tcgen05_wait_ld()
+    for j in range(UN):
+        y[t, j] = g[j]
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    if t < 32:
+        wb.tmem_dealloc(addr, 64)
+
+
+def test_tcgen05_st_16dp_shape():
+    """A 16x256b store's values land where its tiled copy's TV layout says (read back row by row with 32x32b)."""
+    tile = np.arange(UM * UN, dtype=np.float32).reshape(UM, UN)
+    xy = _tmem_copy_coords(TST16, TACC, UN)
+    x = tile[xy[..., 0], xy[..., 1]]
+    y = np.zeros_like(x)
+    _tmem_store16[(1, 1, 1), (128, 1, 1)](x, y)
+    np.testing.assert_array_equal(y, tile)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_ptx
+    assert "tcgen05.st.sync.aligned.16x256b.x2.b32" in compile_ptx(_source(_tmem_store16, x, y), "sm_100a")

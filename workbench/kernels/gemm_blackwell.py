@@ -342,7 +342,7 @@ def make_blackwell_gemm(cfg: BlackwellGemm):
                 wb.mbarrier_wait(acc_full, a, (t // A) % 2)
                 wb.tcgen05_fence_after()
                 for j in range(chunks):
-                    _epilogue_chunk(epi[None, 0, a * chunks + j], C, m0 * bm + tid - 128, n0 * bn + j * ec, m_size, n_size)
+                    _epilogue_chunk(epi[(None, None), 0, a * chunks + j], C, m0 * bm + tid - 128, n0 * bn + j * ec, m_size, n_size)
                 wb.tcgen05_fence_before()
                 wb.mbarrier_arrive(acc_empty, a)
                 t += 1

@@ -4,11 +4,14 @@ wb.Float32), fragment_C)`` loads each thread's row of a TMEM accumulator into it
 store_copy, frag, acc)`` with an ``SM100_TMEM_STORE_*`` atom stores it back; ``wb.tcgen05_wait_ld()`` /
 ``wb.tcgen05_wait_st()`` wait for them (before the registers are read, before the TMEM is read by an MMA).
 
-Warp-collective (``.sync.aligned``): warp w of the block reaches only lanes 32*(w%4)..32*(w%4)+31 of TMEM, thread t of
-it lane 32*(w%4) + t%32, one 32-bit column a value (the 32dp32b shapes: the M = 128 accumulator of a 1-SM UMMA, one row
-a thread); a call of the ``...{r}x`` atom moves r columns, and the copy walks the row r columns at a time.  Other
-shapes (16dp*) and packed 16-bit variants are not lowered in kernels yet.  Compiled for sm_100a (NVRTC, in the tests)
-and emulated by the CPU executor; no Blackwell GPU is lent here, so it has never run on one.
+Warp-collective (``.sync.aligned``): warp w of the block reaches only lanes 32*(w%4)..32*(w%4)+31 of TMEM.  Every
+shape lowers (``32x32b``, ``16x256b``, ``16x128b``, ``16x64b``, ``16x32bx2`` with CuTe's half offset r, each ``.x{r}``):
+one call a tile of the tiled copy, the thread's fragment holding value v of tile k at v + V*k (V values a call; for a
+32dp32b copy of an M = 128 accumulator, the thread's row in column order; a 16dp copy reads an M = 64 accumulator's
+16 lanes of each quarter).  Each (thread, value)'s cell is proven at trace time to be where the atom's register layout
+and ValID put it (CuTe's, differential-tested) for the tensor the tiled copy was made for.  Not yet: the packed
+``_16b`` variants (16-bit values).  Compiled for sm_100a (NVRTC, in the tests) and emulated by the CPU executor; no
+Blackwell GPU is lent here, so it has never run on one.
 
 CPU semantics: one warp's instruction carried out at once (a :class:`~workbench.dsl.scheduling.Collective`): the
 address must be the warp's own (lane field 32*(w%4): another quarter is an error), every cell must be allocated, and a
@@ -20,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...atoms.tmem import TmemTiledCopy
+from ...atoms.tmem import DP_b, TmemTiledCopy
+from ...layout import complement
 from .. import ir
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, registers
@@ -28,19 +32,26 @@ from ..builtins import ATOM_COPIES, builtin
 from ..views import KTensor
 from .tcgen05_alloc import NO_BLACKWELL, thread_id, tmem_state, tmem_view
 
+# atom shape -> PTX shape (16x32bx2 takes the second half's column offset as an immediate: r, as CuTe writes it)
+_PTX_SHAPES = {"32dp32b": "32x32b", "16dp256b": "16x256b", "16dp128b": "16x128b", "16dp64b": "16x64b",
+               "16dp32b": "16x32bx2"}
+_PLANS: dict = {}    # (atom, tensor layout, tiled copy) -> _plan's answer
+_HW: dict = {}       # atom name -> (lanes, columns) of each (lane of the warp, register) from the call's address
+
 
 class TmemLdSt(ir.Instruction):
-    """One ``tcgen05.ld|st.sync.aligned.32x32b.x{r}.b32`` of a warp: addr = the tensor's TMEM address expression (lane 0
-    of the tensor, its first column of this call), regs = (register buffer, static offsets of the r values)."""
+    """One ``tcgen05.ld|st.sync.aligned.{shape}.x{r}.b32`` of a warp: addr = the TMEM address expression of warp 0's
+    call (the warp adds its 32-lane quarter), regs = (register buffer, static offsets of the thread's values in
+    register order), hw = the atom's (lane, column) of each (lane of the warp, register) from the address."""
 
-    __slots__ = ("store", "addr", "regs", "r")
+    __slots__ = ("store", "addr", "regs", "atom_name", "shape", "r")
     threads = 32
 
-    def __init__(self, store, addr, regs, r):
-        self.store, self.addr, self.regs, self.r = store, addr, regs, r
+    def __init__(self, store, addr, regs, atom_name, shape, r):
+        self.store, self.addr, self.regs, self.atom_name, self.shape, self.r = store, addr, regs, atom_name, shape, r
 
     def describe(self):
-        return f"tcgen05.{'st' if self.store else 'ld'} 32x32b.x{self.r} (line {self.line})"
+        return f"tcgen05.{'st' if self.store else 'ld'} {_PTX_SHAPES[self.shape]}.x{self.r} (line {self.line})"
 
     def _warp_addr(self, lang):
         """The warp's address: the tensor's plus its 32-lane quarter (lane field 32 * (warp % 4))."""
@@ -52,14 +63,16 @@ class TmemLdSt(ir.Instruction):
         buf, offs = self.regs
         regs = registers(buf, offs, "B32")
         n = len(regs)
+        shape = _PTX_SHAPES[self.shape]
+        imm = f", {self.r}" if self.shape == "16dp32b" else ""
         vals = "{" + ", ".join(f"%{i + (1 if self.store else 0)}" for i in range(n)) + "}"
         if self.store:
             ins = ", ".join(f'"{c}"({r})' for c, r in regs)
-            em.w(d, f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{self.r}.b32 [%0], {vals};\\n" :: '
+            em.w(d, f'asm volatile("tcgen05.st.sync.aligned.{shape}.x{self.r}.b32 [%0]{imm}, {vals};\\n" :: '
                     f'"r"({self._warp_addr("cuda")}), {ins} : "memory");')
         else:
             outs = ", ".join(f'"={c}"({r})' for c, r in regs)
-            em.w(d, f'asm volatile("tcgen05.ld.sync.aligned.32x32b.x{self.r}.b32 {vals}, [%{n}];\\n" : {outs} : '
+            em.w(d, f'asm volatile("tcgen05.ld.sync.aligned.{shape}.x{self.r}.b32 {vals}, [%{n}]{imm};\\n" : {outs} : '
                     f'"r"({self._warp_addr("cuda")}) : "memory");')
 
     def python(self, em, d):
@@ -78,13 +91,13 @@ class TmemLdSt(ir.Instruction):
             raise ValueError(f"{what}: the lanes of the warp pass different TMEM addresses "
                              f"({sorted({hex(op[1]) for op in lanes})[:4]}...); .sync.aligned needs one")
         warp = thread // 32
-        lane0, col0 = addr >> 16, addr & 0xFFFF
-        if lane0 != 32 * (warp % 4):
-            raise ValueError(f"{what}: warp {warp} reaches TMEM lanes {lane0}..{lane0 + 31}, but warp w may only reach "
-                             f"lanes 32*(w%4)..32*(w%4)+31 = {32 * (warp % 4)}..{32 * (warp % 4) + 31} (tcgen05.ld/st's "
-                             "rule); a tensor made at another lane offset needs the warp that owns those lanes")
-        ls = np.repeat(np.arange(lane0, lane0 + 32), self.r).reshape(32, self.r)
-        cs = np.tile(np.arange(col0, col0 + self.r), 32).reshape(32, self.r)
+        hl, hc = _HW[self.atom_name]
+        ls, cs = hl + (addr >> 16), hc + (addr & 0xFFFF)
+        q = 32 * (warp % 4)
+        if ls.min() < q or ls.max() > q + 31:
+            raise ValueError(f"{what}: warp {warp} reaches TMEM lanes {int(ls.min())}..{int(ls.max())}, but warp w may "
+                             f"only reach lanes 32*(w%4)..32*(w%4)+31 = {q}..{q + 31} (tcgen05.ld/st's rule); a tensor "
+                             "made at another lane offset needs the warp that owns those lanes")
         try:
             st.check_columns(ls, cs, what)
             f32 = st.cells.view(np.float32)
@@ -115,9 +128,78 @@ class Tcgen05Wait(ir.Instruction):
         pass   # the executor's loads and stores complete at issue
 
 
+def _hardware(atom, store):
+    """(lanes, columns) of each (lane of the warp, register) from the call's address: the atom's register layout
+    (CuTe's DstLayout of a load, SrcLayout of a store: (thread, bit) -> bit of its TMEM footprint) through its ValID
+    (footprint bit -> TMEM bit address, lanes DP_b apart)."""
+    hw = _HW.get(atom.name)
+    if hw is None:
+        reg = atom.layout_src_tv_bits if store else atom.layout_dst_tv_bits
+        n = reg[1].size // 32
+        hl, hc = np.zeros((32, n), np.int64), np.zeros((32, n), np.int64)
+        for lane in range(32):
+            for j in range(n):
+                lane_off, bit = divmod(atom.val_id_bits(reg((lane, 32 * j))), DP_b)
+                hl[lane, j], hc[lane, j] = lane_off, bit // 32
+        hw = _HW[atom.name] = (hl, hc)
+    return hw
+
+
+def _colex(x, sizes):
+    out = []
+    for s in sizes:
+        out.append(x % s)
+        x //= s
+    return out
+
+
+def _plan(tiled, data, store, name):
+    """The calls a warpgroup makes to copy the TMEM tensor ``data`` (its layout; offsets in 32-bit values) with the
+    tiled copy: [(lane, column) of warp 0's call address] per tile of the tiler, in the fragment's order (element
+    v + V * k: value v of the atom, tile k), each (thread, value)'s cell proven to be where the hardware puts it."""
+    hl, hc = _hardware(tiled.atom, store)
+    tv = tiled.layout_src_tv_tiled if store else tiled.layout_dst_tv_tiled
+    V = tv[1].size
+    if V != hl.shape[1]:
+        raise ValueError(f"copy({name}): expected one atom call a thread per tile ({hl.shape[1]} registers), but the "
+                         f"tiled copy gives a thread {V} values a tile.")
+    modes = [data[i] for i in range(data.rank)] if type(data.shape) is tuple else [data]
+    tiler = tiled.tiler_mn
+    if len(tiler) != len(modes):
+        raise ValueError(f"copy({name}): the tiled copy was made for a TMEM tensor of {len(tiler)} modes, but this one "
+                         f"has {len(modes)} ({data}); slice it as the tensor given to wb.make_tmem_copy (e.g. "
+                         "t[(None, None), 0, k] keeps both modes of a ((M, N), ...) accumulator).")
+    comps = [complement(t, m.size) for t, m in zip(tiler, modes)]
+    tsz, rsz = [t.size for t in tiler], [c.size for c in comps]
+    tiles = 1
+    for x in rsz:
+        tiles *= x
+
+    def cell(t, v, k):
+        o = sum(m(ti(x) + c(kk)) for m, ti, c, x, kk in zip(modes, tiler, comps, _colex(tv((t, v)), tsz), _colex(k, rsz)))
+        return o >> 16, o & 0xFFFF
+
+    calls = []
+    for k in range(tiles):
+        lane0, col0 = cell(0, 0, k)
+        base = (lane0 - int(hl[0, 0]), col0 - int(hc[0, 0]))
+        for w in range(4):
+            for lane in range(32):
+                for j in range(V):
+                    got = cell(32 * w + lane, j, k)
+                    want = (base[0] + 32 * w + int(hl[lane, j]), base[1] + int(hc[lane, j]))
+                    if got != want:
+                        raise ValueError(f"copy({name}): thread {32 * w + lane}'s value {j} of tile {k} is the tensor's "
+                                         f"TMEM cell (lane, column) {got}, but the warp's call reads {want}: the tiled "
+                                         "copy does not fit the tensor (make it with wb.make_tmem_copy(atom, tensor)).")
+        calls.append(base)
+    return V, calls
+
+
 def tmem_copy(cx, tiled, src, dst, pred=None):
-    """wb.copy(make_tmem_copy(SM100_TMEM_LOAD/STORE_32dp32b{r}x atom, ...), TMEM tensor, fragment) (or the fragment
-    first for a store): one tcgen05.ld/st per r columns of the thread's row."""
+    """wb.copy(make_tmem_copy(SM100_TMEM_LOAD/STORE atom, tmem tensor), TMEM tensor, fragment) (or the fragment first
+    for a store): one tcgen05.ld/st a tile of the tiled copy; the thread's fragment holds value v of tile k at v + V*k
+    (the atom's V values a call, the tiles in order: for a 32dp32b copy of an M = 128 accumulator, the thread's row)."""
     atom = tiled.atom
     store = atom.instruction == "tcgen05_st"
     tm, frag = (dst, src) if store else (src, dst)
@@ -132,31 +214,31 @@ def tmem_copy(cx, tiled, src, dst, pred=None):
         raise TypeError(f"copy({name}): expected the {'source' if store else 'destination'} as a register fragment "
                         f"(wb.make_fragment), but got {frag}.")
     shape, dps, r, pack = atom.shape_info
-    if shape != "32dp32b" or pack or atom.value_type.bits != 32 or tm.etype.bits != 32 or frag.etype is not tm.etype:
-        raise ValueError(f"copy({name}): kernels lower the 32dp32b TMEM atoms over 32-bit values (one row a thread, "
-                         f"fragments of the tensor's type) so far; got {name} over {atom.value_type}, tensor of {tm.etype}, "
-                         f"fragment of {frag.etype}.")
+    if pack or atom.value_type.bits != 32 or tm.etype.bits != 32 or frag.etype is not tm.etype:
+        raise ValueError(f"copy({name}): kernels lower the TMEM atoms over 32-bit values (fragments of the tensor's "
+                         f"type) so far, not the packed _16b variants; got {name} over {atom.value_type}, tensor of "
+                         f"{tm.etype}, fragment of {frag.etype}.")
     lay = tm.layout
-    size = lay.size
-    if type(size) is not int or size % 128:
-        raise ValueError(f"copy({name}): expected a TMEM tensor of 128 rows (the M = 128 accumulator), but got {tm}.")
-    n = size // 128
-    for i in range(size):          # one row a lane, the columns in order: lane m, column c
-        m, c = i % 128, i // 128
-        if lay(i) != (m << 16) + c:
-            raise ValueError(f"copy({name}): expected the 128 x N accumulator of a 1-SM M=128 UMMA (element (m, n) at lane "
-                             f"m, column n), but {lay} puts ({m}, {c}) at offset {lay(i)}.")
-    if frag.layout.size != n or n % r:
-        raise ValueError(f"copy({name}): each thread moves its row of {n} values, {r} a call: expected a fragment of {n} "
-                         f"values (a multiple of {r}), but got {frag}.")
+    if not lay.is_static:
+        raise ValueError(f"copy({name}): expected a static TMEM layout, but got {lay}.")
+    key = (name, str(lay), str(tiled.layout_tv), str(tiled.tiler_mn))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(tiled, lay, store, name)
+    V, calls = plan
+    n = V * len(calls)
+    if frag.layout.size != n:
+        raise ValueError(f"copy({name}): each thread moves {V} values a call in {len(calls)} calls: expected a fragment "
+                         f"of {n} values, but got {frag}.")
     offs = [ir.binop("+", frag.offset, frag.layout(j)) for j in range(n)]
     if any(type(o) is not int for o in offs):
         raise ValueError(f"copy({name}): expected the fragment at static register positions, but got {frag}.")
     cx.require_arch(100, f"tcgen05.{'st' if store else 'ld'} ({NO_BLACKWELL})")
     cx.uses_collectives()
     cx.require_block_threads(tiled.size, repr(tiled), at_least=True)
-    for j in range(0, n, r):
-        cx.emit(TmemLdSt(store, ir.as_expr(ir.binop("+", tm.offset, j)), (frag.buf, tuple(offs[j:j + r])), r))
+    for k, (lane, col) in enumerate(calls):
+        addr = ir.as_expr(ir.binop("+", tm.offset, (lane << 16) + col))
+        cx.emit(TmemLdSt(store, addr, (frag.buf, tuple(offs[k * V:(k + 1) * V])), name, shape, r))
     if store:
         cx.mark_written(tm.buf)
     else:
