@@ -47,3 +47,32 @@ def test_one_rung_interleaved_with_cublas_and_repeated():
     r = size["rungs"]["pipelined"]
     assert len(r["ratios"]) == 2 and r["ratio_spread"]["min"] <= r["ratio_to_cublas"] <= r["ratio_spread"]["max"]
     assert out["irregular"]["pipelined"]["exact"] and r["max_rel_error"] < 1e-2
+
+
+@pytest.mark.skipif(backend_cupy.gpu_available(), reason="the no-GPU path")
+def test_without_a_gpu_the_fp8_suite_says_it_skipped():
+    out = gemm.run_fp8(quick=True)
+    assert out["gpu"] is False and out["skipped"].startswith("skipped: no CUDA GPU")
+
+
+def test_the_fp8_result_file_is_named_after_the_gpu_model():
+    assert gemm._gpu_short_name("NVIDIA H100 80GB HBM3") == "H100"
+    assert gemm._gpu_short_name("NVIDIA H200") == "H200"
+    assert gemm._gpu_short_name("Some GPU 9000") == "SomeGPU9000"
+    assert set(gemm.FP8_SHAPES) >= {"4096^3", "8192^3", "8192x7168x2048"}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not backend_cupy.gpu_available() or backend_cupy.current_arch() != "sm_90",
+                    reason="needs an SM90 GPU")
+def test_the_fp8_suite_interleaves_with_scaled_mm_and_repeats():
+    out = gemm.run_fp8(quick=True, repeats=2, shapes=["4096^3"], configs=gemm.FP8_CONFIGS[:1])
+    assert "e4m3" in out["inputs"] and "alternating with torch._scaled_mm" in out["timing"] and out["throttling"]
+    s = out["shapes"]["4096^3"]
+    assert "clocks_before" in s and "clocks_after" in s and len(s["configs"]) == 2     # + the block-scaled one
+    for name, r in s["configs"].items():
+        assert len(r["ratios"]) == 2 and r["ratio_spread"]["min"] <= r["ratio_to_scaled_mm"] <= r["ratio_spread"]["max"]
+        if r["scaling"] == "tensor":
+            assert out["irregular"][name]["exact_vs_scaled_mm"]
+            assert r["max_rel_error_vs_fp32"] < 1e-2 and r["max_rel_diff_vs_scaled_mm"] < 1e-2
+    assert s["best"]["config"] in s["configs"]

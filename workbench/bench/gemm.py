@@ -188,3 +188,134 @@ def run(quick: bool = False, rungs=None, repeats=None) -> dict:
         out["sizes"][str(size)] = res
     out["compile"] = first_launch_seconds()
     return out
+
+
+# -- FP8: the Hopper fp8 GEMM against cuBLASLt's (torch._scaled_mm) -------------------------------------------------
+FP8_SHAPES = {        # name -> (M, N, K)
+    "4096^3": (4096, 4096, 4096),
+    "8192^3": (8192, 8192, 8192),
+    "8192x7168x2048": (8192, 7168, 2048),
+    # an LLM projection: a 70B-class model's MLP up-projection (hidden 8192 -> 28672) over 4096 tokens
+    "llm_mlp_up_4096x28672x8192": (4096, 28672, 8192),
+}
+FP8_CONFIGS = [       # HopperGemm keyword arguments (dtype e4m3, bk = 128 fp8 elements: 128-byte SW128 rows)
+    dict(bm=128, bn=256, stages=4, group=8),
+    dict(bm=128, bn=256, stages=4, group=8, persistent=True),
+    dict(bm=128, bn=256, stages=4, group=8, cluster=2),
+    dict(bm=128, bn=128, stages=6, group=8),
+    dict(bm=128, bn=128, stages=5, group=8, pingpong=True),
+]
+FP8_BLOCK_CONFIG = dict(bm=128, bn=128, stages=6, group=8, block_scales=True)
+FP8_IRREGULAR = (1000, 999, 512)    # M, N, K: ragged tiles; C rows of 1998 bytes (the register epilogue)
+FP8_INPUTS = ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to e4m3 (float8_e4m3fn), "
+              "row-major (torch._scaled_mm gets B.t(), column-major, as it requires); per-tensor scales scale_a = 0.5, "
+              "scale_b = 2.0 (fp32 device tensors of one element); C bf16. Block-scaled rung: scale_a (M, K/128) and "
+              "scale_b (N/128, K/128) uniform in [0.5, 1.5). The exactness check at a ragged size: integers in [-3, 3]")
+FP8_TIMING = ("each configuration timed call by call alternating with torch._scaled_mm twice (use_fast_accum=False, "
+              "cuBLASLt's default that promotes partial sums, and use_fast_accum=True, which accumulates in the tensor "
+              "cores' accumulators as our per-tensor kernel does), CUDA events around every call, calls queued back to "
+              "back after 3 warm-ups each, {reps} calls a measurement; {repeats} repetitions, each visiting every "
+              "configuration in turn; ratio = the median over the repetitions of (cuBLASLt's median time / ours), "
+              "spread = min/quartiles/max of those ratios")
+
+
+def _gpu_short_name(name: str) -> str:
+    for model in ("H100", "H200", "H800", "H20", "GH200", "B200", "A100"):
+        if model in name:
+            return model
+    return "".join(ch for ch in name if ch.isalnum()) or "gpu"
+
+
+def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dict:
+    """The fp8 suite: each configuration of :data:`FP8_CONFIGS` (e4m3, per-tensor scales, bf16 C) and the
+    block-scaled one against ``torch._scaled_mm`` at :data:`FP8_SHAPES`, interleaved call by call, repeated, median
+    and spread; exact against ``torch._scaled_mm`` at a ragged size (integer inputs: every sum exact); relative error
+    against an fp32 product of the same fp8 values at each shape.  Skipped (and says so) without an SM90 GPU."""
+    if not backend_cupy.gpu_available():
+        return {"gpu": False, "skipped": "skipped: no CUDA GPU is visible (cupy sees none), and the fp8 GEMM against "
+                                         "cuBLASLt is a GPU measurement"}
+    if backend_cupy.current_arch() != "sm_90":
+        return {"gpu": True, "skipped": f"skipped: the fp8 wgmma kernel needs an SM90 GPU, this is "
+                                        f"{backend_cupy.current_arch()}"}
+    import torch
+
+    from workbench.kernels.gemm_hopper import HopperGemm
+    repeats = repeats or (3 if quick else 5)
+    reps = 10 if quick else 20
+    shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(FP8_SHAPES))
+    configs = configs if configs is not None else FP8_CONFIGS
+    props = torch.cuda.get_device_properties(0)
+    e4m3, bf16 = torch.float8_e4m3fn, torch.bfloat16
+    out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
+           "sms": props.multi_processor_count, "torch": torch.__version__,
+           "dtype": "e4m3 x e4m3, fp32 accumulation, bf16 C, per-tensor scales (block-scaled rung: per-block)",
+           "inputs": FP8_INPUTS, "timing": FP8_TIMING.format(reps=reps, repeats=repeats), "throttling": THROTTLING,
+           "repeats": repeats, "irregular": {}, "shapes": {}}
+    cfgs = {repr(c): c for c in [HopperGemm(dtype=wb.Float8E4M3FN, **kw) for kw in configs]}
+    block = HopperGemm(dtype=wb.Float8E4M3FN, **FP8_BLOCK_CONFIG)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([2.0], device="cuda")
+
+    def scaled_mm(a, b, fast):
+        return torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=bf16, use_fast_accum=fast)
+
+    m, n, k = FP8_IRREGULAR
+    a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).float().to(e4m3)
+    b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).float().to(e4m3)
+    want = scaled_mm(a, b, False)
+    for name, cfg in cfgs.items():
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=bf16)
+        cfg.launch(a, b, c, sa, sb)
+        torch.cuda.synchronize()
+        out["irregular"][name] = {"shape": [m, n, k], "exact_vs_scaled_mm": bool(torch.equal(c, want))}
+    for shape_name in shapes:
+        m, n, k = FP8_SHAPES[shape_name]
+        flop = 2 * m * n * k
+        a = torch.randn(m, k, device="cuda", generator=gen).to(e4m3)
+        b = torch.randn(n, k, device="cuda", generator=gen).to(e4m3)
+        bsa = torch.rand((m, -(-k // 128)), device="cuda", generator=gen) + 0.5
+        bsb = torch.rand((-(-n // 128), -(-k // 128)), device="cuda", generator=gen) + 0.5
+        ref = (a.float() @ b.float().t())                    # fp32 (no TF32: torch's default) of the same values
+        theirs = scaled_mm(a, b, False)
+        res = {"mnk": [m, n, k], "clocks_before": gpu_clocks(), "configs": {}}
+        entries = {}
+        for name, cfg in list(cfgs.items()) + [(repr(block), block)]:
+            c = torch.empty((m, n), device="cuda", dtype=bf16)
+            scales = (bsa, bsb) if cfg.block_scales else (sa, sb)
+            kern, ops = cfg.operands(a, b, c, *scales)
+            grid, blk = cfg.grid(m, n), (cfg.threads, 1, 1)
+            entries[name] = (cfg, c, kern, ops, (lambda kk=kern, g=grid, bl=blk, o=ops: kk[g, bl](*o)))
+        runs = {name: [] for name in entries}
+        for _ in range(repeats):
+            for name, (_, _, _, _, fn) in entries.items():
+                runs[name].append(_times([lambda a=a, b=b: scaled_mm(a, b, False),
+                                          lambda a=a, b=b: scaled_mm(a, b, True), fn], reps))
+        res["clocks_after"] = gpu_clocks()
+        t_def = statistics.median(t[0] for v in runs.values() for t in v)
+        t_fast = statistics.median(t[1] for v in runs.values() for t in v)
+        res["scaled_mm_tflops"] = flop / t_def / 1e12
+        res["scaled_mm_fast_accum_tflops"] = flop / t_fast / 1e12
+        for name, (cfg, c, kern, ops, _) in entries.items():
+            r_def = [t[0] / t[2] for t in runs[name]]
+            r_fast = [t[1] / t[2] for t in runs[name]]
+            # the block-scaled rung's scales differ from the others': its errors are the tests' business
+            err_ref = None if cfg.block_scales else float(((c.float() - ref).abs().max() / ref.abs().max()).item())
+            attrs = kern.specialize(ops).load_gpu().attributes()
+            res["configs"][name] = {
+                "scaling": "block" if cfg.block_scales else "tensor",
+                "tflops": flop / statistics.median(t[2] for t in runs[name]) / 1e12,
+                "ratio_to_scaled_mm": statistics.median(r_def), "ratio_spread": _spread(r_def), "ratios": r_def,
+                "ratio_to_scaled_mm_fast_accum": statistics.median(r_fast), "ratio_fast_accum_spread": _spread(r_fast),
+                "max_rel_error_vs_fp32": err_ref,
+                "max_rel_diff_vs_scaled_mm": None if cfg.block_scales else
+                float(((c.float() - theirs.float()).abs().max() / theirs.float().abs().max()).item()),
+                "registers": attrs["registers"], "local_bytes": attrs["local_bytes"],
+                "epilogue": "tma" if len(ops) == 7 else "registers"}
+        tensor_rows = {k2: v for k2, v in res["configs"].items() if v["scaling"] == "tensor"}
+        best = max(tensor_rows, key=lambda x: tensor_rows[x]["ratio_to_scaled_mm"])
+        res["best"] = {"config": best, "ratio_to_scaled_mm": tensor_rows[best]["ratio_to_scaled_mm"],
+                       "ratio_to_scaled_mm_fast_accum": tensor_rows[best]["ratio_to_scaled_mm_fast_accum"]}
+        out["shapes"][shape_name] = res
+        entries.clear()
+        torch.cuda.empty_cache()
+    return out

@@ -87,7 +87,8 @@ def _as_tensor(who, role, x):
 def gemm_operands(who, a, b, c, ab_types, c_types, b_is_kn=False, k_major=False, k_multiple=1, b_types=None):
     """The checks every library GEMM makes before it launches, for C = A @ B^T (A: (M, K), B: (N, K); ``b_is_kn``:
     B is (K, N), C = A @ B): rank-2 operands whose extents agree, A and B of one element type in ``ab_types`` (or,
-    given ``b_types``, A's in ``ab_types`` and B's in ``b_types``: fp8 GEMMs mix e4m3 and e5m2), C's in ``c_types``, A and B K-major where ``k_major`` (stride 1 along K), K a multiple of ``k_multiple``.  Returns
+    given ``b_types``, A's in ``ab_types`` and B's in ``b_types``: fp8 GEMMs mix e4m3 and e5m2), C's in
+    ``c_types``, A and B K-major where ``k_major`` (stride 1 along K), K a multiple of ``k_multiple``.  Returns
     (M, N, K).  A mismatch raises ValueError/TypeError naming what was expected and what was got."""
     ts = {r: _as_tensor(who, r, x) for r, x in (("A", a), ("B", b), ("C", c))}
     for r, t in ts.items():
