@@ -36,6 +36,7 @@ CASES = [
     (dict(bn=32, bk=32, stages=3, acc_stages=1, epi_columns=16), (129, 33, 40), np.float32),
     (dict(bn=256, bk=64, stages=4), (100, 260, 64), np.float32),                       # the default tile
     (dict(bn=48, bk=16, stages=2, persistent=True, acc_stages=2, epi_columns=16), (257, 50, 24), np.float32),
+    (dict(bn=32, bk=32, stages=2, group=2, persistent=True), (300, 100, 32), np.float32),   # 3x4 tiles, bands of 2
 ]
 
 

@@ -30,13 +30,14 @@ TMEM lane) with eight warps, as CUTLASS's sm100 warp-specialized kernels place t
 
 The accumulator has ``acc_stages`` buffers in TMEM (two where 2 x bn columns fit: the MMA warp fills the next tile's
 while the epilogue drains this one).  ``persistent`` CTAs loop over tiles (as many CTAs as SMs); otherwise one CTA a
-tile.  Edges of A and B: the TMA reads zeros outside them.  Not yet: 2-SM pairs (``cta_group::2``), a TMA-store
-epilogue, M = 64 tiles.
+tile; tiles are walked in bands of ``group`` m-tiles (``gemm_ladder.block_tile``, as the Hopper rungs: CTAs running
+together share B tiles and a band of A tiles in L2).  Edges of A and B: the TMA reads zeros outside them.  Not yet:
+2-SM pairs (``cta_group::2``), a TMA-store epilogue, M = 64 tiles.
 
 Public API (stable; the views draw these objects)::
 
     cfg = BlackwellGemm(bm=128, bn=256, bk=64, stages=4, dtype=wb.Float16, persistent=False, acc_stages=None,
-                        epi_columns=32)
+                        epi_columns=32, group=8)
     cfg.atom          # the UMMA atom: wb.mma_atom("SM100_MMA_F16BF16_SS", ..., m=bm, n=bn)
     cfg.smem          # {"A": (bm, bk, stages), "B": (bn, bk, stages)} swizzled shared layouts
     cfg.smem_atom     # wb.umma_smem_atom("Layout_K_SW128_Atom", dtype) (or SW64/SW32 for narrower bk)
@@ -60,7 +61,7 @@ import math
 import workbench as wb
 
 from .gemm_hopper import c_operand
-from .gemm_ladder import SMEM_LIMIT, check_config, finish_degenerate, gemm_operands, zero_fill
+from .gemm_ladder import SMEM_LIMIT, block_tile, check_config, finish_degenerate, gemm_operands, zero_fill
 
 __all__ = ["BlackwellGemm", "make_blackwell_gemm", "NOT_RUN"]
 
@@ -76,7 +77,7 @@ class BlackwellGemm:
     GPU (none is lent here: it was never run on one; elsewhere the launch is refused)."""
 
     def __init__(self, bm=128, bn=256, bk=64, stages=4, dtype=wb.Float16, persistent=False, acc_stages=None,
-                 epi_columns=32):
+                 epi_columns=32, group=8):
         who = "BlackwellGemm"
         if dtype not in (wb.Float16, wb.BFloat16):
             raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM100 F16BF16 UMMAs), but got "
@@ -91,6 +92,7 @@ class BlackwellGemm:
                      "a multiple of 16 in 16..256 (an SM100_MMA_F16BF16_SS N for M = 128)")
         check_config(who, "bk", bk, lambda v: v in (16, 32, 64),
                      "16, 32 or 64 (a K-major SW32/SW64/SW128 shared-memory row of 16-bit elements)")
+        check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of tiles)")
         check_config(who, "stages", stages, lambda v: v >= 2,
                      ">= 2 (the producer refills one stage while the MMAs still read another)")
         check_config(who, "epi_columns", epi_columns, lambda v: v in (16, 32, 64) and bn % v == 0,
@@ -102,7 +104,7 @@ class BlackwellGemm:
         check_config(who, "acc_stages", acc_stages, lambda v: 1 <= v <= max_acc,
                      f"in 1..{max_acc} (accumulators of {bn} columns within {TMEM_COLUMNS} TMEM columns)")
         self.bm, self.bn, self.bk, self.stages, self.dtype = bm, bn, bk, stages, dtype
-        self.persistent, self.acc_stages, self.epi_columns = persistent, acc_stages, epi_columns
+        self.persistent, self.acc_stages, self.epi_columns, self.group = persistent, acc_stages, epi_columns, group
         self.warps = {"producer": 0, "mma": 1, "idle": (2, 3), "epilogue": (4, 5, 6, 7)}
         self.threads = 32 * 8
         self.atom = wb.mma_atom("SM100_MMA_F16BF16_SS", a_type=dtype, b_type=dtype, c_type=wb.Float32, m=bm, n=bn,
@@ -213,7 +215,7 @@ class BlackwellGemm:
 
     def __repr__(self):
         return (f"BlackwellGemm({self.bm}x{self.bn}x{self.bk}, stages={self.stages}, acc_stages={self.acc_stages}, "
-                f"{self.dtype}{', persistent' if self.persistent else ''})")
+                f"group={self.group}, {self.dtype}{', persistent' if self.persistent else ''})")
 
 
 def _on_device(x) -> bool:
@@ -244,7 +246,7 @@ def make_blackwell_gemm(cfg: BlackwellGemm):
     ncols, stage_bytes, dtype = cfg.tmem_columns, cfg.stage_bytes, cfg.dtype
     ec = cfg.epi_columns
     chunks = bn // ec
-    persistent = cfg.persistent
+    persistent, group = cfg.persistent, cfg.group
 
     @wb.kernel
     def _epilogue_chunk(acc, C, row, col, m_size, n_size):
@@ -301,7 +303,7 @@ def make_blackwell_gemm(cfg: BlackwellGemm):
             it = 0
             tile = first
             while tile < mtiles * ntiles:
-                m0, n0 = tile % mtiles, tile // mtiles
+                m0, n0 = block_tile(tile, mtiles, ntiles, group)
                 for kt in wb.range_dynamic(ktiles):
                     s = it % S
                     if it >= S:
@@ -338,7 +340,7 @@ def make_blackwell_gemm(cfg: BlackwellGemm):
             tile = first
             while tile < mtiles * ntiles:
                 a = t % A
-                m0, n0 = tile % mtiles, tile // mtiles
+                m0, n0 = block_tile(tile, mtiles, ntiles, group)
                 wb.mbarrier_wait(acc_full, a, (t // A) % 2)
                 wb.tcgen05_fence_after()
                 for j in range(chunks):
