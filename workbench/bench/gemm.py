@@ -17,6 +17,10 @@ Also per rung: TFLOPS (median over the repetitions), the maximum relative error 
 exactness against torch at an irregular size, where every ragged edge is predicated), registers per thread, shared
 memory, blocks per SM, the bank conflicts of the ldmatrix reads (wavefronts, the plain tile and the one the rung
 uses) and the first launch's compile time.  Without a GPU the suite is skipped, and its result says so.
+
+:func:`run_fp8` (``benchmarks/fp8_gemm.py``): the fp8 Hopper GEMM (e4m3, per-tensor scales, bf16 C; and the
+block-scaled configuration) against cuBLASLt's (``torch._scaled_mm``, with and without its fast accumulation), measured
+the same way (interleaved, repeated, median and spread, inputs and clocks stated) at square and LLM shapes.
 """
 
 from __future__ import annotations
