@@ -74,5 +74,6 @@ def test_the_fp8_suite_interleaves_with_scaled_mm_and_repeats():
         assert len(r["ratios"]) == 2 and r["ratio_spread"]["min"] <= r["ratio_to_scaled_mm"] <= r["ratio_spread"]["max"]
         if r["scaling"] == "tensor":
             assert out["irregular"][name]["exact_vs_scaled_mm"]
-            assert r["max_rel_error_vs_fp32"] < 1e-2 and r["max_rel_diff_vs_scaled_mm"] < 1e-2
+            # within the tensor cores' fp8 accumulation bound at K = 4096 (2^-6, tests/test_hopper.py), + bf16 rounding
+            assert r["max_rel_error_vs_fp32"] < 2e-2 and r["max_rel_diff_vs_scaled_mm"] < 2e-2
     assert s["best"]["config"] in s["configs"]
