@@ -729,8 +729,9 @@ def test_fp8_hopper_gemm_is_exact_on_the_gpu(conf, mnk):
         cfg.launch(a, b, c, sa, sb)
         torch.cuda.synchronize()
         assert torch.equal(c.cpu(), _fp8_reference(a, b, cdt, (0.5, 4.0))), (ta, tb, cdt)
-        ref = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=cdt)   # (no e5m2 x e5m2 here)
-        assert torch.equal(c, ref), (ta, tb, cdt, "cuBLASLt")
+        if n % 16 == 0:   # cuBLASLt takes only N (and K) in multiples of 16; the reference covers N = 999
+            ref = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=cdt)   # (no e5m2 x e5m2 here)
+            assert torch.equal(c, ref), (ta, tb, cdt, "cuBLASLt")
 
 
 def _fp8_tolerance(k):
@@ -759,6 +760,8 @@ def test_fp8_hopper_gemm_on_normal_inputs_on_the_gpu(mnk):
     want = _fp8_reference(a, b, torch.float32, (0.75, 1.5)).cuda()
     tol = want.abs().max() * _fp8_tolerance(k)
     assert (c - want).abs().max() <= tol
+    if n % 16:   # cuBLASLt takes only N (and K) in multiples of 16
+        return
     ours = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
     cfg.launch(a, b, ours, sa, sb)
     theirs = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
