@@ -27,7 +27,8 @@ import workbench as wb
 
 from . import examples
 
-__all__ = ["Rung", "ladder", "RUNGS", "reference", "gemm_operands", "zero_fill", "check_config"]
+__all__ = ["Rung", "ladder", "RUNGS", "reference", "gemm_operands", "zero_fill", "check_config", "SmemGemm",
+           "smem_rung"]
 
 SM80_F16 = "SM80_16x8x16_F32F16F16F32_TN"
 
@@ -197,10 +198,13 @@ class SmemGemm:
 
     bm x bn x bk: the block tile; warps: (warps along M, warps along N), each warp a (bm/wm) x (bn/wn) tile;
     stages: the shared-memory ring (1: load, wait, compute; more: cp.async of later k-tiles in flight and the
-    next k-block's fragments loaded while the current one is multiplied); swizzle: the ldmatrix reads' swizzle
-    (wb.suggest_swizzle) or none; group: m-tiles a band of blocks walks (block_tile)."""
+    next k-block's fragments loaded while the current one is multiplied); prefetch: with more than one stage,
+    whether the next k-block's fragments are loaded while the current one is multiplied (default: yes; False
+    loads each k-block's fragments just before its mma.sync, so that the ring and the register double buffering
+    can be measured apart); swizzle: the ldmatrix reads' swizzle (wb.suggest_swizzle) or none; group: m-tiles a
+    band of blocks walks (block_tile)."""
 
-    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, group=1):
+    def __init__(self, bm=128, bn=128, bk=32, warps=(2, 2), stages=1, swizzle=True, group=1, prefetch=None):
         who = "SmemGemm"
         if (type(warps) is not tuple or len(warps) != 2 or any(type(w) is not int or w < 1 for w in warps)
                 or warps[0] * warps[1] > 32):
@@ -217,11 +221,19 @@ class SmemGemm:
                      f"{threads} threads copy in whole 16-byte chunks")
         check_config(who, "stages", stages, lambda v: v >= 1, ">= 1")
         check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of blocks)")
+        if prefetch is None:
+            prefetch = stages > 1
+        if type(prefetch) is not bool or (prefetch and stages == 1):
+            raise ValueError(f"{who}: expected prefetch a bool, True only with more than one stage (one stage loads, "
+                             f"waits and computes: nothing to overlap the fragments with), but got prefetch="
+                             f"{prefetch!r} with stages={stages}.")
+        if type(swizzle) is not bool:
+            raise TypeError(f"{who}: expected swizzle a bool, but got {type(swizzle).__name__} {swizzle!r}.")
         if (bm + bn) * bk * stages * 2 > SMEM_LIMIT:
             raise ValueError(f"{who}: expected at most {SMEM_LIMIT} bytes of shared memory a block, but "
                              f"{bm}x{bn}x{bk} in {stages} stages needs {(bm + bn) * bk * stages * 2}.")
         self.bm, self.bn, self.bk, self.warps, self.stages = bm, bn, bk, warps, stages
-        self.swizzle, self.group = swizzle, group
+        self.swizzle, self.group, self.prefetch = swizzle, group, prefetch
         wm, wn = warps
         atom = wb.mma_atom(SM80_F16)
         # each warp's N extent holds 16 columns per x4 ldmatrix of B: tile N at 16 x warps (CuTe's Tile<_, 16*wn, _>)
@@ -263,8 +275,10 @@ class SmemGemm:
         return (self.bm + self.bn) * self.bk * self.stages * 2
 
     def __repr__(self):
+        # prefetch is named only where it departs from its default (the measured files' configurations stay as named)
         return (f"SmemGemm({self.bm}x{self.bn}x{self.bk}, warps={self.warps}, stages={self.stages}, "
-                f"swizzle={self.swizzle}, group={self.group})")
+                f"swizzle={self.swizzle}, group={self.group}"
+                f"{'' if self.prefetch == (self.stages > 1) else f', prefetch={self.prefetch}'})")
 
 
 def make_smem_gemm(cfg: SmemGemm):
@@ -274,6 +288,7 @@ def make_smem_gemm(cfg: SmemGemm):
     SA, SB = cfg.smem_A, cfg.smem_B
     kblocks = bk // 16
     group = cfg.group
+    prefetch = cfg.prefetch
 
     @wb.kernel
     def gemm_smem(A, B, C):
@@ -320,6 +335,24 @@ def make_smem_gemm(cfg: SmemGemm):
                 load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), kt + 1, 0, ktiles)
                 load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), kt + 1, 0, ktiles)
                 wb.cp_async_commit_group()
+        elif not prefetch:
+            # the ring without register double buffering: after the barrier, tile kt has landed and every warp is
+            # done with stage (kt-1) % stages, which tile kt+stages-1 refills; each k-block's fragments are loaded
+            # just before its mma.sync
+            for kt in wb.range_dynamic(ktiles):
+                wb.cp_async_wait_group(stages - 2)
+                wb.sync_threads()
+                tXsA = ta.partition_S(sA[None, None, kt % stages])
+                tXsB = tb.partition_S(sB[None, None, kt % stages])
+                for kb in range(kblocks):
+                    wb.copy(s2r_A, tXsA[None, None, kb], tXrA[None, None, kb])
+                    wb.copy(s2r_B, tXsB[None, None, kb], tXrB[None, None, kb])
+                    if kb == 0:
+                        nxt = kt + stages - 1
+                        load_tile(g2s, tAgA, tAsA, tAcA, pA, wb.shape(A), nxt, nxt % stages, ktiles)
+                        load_tile(g2s, tBgB, tBsB, tBcB, pB, wb.shape(B), nxt, nxt % stages, ktiles)
+                        wb.cp_async_commit_group()
+                    wb.gemm(mma, acc, rA[None, None, kb], rB[None, None, kb], acc)
         else:
             # the ring: while k-block kb is multiplied, k-block kb+1's fragments are loaded; at the last k-block of
             # tile kt the barrier waits for tile kt+1 and the next tile's first fragments are loaded across it.  The
@@ -418,6 +451,11 @@ def ladder() -> list:
 
 _KERNELS: dict = {}
 PIPELINED = SmemGemm(bm=128, bn=256, bk=64, warps=(2, 4), stages=4, group=8)   # benchmarks/results/gemm-sweep-H200.json
+
+
+def smem_rung(cfg: SmemGemm, name="step", title=None):
+    """A Rung that runs the shared-memory kernel of ``cfg`` (compiled once per configuration)."""
+    return _smem_rung(name, title or repr(cfg), cfg)
 
 
 def _smem_rung(name, title, cfg):
