@@ -608,3 +608,103 @@ def test_tcgen05_st_16dp_shape():
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_ptx
     assert "tcgen05.st.sync.aligned.16x256b.x2.b32" in compile_ptx(_source(_tmem_store16, x, y), "sm_100a")
+
+
+# -- Blackwell: the CTA pair (cta_group::2): a 2-SM UMMA (M = 256) issued by the even CTA, each CTA's half in its TMEM --
+# Each CTA of the cluster's pair holds its 128 rows of A and 32 of B's 64 rows at the same shared offsets; the pair
+# allocates the same TMEM columns in both CTAs (one warp each), the leader's thread issues the pair MMA and commits it
+# to the mbarrier of both CTAs (multicast 0b11), and each CTA's warpgroup reads its own half with tcgen05.ld.  CPU
+# executor; NVRTC for sm_100a, not run on a Blackwell GPU.
+PM, PN, PK = 256, 64, 64
+UMMA2 = wb.mma_atom("SM100_MMA_F16BF16_2x1SM_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=PM,
+                    n=PN)
+TACC2 = UMMA2.make_fragment_C(UMMA2.partition_shape_C((PM, PN)))          # this CTA's half: ((128, 64), 1, 1)
+TLOAD2 = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), TACC2)
+PSA = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (PM // 2, PK))
+PSB = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (PN // 2, PK))
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _umma_pair(a, b, c, issuer: wb.Constexpr, peer_alloc: wb.Constexpr, wait: wb.Constexpr, mask: wb.Constexpr,
+               alloc_group: wb.Constexpr):
+    t = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    sA = wb.shared_tensor(wb.Float16, PSA)
+    sB = wb.shared_tensor(wb.Float16, PSB)
+    bars = wb.shared_tensor(wb.Uint64, 1)
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    for i in range(t, PM // 2 * PK, 128):                 # CTA r: A rows 128r.., B rows 32r..
+        sA[i % (PM // 2), i // (PM // 2)] = a[r * (PM // 2) + i % (PM // 2), i // (PM // 2)]
+    for i in range(t, PN // 2 * PK, 128):
+        sB[i % (PN // 2), i // (PN // 2)] = b[r * (PN // 2) + i % (PN // 2), i // (PN // 2)]
+    if t < 32:
+        if peer_alloc or r == 0:
+            wb.tmem_alloc(holder, 64, cta_group=alloc_group)
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init_fence()
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()                    # both CTAs' tiles, mbarriers and TMEM ready before the leader's MMA
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, TACC2)
+    if t == 0:
+        if r == issuer:
+            wb.gemm(UMMA2, acc, sA, sB, acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0, cta_group=2, multicast=mask)
+    if wait:
+        wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(PN, wb.Float32)
+    wb.copy(TLOAD2, acc, frag)                           # each CTA reads its own half: rows 128r + t
+    wb.tcgen05_wait_ld()
+    for j in range(PN):
+        c[r * (PM // 2) + t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()                    # no CTA frees the pair's columns while the other still reads them
+    if t < 32:
+        wb.tmem_dealloc(addr, 64, cta_group=2)
+
+
+def _umma_pair_run(issuer=0, peer_alloc=True, wait=True, mask=3, alloc_group=2):
+    rng = np.random.default_rng(30)
+    a = rng.integers(-3, 4, (PM, PK)).astype(np.float16)
+    b = rng.integers(-3, 4, (PN, PK)).astype(np.float16)
+    c = np.full((PM, PN), np.nan, np.float32)
+    args = (a, b, c, issuer, peer_alloc, wait, mask, alloc_group)
+    _umma_pair[(2, 1, 1), (128, 1, 1)](*args)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
+    return _source(_umma_pair, *args)
+
+
+_PAIR_PTX = ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "tcgen05.mma.cta_group::2.kind::f16",
+             "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+             "tcgen05.dealloc.cta_group::2.sync.aligned.b32", "tcgen05.ld.sync.aligned.32x32b.x16.b32")
+
+
+def test_tcgen05_cta_pair():
+    """The 2-SM UMMA of a CTA pair equals the product (CPU executor, both halves); NVRTC compiles it for sm_100a."""
+    code = _umma_pair_run()
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    for text in _PAIR_PTX:
+        assert text in ptx, text
+    assert ptx.count("tcgen05.mma.cta_group::2.kind::f16") == PK // 16     # one a 16-wide k-block, leader only
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_cta_pair_errors_on_the_cpu():
+    """What the CPU executor reports instead of running a wrong 2-SM kernel."""
+    with pytest.raises(wb.KernelRuntimeError, match=r"issued by the odd CTA of its pair \(cluster rank 1\)"):
+        _umma_pair_run(issuer=1)            # the pair's MMA from the odd CTA
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.alloc.cta_group::2 of warp 0 .*1 of 2 arrivals"):
+        _umma_pair_run(peer_alloc=False)    # the peer CTA's warp never joins the pair's allocation: a hang
+    with pytest.raises(wb.KernelRuntimeError, match=r"before tcgen05.mma \(SM100_MMA_F16BF16_2x1SM_SS.*the mbarrier "
+                                                    r"phase of its wb.tcgen05_commit has not completed"):
+        _umma_pair_run(wait=False)          # a half read before the commit's mbarrier completed
+    with pytest.raises(wb.KernelRuntimeError, match=r"can never continue.*mbarrier smem_\d+\[0\].*0 of 1 arrival in block \(1, 0, 0\)"):
+        _umma_pair_run(mask=1)              # the commit arrives on the leader's mbarrier only: the peer waits forever
+    with pytest.raises(ValueError, match=r"all tcgen05 instructions within a kernel must specify the same value"):
+        _umma_pair_run(alloc_group=1)       # a 1-CTA allocation in a kernel of pair MMAs

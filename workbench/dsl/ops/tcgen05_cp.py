@@ -25,7 +25,7 @@ from .. import ir
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import ATOM_COPIES
-from .tcgen05_alloc import NO_BLACKWELL, thread_id, tmem_state, tmem_view
+from .tcgen05_alloc import NO_BLACKWELL, tcgen05_cta_group, thread_id, tmem_state, tmem_view
 from .tcgen05_mma import smem_operand, smem_walk, tmem_table, umma_static_bits
 
 _SHAPES = {"128dp256bit": ("128x256b", 256), "128dp128bit": ("128x128b", 128)}   # atom shape -> (PTX shape, row bits)
@@ -94,6 +94,7 @@ def utccp_copy(cx, atom, src, dst, pred=None):
                          "(tcgen05.cp.cta_group::1.128x256b / 128x128b); the 4dp/4x32dp/2x64dp shapes and the 2-CTA "
                          "atoms are not lowered yet.")
     ptx_shape, row_bits = _SHAPES[shape]
+    tcgen05_cta_group(cx, 1, name)
     if tmem_view(dst) is None:
         raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
     t = atom.value_type

@@ -14,8 +14,22 @@ The A and B descriptors are derived from each k-block's tile while tracing and p
 here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from tensor memory instead: pass the TMEM
 tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
-k-block.  Not yet in kernels: 2-SM atoms (``cta_group::2``: the CTA pair's cluster launch), kinds other than f16
-(F16BF16) with a Float32 accumulator.
+k-block.  Not yet in kernels: TS 2-SM atoms, kinds other than f16 (F16BF16) with a Float32 accumulator.
+
+**2-SM atoms** (``SM100_MMA_F16BF16_2x1SM_SS``, ``tcgen05.mma.cta_group::2``): one thread of the *even* CTA of a pair
+(the leader; cluster ranks 2k, 2k+1) issues ``wb.gemm(atom, acc, sA, sB, acc)`` for both; each CTA holds, at the same
+shared offsets, its half of A's rows (sA: (M/2, K), CTA v rows v*M/2..) and its half of B's rows (sB: (N/2, K), CTA v
+rows v*N/2..), and its half of the accumulator in its own TMEM at the same address (``acc``: the CTA's
+``atom.make_fragment_C(atom.partition_shape_C((M, N)))``, (M/2, N) laid out as CuTe's ``tmem_frg_2sm``).  What this
+relies on: CuTe C++ 4.2's ``MMA_Traits<SM100_MMA_F16BF16_2x1SM_SS>`` (ThrID _2, ALayout/BLayout/CLayout splitting M,
+N and M between the two CTAs, one A and one B descriptor and one TMEM address for the pair, FrgTypeC
+``tmem_frg_2sm``; ``cute/atom/mma_traits_sm100.hpp``) and ``SM100_MMA_F16BF16_2x1SM_SS::fma``
+(``cute/arch/mma_sm100_umma.hpp``); the PTX ISA: "the B matrix ... in Shared Memory of the current CTA and optionally
+in peer CTA", "Issue from a single thread from the CTA-Pair would initiate the base operation. When the current CTA
+issues the operation, the peer CTA should be active", data-path Layout A (M = 256, cta_group::2, 4x1) and Layout B
+(M = 128, cta_group::2, 2x2; given only as a figure there: the cells are CuTe's ``tmem_frg_2sm``, whose M = 128 atom
+is that 2x2 organization).  CUTLASS issues the pair's MMA from the even CTA only; which half an odd issuer would
+address is not stated in these sources, so an MMA issued by the odd CTA is refused (a run-time error), not guessed.
 
 CPU semantics: the issuing thread computes D = A B^T (+ D) exactly (float64, rounded once to Float32) from the
 shared tiles as the descriptors address them, writes the TMEM cells of ``acc`` at once and marks them pending: a
@@ -41,13 +55,13 @@ from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
 from ..views import KTensor
 from .mbarrier import expr_identity
-from .tcgen05_alloc import NO_BLACKWELL, thread_id, tmem_state, tmem_view
+from .tcgen05_alloc import NO_BLACKWELL, tcgen05_cta_group, thread_id, tmem_state, tmem_view
 
 _CALLS: dict = {}    # id -> (node, A's walk or TMEM table, B's walk, TMEM offset table): what each tcgen05.mma reads
 
 
 class Umma(ir.Instruction):
-    """One ``tcgen05.mma.cta_group::1.kind::f16``: d = TMEM address expression of the accumulator tile's origin (a
+    """One ``tcgen05.mma.cta_group::{1|2}.kind::f16`` (the group is the atom's): d = TMEM address expression of the accumulator tile's origin (a
     32-bit TMEM address, lane << 16 | column), a = (shared buffer, element offset of the tile's aligned base,
     GmmaDescriptor of the tile from there) for SS, or the TMEM address expression of the k-block of A for TS
     (``[a]``), b as SS's a, accumulate = an Int32/Boolean expression (enable_input_d)."""
@@ -74,12 +88,17 @@ class Umma(ir.Instruction):
         idesc = self.atom.instr_desc.encode()
         a_op, a_arg = ("[%1]", f'"r"((unsigned)({expr(self.a)}))') if self.ts else ("%1", f'"l"({descs[0]})')
         em.w(d, f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n'
-                f'tcgen05.mma.cta_group::1.kind::{self.atom.ptx_kind} [%0], {a_op}, %2, %3, p;\\n}}\\n" :: '
+                f'tcgen05.mma.cta_group::{self.atom.cta_group}.kind::{self.atom.ptx_kind} [%0], {a_op}, %2, %3, p;\\n}}\\n" :: '
                 f'"r"((unsigned)({expr(self.d)})), {a_arg}, "l"({descs[-1]}), "r"(0x{idesc:08x}u), '
                 f'"r"((unsigned)({expr(self.accumulate)})) : "memory");')
 
     def python(self, em, d):
         bb, bo, _ = self.b
+        if self.atom.cta_group == 2:      # SS only: A and B by buffer name, read in both CTAs of the pair
+            ab, ao, _ = self.a
+            em.w(d, f"_umma2(_tmem(_BS), {self.key}, '{ab.name}', {pyexpr(ao)}, '{bb.name}', {pyexpr(bo)}, "
+                    f"{pyexpr(self.d)}, {pyexpr(self.accumulate)}, _thread_id(_tx, _ty, _tz, _bdx, _bdy), _RANK, _CBS, _CS)")
+            return
         if self.ts:
             a = f"None, {pyexpr(self.a)}"
         else:
@@ -114,6 +133,35 @@ def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     st.pending[ls, cs] = st.begin(thread, what)
 
 
+def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, rank, cbs, cs):
+    """A pair MMA issued by the leader: D_v = A_v B^T (+ D_v) in CTA v's TMEM (v = 0 the leader, 1 its peer), A_v the
+    rows CTA v holds, B both CTAs' rows (the leader's first), every operand at the same shared offsets in both."""
+    node, walk_a, walk_b, lanes, cols = _CALLS[key]
+    what = node.describe()
+    if rank & 1:
+        raise KernelRuntimeError(f"{what} is issued by the odd CTA of its pair (cluster rank {rank}): the pair's "
+                                 "tcgen05.mma.cta_group::2 is issued by one thread of the even CTA, the leader (as CUTLASS "
+                                 "does; which half an odd issuer addresses is not documented, so it is not emulated)")
+    st.one_issuer(node, thread, what)
+    if rank + 1 >= len(cs):
+        raise KernelRuntimeError(f"{what}: block rank {rank} has no peer CTA in a cluster of {len(cs)} blocks")
+    states = [st, tmem_state(cbs[rank + 1])]
+    A = [read_smem(cs[rank + v][a_name], base_a, walk_a, what, node.atom.a_type) for v in (0, 1)]
+    B = np.concatenate([read_smem(cs[rank + v][b_name], base_b, walk_b, what, node.atom.b_type) for v in (0, 1)])
+    ls, cs_ = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
+    for v in (0, 1):
+        states[v].check_columns(ls, cs_, f"{what} ({('leader', 'peer')[v]} CTA's half)")
+    i = st.begin(thread, what)
+    for v in (0, 1):
+        f32 = states[v].cells.view(np.float32)
+        D = A[v] @ B.T
+        if accumulate:
+            D = D + f32[ls, cs_].astype(np.float64)
+        f32[ls, cs_] = D.astype(np.float32)
+    st.pending[ls, cs_] = i
+    st.mark_remote(i, states[1], ls, cs_)
+
+
 def read_smem(arr, base, walk, what, etype):
     """The shared elements ``arr[base + walk]`` as float64 (bf16, held as its bit patterns, widened exactly)."""
     idx = base + walk
@@ -138,7 +186,7 @@ def read_tmem_values(st, addr, table, etype, thread, what):
     ls, cs = lanes + (addr >> 16), cols + (addr & 0xFFFF)
     st.check_columns(ls, cs, what)
     p = st.pending[ls, cs]
-    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _, _ in st.inflight for i in ids
+    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _ in st.inflight for i in ids
                                                   if st.issued_by.get(i) == thread}
     foreign = (p != 0) & ~np.isin(p, list(mine))
     if foreign.any():
@@ -151,14 +199,15 @@ def read_tmem_values(st, addr, table, etype, thread, what):
     return decode(raw.astype(np.uint16).view(np.float16), etype) if bits == 16 else decode(raw.view(np.float32), etype)
 
 
-Umma.cpu_helpers = {"_umma": _umma, "_tmem": tmem_state, "_thread_id": thread_id}
+Umma.cpu_helpers = {"_umma": _umma, "_umma2": _umma2, "_tmem": tmem_state, "_thread_id": thread_id}
 
 
 # -- wb.gemm with an SM100 atom ----------------------------------------------------------------------------------
-def smem_operand(t, which, name, major, mn, k_total, kat, bits):
+def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
     """[(buffer, base offset expression, GmmaDescriptor)] of each k-block (mn x kat) of a shared (mn, K) tile read
     through UMMA shared-memory descriptors (tcgen05.mma's A and B, tcgen05.cp's source), each proven element by
-    element and cross-checked against CuTe's make_umma_desc.  ``name``: the atom, for errors."""
+    element and cross-checked against CuTe's make_umma_desc.  ``name``: the atom, for errors; ``per_cta``: mn is this
+    CTA's half of a 2-SM atom's."""
     if type(t) is not KTensor or t.buf.space != "smem":
         raise ValueError(f"{name}: {which} is read from shared memory through a descriptor: pass "
                          f"the shared tile ({'N' if which == 'B' else 'M'}, K), but got {t}.")
@@ -169,8 +218,9 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits):
     if type(inner) is not int:
         raise ValueError(f"{name}: expected the {which} tile at a static offset inside its swizzle, but got {inner}.")
     if (lay.rank if type(lay.shape) is tuple else 1) != 2 or lay[0].size != mn or lay[1].size != k_total:
+        whose = "half the atom's: this CTA's rows of the pair" if per_cta else "the atom's"
         raise ValueError(f"{name}: expected {which} as a shared ({mn}, K) tile ({'N' if which == 'B' else 'M'} = "
-                         f"{mn}, the atom's; K a multiple of {kat}), but got {t}.")
+                         f"{mn}, {whose}; K a multiple of {kat}), but got {t}.")
     period = sw.size * bits // 8 if sw is not None and sw.bits else 16
     dv = divisibility_of(t.offset) if t.offset != 0 else 1 << 30
     if (dv * bits // 8) % period or t.buf.align < period:
@@ -255,11 +305,15 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     """wb.gemm with an SM100 UMMA atom: one tcgen05.mma per k-block, accumulating into the TMEM tensor d (== c)."""
     if type(atom) is not UmmaAtom:
         raise TypeError(f"gemm: expected an SM100 UMMA atom, but got {atom!r}.")
-    if atom.cta_group != 1 or atom.kind != "F16BF16" or atom.c_type is not ir.Float32:
-        raise ValueError(f"gemm({atom.name}): kernels run 1-SM, kind::f16 UMMA atoms with a Float32 accumulator so far "
-                         "(SM100_MMA_F16BF16_SS or _TS, c_type=wb.Float32); 2-SM (cta_group::2) and the other kinds "
-                         "are not lowered yet.")
+    if atom.kind != "F16BF16" or atom.c_type is not ir.Float32:
+        raise ValueError(f"gemm({atom.name}): kernels run kind::f16 UMMA atoms with a Float32 accumulator so far "
+                         "(SM100_MMA_F16BF16_SS, _TS or _2x1SM_SS, c_type=wb.Float32); the other kinds are not lowered "
+                         "yet.")
     ts = atom.a_source == "tmem"
+    if atom.cta_group == 2 and ts:
+        raise ValueError(f"gemm({atom.name}): 2-SM TS atoms (A from both CTAs' tensor memory, CuTe's Duplicated "
+                         "fragment) are not lowered yet; use SM100_MMA_F16BF16_2x1SM_SS.")
+    tcgen05_cta_group(cx, atom.cta_group, f"gemm({atom.name})")
     dv, cv = tmem_view(d), tmem_view(c)
     if dv is None or cv is None:
         raise ValueError(f"gemm({atom.name}): the accumulator lives in tensor memory: pass the TMEM tensor "
@@ -270,9 +324,11 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     if d.etype is not atom.c_type:
         raise TypeError(f"gemm({atom.name}): the accumulator holds {d.etype}, the atom's C is {atom.c_type}.")
     M, N, kat = atom.shape_mnk
-    if d.layout.size != M * N:
+    V = atom.cta_group             # a 2-SM atom: each CTA holds M/2 rows of A and D, N/2 rows of B
+    if d.layout.size != M // V * N:
+        half = ", this CTA's half" if V == 2 else ""
         raise ValueError(f"gemm({atom.name}): expected one {M}x{N} accumulator tile "
-                         f"(atom.make_fragment_C(atom.partition_shape_C(({M}, {N})))), but got {d}.")
+                         f"(atom.make_fragment_C(atom.partition_shape_C(({M}, {N}))){half}), but got {d}.")
     for t, want, w in (((b, atom.b_type, "B"),) if ts else ((a, atom.a_type, "A"), (b, atom.b_type, "B"))):
         if type(t) is KTensor and t.etype is not want:
             raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the shared tile holds {t.etype}.")
@@ -284,12 +340,12 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     if ts:
         a_addrs, a_table = _tmem_a(a, atom, M, ka, kat)
     else:
-        ops_a = smem_operand(a, "A", name, atom.major_a, M, ka, kat, bits)
-    ops_b = smem_operand(b, "B", name, atom.major_b, N, ka, kat, bits)
+        ops_a = smem_operand(a, "A", name, atom.major_a, M // V, ka, kat, bits, V == 2)
+    ops_b = smem_operand(b, "B", name, atom.major_b, N // V, ka, kat, bits, V == 2)
     cx.scalar(accumulate, "accumulate (True, False or a condition)")
     acc0 = ir.cast(ir.as_expr(accumulate), ir.Int32) if isinstance(accumulate, ir.Expr) else ir.as_expr(int(bool(accumulate)))
     # the accumulator tile's TMEM cells relative to its origin: the fragment's own layout, (m, n) -> offset
-    lanes, cols, _ = tmem_table(d.layout, M * N, M, 1)
+    lanes, cols, _ = tmem_table(d.layout, M // V * N, M // V, 1)
     cx.require_arch(100, f"tcgen05.mma ({atom.name}; {NO_BLACKWELL})")
     cx.uses_collectives()      # the executor schedules threads in step (mbarrier waits)
     for kb, db in enumerate(ops_b):
@@ -300,8 +356,8 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
         else:
             da = ops_a[kb]
             node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key)
-            walk_a = smem_walk(da[2], M, kat)
-        _CALLS[key] = (node, walk_a, smem_walk(db[2], N, kat), lanes, cols)
+            walk_a = smem_walk(da[2], M // V, kat)
+        _CALLS[key] = (node, walk_a, smem_walk(db[2], N // V, kat), lanes, cols)
         cx.emit(node)
     cx.mark_written(d.buf)
 
