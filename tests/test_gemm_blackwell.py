@@ -1,5 +1,5 @@
 """The Blackwell GEMM rung (workbench/kernels/gemm_blackwell.py): TMA -> swizzled shared -> tcgen05.mma -> TMEM ->
-tcgen05.ld -> epilogue, warp-specialized.
+tcgen05.ld -> epilogue, warp-specialized; with two_sm=True on CTA pairs (the 2x1SM UMMA, cta_group::2).
 
 No Blackwell GPU is lent here: the rung runs on the CPU executor (exact against float64 numpy at ragged sizes) and its
 CUDA is compiled by NVRTC for sm_100a (PTX holding the tcgen05 instructions; a cubin, whose ptxas report says 0
@@ -37,10 +37,15 @@ CASES = [
     (dict(bn=256, bk=64, stages=4), (100, 260, 64), np.float32),                       # the default tile
     (dict(bn=48, bk=16, stages=2, persistent=True, acc_stages=2, epi_columns=16), (257, 50, 24), np.float32),
     (dict(bn=32, bk=32, stages=2, group=2, persistent=True), (300, 100, 32), np.float32),   # 3x4 tiles, bands of 2
+    # two_sm: CTA pairs on 256-row tiles (the 2x1SM UMMA issued by the even CTA, both halves read by their own CTA)
+    (dict(bn=64, bk=64, stages=2, two_sm=True), (300, 70, 72), np.float32),              # 2x2 tiles, 4 pairs
+    (dict(bn=64, bk=64, stages=2, persistent=True, two_sm=True), (600, 150, 136), np.float16),   # 3x3 tiles, 1 pair
+    (dict(bn=32, bk=32, stages=3, acc_stages=1, epi_columns=16, two_sm=True), (257, 33, 40), np.float32),
 ]
 
 
-@pytest.mark.parametrize("kw,shape,c_type", CASES, ids=[f"{s[0]}x{s[1]}x{s[2]}" for _, s, _ in CASES])
+@pytest.mark.parametrize("kw,shape,c_type", CASES, ids=[f"{s[0]}x{s[1]}x{s[2]}{'-2sm' if kw.get('two_sm') else ''}"
+                                                         for kw, s, _ in CASES])
 def test_rung_is_exact_on_the_cpu_executor(kw, shape, c_type):
     cfg = BlackwellGemm(**kw)
     a, b, c = _operands(*shape, c_type=c_type)
@@ -105,6 +110,27 @@ def test_config_objects_are_the_kernels():
     assert f"_wb_smem + {cfg.smem_bytes - 4}" in code
 
 
+def test_two_sm_config_objects():
+    """two_sm: the pair's 2x1SM atom (M = 256), each CTA's boxes (its 128 rows of A, half of B's rows), each CTA's TMEM
+    half laid out as CuTe's 2-SM fragment, two CTAs a tile in clusters of two."""
+    cfg = BlackwellGemm(bn=128, bk=64, stages=3, two_sm=True)
+    assert cfg.atom == wb.mma_atom("SM100_MMA_F16BF16_2x1SM_SS", a_type=wb.Float16, b_type=wb.Float16,
+                                   c_type=wb.Float32, m=256, n=128)
+    assert cfg.cluster == (2, 1, 1) and cfg.tile_m == 256
+    assert wb.cosize(cfg.box["A"]) == 128 * 64 and wb.cosize(cfg.box["B"]) == 64 * 64
+    assert cfg.stage_bytes == (128 + 64) * 64 * 2
+    # each CTA holds rows 0..127 of its half, one a TMEM lane, the pair's N columns: (m, n) of accumulator a
+    assert cfg.tmem_acc.lanes() == list(range(128)) and cfg.tmem_acc.columns() == list(range(256))
+    assert cfg.tmem_acc.address(((5, 37), 0, 1)) == (5 << 16) | (128 + 37)
+    assert cfg.grid(600, 300) == (2 * 3 * 3, 1, 1)
+    ar = cfg.arithmetic()
+    assert ar["tile"] == (256, 128, 64) and ar["ctas_per_tile"] == 2 and ar["tmem_lanes"] == 128
+    a, b, c = _operands(256, 128, 64)
+    kern, args = cfg.operands(a, b, c)
+    code = kern.specialize(args).cuda_source
+    assert "__cluster_dims__(2, 1, 1)" in code and f"_wb_smem + {cfg.smem_bytes - 4}" in code
+
+
 @pytest.mark.parametrize("kw,match", [
     (dict(bm=64), "bm 128"),
     (dict(bn=24), "multiple of 16"),
@@ -114,6 +140,8 @@ def test_config_objects_are_the_kernels():
     (dict(bn=64, epi_columns=128), "epi_columns"),
     (dict(stages=5), "at most 232448 bytes"),
     (dict(dtype=wb.Float32), "Float16 or wb.BFloat16"),
+    (dict(two_sm=1), "two_sm to be a bool"),
+    (dict(two_sm=True, bn=24), "2x1SM_SS N for M = 256"),
 ])
 def test_bad_configs_are_refused(kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -127,18 +155,24 @@ TCGEN05 = ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.m
            "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "cp.async.bulk.tensor.2d")
 
 
-@pytest.mark.parametrize("persistent", [False, True])
-def test_compiles_for_sm100a_with_no_spills(persistent):
+TCGEN05_2SM = ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "tcgen05.mma.cta_group::2.kind::f16",
+               "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+               "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+               "tcgen05.ld.sync.aligned.32x32b.x32.b32", "mbarrier.arrive.shared::cluster.b64", ".reqnctapercluster 2, 1, 1")
+
+
+@pytest.mark.parametrize("persistent,two_sm", [(False, False), (True, False), (False, True), (True, True)])
+def test_compiles_for_sm100a_with_no_spills(persistent, two_sm):
     """NVRTC to PTX (the tcgen05 instructions in it) and to an sm_100a cubin, whose ptxas report (NVRTC runs ptxas
     inside) says no spills.  Not run: no Blackwell GPU is lent here."""
     nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_ptx
-    cfg = BlackwellGemm(persistent=persistent)
+    cfg = BlackwellGemm(persistent=persistent, two_sm=two_sm)
     a, b, c = _operands(256, 512, 128, c_type=np.float16)
     kern, args = cfg.operands(a, b, c)
     code = kern.specialize(args).cuda_source
     ptx = compile_ptx(code, "sm_100a")
-    for text in TCGEN05:
+    for text in (TCGEN05_2SM if two_sm else TCGEN05):
         assert text in ptx, text
     prog = nvrtc.createProgram(code, "gemm_blackwell.cu", [], [])
     try:
@@ -146,7 +180,7 @@ def test_compiles_for_sm100a_with_no_spills(persistent):
         log = nvrtc.getProgramLog(prog)
     finally:
         nvrtc.destroyProgram(prog)
-    assert "Compiling entry function 'gemm_tcgen05' for 'sm_100a'" in log, log
+    assert f"Compiling entry function 'gemm_tcgen05{'_2sm' if two_sm else ''}' for 'sm_100a'" in log, log
     assert "0 bytes spill stores, 0 bytes spill loads" in log, log
 
 
