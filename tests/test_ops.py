@@ -653,7 +653,7 @@ def _umma_pair(a, b, c, issuer: wb.Constexpr, peer_alloc: wb.Constexpr, wait: wb
         if r == issuer:
             wb.gemm(UMMA2, acc, sA, sB, acc, accumulate=False)
             wb.tcgen05_commit(bars, 0, cta_group=2, multicast=mask)
-    if wait:
+    if wait == 1 or (wait == 2 and r == 0):             # wait 2: the peer reads its half without waiting
         wb.mbarrier_wait(bars, 0, 0)
     wb.tcgen05_fence_after()
     frag = wb.make_fragment(PN, wb.Float32)
@@ -667,7 +667,7 @@ def _umma_pair(a, b, c, issuer: wb.Constexpr, peer_alloc: wb.Constexpr, wait: wb
         wb.tmem_dealloc(addr, 64, cta_group=2)
 
 
-def _umma_pair_run(issuer=0, peer_alloc=True, wait=True, mask=3, alloc_group=2):
+def _umma_pair_run(issuer=0, peer_alloc=True, wait=1, mask=3, alloc_group=2):
     rng = np.random.default_rng(30)
     a = rng.integers(-3, 4, (PM, PK)).astype(np.float16)
     b = rng.integers(-3, 4, (PN, PK)).astype(np.float16)
@@ -701,10 +701,54 @@ def test_tcgen05_cta_pair_errors_on_the_cpu():
         _umma_pair_run(issuer=1)            # the pair's MMA from the odd CTA
     with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.alloc.cta_group::2 of warp 0 .*1 of 2 arrivals"):
         _umma_pair_run(peer_alloc=False)    # the peer CTA's warp never joins the pair's allocation: a hang
-    with pytest.raises(wb.KernelRuntimeError, match=r"before tcgen05.mma \(SM100_MMA_F16BF16_2x1SM_SS.*the mbarrier "
-                                                    r"phase of its wb.tcgen05_commit has not completed"):
-        _umma_pair_run(wait=False)          # a half read before the commit's mbarrier completed
+    for wait in (0, 2):                     # a half read before the commit's mbarrier completed (2: the peer's half)
+        with pytest.raises(wb.KernelRuntimeError, match=r"before tcgen05.mma \(SM100_MMA_F16BF16_2x1SM_SS.*the mbarrier "
+                                                        r"phase of its wb.tcgen05_commit has not completed" +
+                                                        (r".*block \(1, 0, 0\)" if wait == 2 else "")):
+            _umma_pair_run(wait=wait)
     with pytest.raises(wb.KernelRuntimeError, match=r"can never continue.*mbarrier smem_\d+\[0\].*0 of 1 arrival in block \(1, 0, 0\)"):
         _umma_pair_run(mask=1)              # the commit arrives on the leader's mbarrier only: the peer waits forever
     with pytest.raises(ValueError, match=r"all tcgen05 instructions within a kernel must specify the same value"):
         _umma_pair_run(alloc_group=1)       # a 1-CTA allocation in a kernel of pair MMAs
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _pair_alloc(out, w0: wb.Constexpr, w1: wb.Constexpr, h1: wb.Constexpr):
+    """Warp w0 of CTA 0 and warp w1 of CTA 1 allocate the pair's columns (into holder h1 in CTA 1, holder 0 in CTA 0),
+    write the address out, and free them."""
+    t = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    other = wb.shared_tensor(wb.Uint32, 1)
+    w = t // 32
+    if r == 1 and h1 == 1:
+        if w == w1:
+            wb.tmem_alloc(other, 128, cta_group=2)
+        other_addr = other[0]
+        holder[0] = other_addr
+    elif (r == 0 and w == w0) or (r == 1 and w == w1):
+        wb.tmem_alloc(holder, 128, cta_group=2)
+    mine = (r == 0 and w == w0) or (r == 1 and w == w1)
+    if mine:
+        wb.tmem_relinquish_alloc_permit(cta_group=2)
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    if t == 0:
+        out[r] = addr
+    wb.cluster_sync()
+    if mine:
+        wb.tmem_dealloc(addr, 128, cta_group=2)
+
+
+def test_tcgen05_cta_pair_allocation():
+    """The pair's allocation: the same warp of each CTA, the same holder; the same columns in both CTAs."""
+    out = np.full(2, 7, np.uint32)
+    _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 1, 1, 0)
+    assert out.tolist() == [0, 0]                        # the first 128 columns of each CTA, lane 0
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.alloc.cta_group::2 of warp 0 .*1 of 2 arrivals in block "
+                                                    r"\(0, 0, 0\).*tcgen05.alloc.cta_group::2 of warp 1 .*1 of 2 arrivals"):
+        _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 0, 1, 0)  # warps 0 and 1: never the same warp of the pair
+    with pytest.raises(wb.KernelRuntimeError, match=r"pass different holders \(smem\w*\[0\] and smem\w*\[0\]\)"):
+        _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 1, 1, 1)

@@ -204,7 +204,8 @@ def thread_id(tx, ty, tz, bdx, bdy):
 class PairState(BlockState):
     """The two CTAs of a pair on the CPU executor (one object in both blocks' ``_BS['tmem_pair']``): each
     ``cta_group::2`` alloc/dealloc/relinquish of warp w of one CTA is matched, in program order, with the same of warp
-    w of the peer CTA; when both have arrived, the operation is carried out on both CTAs' tensor memory."""
+    w of the peer CTA; when both have arrived, the operation is carried out on both CTAs' tensor memory.  A side that
+    never gets its match spins forever: the scheduler's hang report names it ("1 of 2 arrivals")."""
 
     def __init__(self):
         self.entries: dict = {}     # (kind, warp) -> [entry: {'line', 'done', side -> operands}]
@@ -222,16 +223,6 @@ class PairState(BlockState):
             perform(e[0], e[1])
             e["done"] = True
         return e
-
-    def at_block_end(self):
-        for (kind, warp), lst in self.entries.items():
-            for e in lst:
-                if not e["done"]:
-                    side = 0 if 0 in e else 1
-                    raise KernelRuntimeError(f"{kind}.cta_group::2 (line {e['line']}) by warp {warp} of the "
-                                             f"{('even', 'odd')[side]} CTA of the pair was never performed by warp {warp} "
-                                             "of its peer CTA: one warp of each CTA of the pair performs it together "
-                                             "(the first one blocks until the second does: a hang on the GPU)")
 
 
 def pair_state(cbs, rank) -> PairState:
@@ -292,7 +283,7 @@ class TmemAlloc(ir.Instruction):
 
     def python(self, em, d):
         if self.cta_group == 2:
-            _pair_python(self, em, d, f", {self.buf.name}, {pyexpr(self.off)}")
+            _pair_python(self, em, d, f", '{self.buf.name}', {self.buf.name}, {pyexpr(self.off)}")
         else:
             em.w(d, f"yield _Collective({em.collective(self)}, (_tmem(_BS), {self.buf.name}, {pyexpr(self.off)}))")
 
@@ -303,11 +294,11 @@ class TmemAlloc(ir.Instruction):
             return [None] * len(lanes)
 
         def perform(even, odd):
-            (st0, arr0, off0), (st1, arr1, off1) = even, odd
-            if off0 != off1:
+            (st0, name0, arr0, off0), (st1, name1, arr1, off1) = even, odd
+            if (name0, off0) != (name1, off1):
                 raise ValueError(f"tcgen05.alloc.cta_group::2 (line {self.line}): the two CTAs of the pair pass different "
-                                 f"holders (shared offsets {off0} and {off1}); CuTe's Allocator2Sm: both CTAs must provide "
-                                 "the exact same dst_ptr")
+                                 f"holders ({name0}[{off0}] and {name1}[{off1}]); CuTe's Allocator2Sm: both CTAs must "
+                                 "provide the exact same dst_ptr")
             try:
                 a0 = st0.allocate(self.ncols, self.line)
                 a1 = st1.allocate(self.ncols, self.line)
