@@ -38,9 +38,18 @@ def test_there_are_exercises_in_every_lesson_of_the_series():
     assert lessons >= {f"{i:02d}" for i in range(1, 10)}, lessons
 
 
+# answered with an object the checker builds or runs (a TiledMMA, a configuration, a fixed kernel): the reference's
+# description is no answer (tests/test_exercises_n10.py, _n11.py pass the real objects)
+OBJECT_ANSWERS = {"10.3", "10.5", "10.7", "11.4", "11.5"}
+
+
 @pytest.mark.parametrize("key", sorted(EXERCISES))
 def test_the_reference_is_right_and_a_wrong_answer_is_not(key, capsys):
     want = _reference(key)
+    if key in OBJECT_ANSWERS:
+        v = check(key, want)
+        assert not v.right and v.startswith(f"{key}: expected ")
+        return
     assert check(key, want).right
     v = check(key, _wrong(want))
     assert not v.right and v.startswith(f"{key}: ")

@@ -53,23 +53,35 @@ def test_10_3_a_design_is_judged_by_what_it_builds():
     other = wb.mma_atom("SM80_16x8x16_F32BF16BF16F32_TN")
     assert not check("10.3", wb.make_tiled_mma(other, L((2, 4, 1)), (128, 256, 16))).right
     # restating the question is not a design; foreign objects get a verdict, never a pass
-    for answer in ((256, (128, 256, 16)), "TiledMMA", mock.ANY, (mock.ANY,) * 5, ("TiledMMA",) + (mock.ANY,) * 4):
+    for answer in ((256, (128, 256, 16)), "TiledMMA", mock.ANY, (mock.ANY,) * 5, ("TiledMMA",) + (mock.ANY,) * 4,
+                   _reference("10.3")):
         v = check("10.3", answer)
         assert not v.right and v.startswith("10.3: ")
 
 
-def test_10_4_the_swizzle_removes_the_conflicts():
-    b, m, s = _reference("10.4")
+def test_10_4_the_ways_and_the_swizzle_that_removes_them():
+    ways, (b, m, s) = _reference("10.4")
     cfg = G.SmemGemm(bk=16)
     plain = L((cfg.bm, cfg.bk), stride=(cfg.bk, 1))
     before = wb.bank_conflicts(cfg.s2r_A, plain)
     after = wb.bank_conflicts(cfg.s2r_A, wb.make_composed_layout(wb.Swizzle(b, m, s), 0, plain))
-    assert before.max_ways == 2 and after.total == after.ideal_total
-    assert check("10.4", f"S<{b},{m},{s}>").right and check("10.4", wb.Swizzle(b, m, s)).right
-    assert not check("10.4", "S<2,3,3>").right and not check("10.4", (b, m - 1, s)).right
+    assert ways == before.max_ways == 2 and after.total == after.ideal_total
+    assert check("10.4", (ways, f"S<{b},{m},{s}>")).right and check("10.4", [ways, wb.Swizzle(b, m, s)]).right
+    assert not check("10.4", (ways, "S<2,3,3>")).right and not check("10.4", (ways + 1, (b, m, s))).right
+    assert not check("10.4", f"S<{b},{m},{s}>").right          # the count is asked too, and checked
 
 
-def test_10_5_the_kernel_is_the_notebooks_and_the_bug_is_the_commit():
+def _edited(src, old, new, tmp_path):
+    """The notebook's ring_rowsum with one line edited, as a learner's kernel (in a file: @wb.kernel reads source)."""
+    assert old in src
+    path = tmp_path / f"learner_{abs(hash((old, new)))}.py"
+    path.write_text(src.replace(old, new))
+    ns = {"wb": wb, "STAGES": n10.STAGES, "ROWS": n10.ROWS}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    return ns["ring_rowsum"]
+
+
+def test_10_5_the_kernel_is_the_notebooks_and_the_fix_is_run(tmp_path):
     src = inspect.getsource(n10.ring_rowsum.__wrapped__)
     code = ["".join(c["source"]) for c in _cells() if c["cell_type"] == "code"]
     shown = [c for c in code if "def ring_rowsum" in c]
@@ -83,10 +95,18 @@ def test_10_5_the_kernel_is_the_notebooks_and_the_bug_is_the_commit():
         out = np.zeros(32, np.float32)
         n10.ring_rowsum[1, 32](wb.from_dlpack(x, assumed_align=16), out)
         assert bool(np.array_equal(out, want)) is right, ntiles
-    for spelled in ("e", "(e)", " E "):
-        assert check("10.5", spelled).right
-    for wrong in ("b", "c", "(d)", 5):
-        assert not check("10.5", wrong).right
+    assert not check("10.5", n10.ring_rowsum).right
+    commit = "            wb.cp_async_commit_group()                           # (e)"
+    fixed = _edited(src, commit, "        wb.cp_async_commit_group()                               # (e)", tmp_path)
+    assert check("10.5", fixed).right
+    # right sums but no overlap: waiting for every copy is not the fix asked for
+    waits_all = _edited(src.replace(commit, "        wb.cp_async_commit_group()"),
+                        "wb.cp_async_wait_group(STAGES - 2)", "wb.cp_async_wait_group(0)", tmp_path)
+    v = check("10.5", waits_all)
+    assert not v.right and "wait_group 0" in v
+    for wrong in ("e", "(e)", 5, ("ring_rowsum", n10.RIGHT), mock.ANY):     # a letter or a restated reference
+        v = check("10.5", wrong)
+        assert not v.right and v.startswith("10.5: "), wrong
 
 
 def test_10_6_counts_the_atoms_of_a_warps_share():
@@ -94,12 +114,28 @@ def test_10_6_counts_the_atoms_of_a_warps_share():
     wm, wn = cfg.warps
     per_warp_tile = (cfg.bm // wm) * (cfg.bn // wn)
     assert _reference("10.6") == per_warp_tile // (16 * 8) * (cfg.bk // 16)
+    for wrong in (_reference("10.6") - 1, _reference("10.6") + 1):       # never which way: no bisection
+        v = check("10.6", wrong)
+        assert not v.right and "large" not in v and "small" not in v
+
+
+def test_10_7_the_design_is_judged_by_the_configuration_built():
+    from workbench.kernels.arithmetic import gemm_arithmetic
+    want = _reference("10.7")
+    stages = want[-1]
+    assert gemm_arithmetic(G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=stages), 64, 64, 64).smem_bytes \
+        <= G.SMEM_LIMIT < (128 + 256) * 32 * 2 * (stages + 1)
+    assert check("10.7", G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=stages)).right
+    for wrong in (G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=stages - 1),
+                  G.SmemGemm(bm=128, bn=128, bk=32, warps=(2, 4), stages=stages), stages, want):
+        v = check("10.7", wrong)
+        assert not v.right and "large" not in v and "small" not in v
 
 
 def test_no_answer_is_printed_before_its_question():
     cells = _cells()
     answers = {"10.1": [str(_reference("10.1"))], "10.2": [str(_reference("10.2"))],
-               "10.4": ["S<{},{},{}>".format(*_reference("10.4"))]}
+               "10.4": ["S<{},{},{}>".format(*_reference("10.4")[1])]}
     for key, texts in answers.items():
         at = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and f'check("{key}"' in "".join(c["source"]))
         before = json.dumps([c.get("outputs", []) for c in cells[:at]])

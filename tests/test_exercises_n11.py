@@ -109,7 +109,58 @@ def test_11_3_the_model_is_the_kernels_formulas_and_the_kernel_runs_past_it():
     make_hopper_gemm(cfg)[cfg.grid(m, n), (cfg.threads, 1, 1)](ta, tb, c, kk)
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64).T)
     for wrong in ((1, 1, 1), (1, 1, 0), (1, 0, 0), (3, 0, 1), (1, 0)):
-        assert not check("11.3", wrong).right, wrong
+        v = check("11.3", wrong)
+        assert not v.right and "item 0" not in v and "item 1" not in v and "item 2" not in v, wrong
+
+
+def test_11_2_never_says_which_way():
+    want = _reference("11.2")
+    for wrong in (want - 16, want + 16):
+        v = check("11.2", wrong)
+        assert not v.right and "large" not in v and "small" not in v
+
+
+def test_11_4_the_design_is_judged_by_the_configuration_built():
+    from workbench.kernels.arithmetic import gemm_arithmetic
+    want = _reference("11.4")
+    stages = want[-1]
+    best = HopperGemm(bm=128, bn=128, bk=64, stages=stages)
+    assert gemm_arithmetic(best, 64, 64, 64).other_smem_bytes == 32768     # the staging of C is what costs a stage
+    with pytest.raises(ValueError, match="shared memory"):
+        HopperGemm(bm=128, bn=128, bk=64, stages=stages + 1)
+    assert check("11.4", best).right
+    for wrong in (HopperGemm(bm=128, bn=128, bk=64, stages=stages - 1), HopperGemm(stages=4), stages, want):
+        v = check("11.4", wrong)
+        assert not v.right and "large" not in v and "small" not in v
+
+
+def test_11_5_the_pipeline_is_the_notebooks_and_the_fix_is_run(tmp_path):
+    import ast
+    src = inspect.getsource(n11.ring_pipeline.__wrapped__)
+    shown = ["".join(c["source"]) for c in _cells() if c["cell_type"] == "code" and
+             "def ring_pipeline" in "".join(c["source"])]
+    assert len(shown) == 1
+    fn = next(n for n in ast.parse(shown[0]).body if isinstance(n, ast.FunctionDef) and n.name == "ring_pipeline")
+    lines = shown[0].splitlines()[fn.decorator_list[0].lineno - 1:fn.end_lineno]
+    assert "\n".join(lines) == src.rstrip("\n")
+    assert n11.run_pipeline(n11.ring_pipeline).startswith("the CPU executor refuses it")
+    assert not check("11.5", n11.ring_pipeline).right
+
+    def edited(old, new):          # a learner's edit, in a file (@wb.kernel reads the source)
+        assert old in src
+        path = tmp_path / f"learner_{abs(hash((old, new)))}.py"
+        path.write_text(src.replace(old, new))
+        ns = {"wb": wb, "S": n11.S, "RING": n11.RING}
+        exec(compile(path.read_text(), str(path), "exec"), ns)
+        return ns["ring_pipeline"]
+    parity = "wb.mbarrier_wait(full, s, (it // S + 1) % 2)"
+    assert check("11.5", edited(parity, "wb.mbarrier_wait(full, s, (it // S) % 2)")).right
+    # the other bugs the section names are refused too: a forgotten release, a wrong byte count
+    assert "refuses" in n11.run_pipeline(edited("            wb.mbarrier_arrive(empty, s)", "            pass"))
+    assert "refuses" in n11.run_pipeline(edited("64 * 64 * 2)", "64 * 64)"))
+    for wrong in ("e", ("ring_pipeline", n11.PIPE_RIGHT)):
+        v = check("11.5", wrong)
+        assert not v.right and v.startswith("11.5: ")
 
 
 def test_no_answer_is_printed_before_its_question():

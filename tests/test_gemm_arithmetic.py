@@ -49,7 +49,7 @@ def test_the_stage_budget_is_what_the_constructor_accepts(make):
         make(g.max_stages + 1)                        # one more: refused by the configuration itself
 
 
-def test_the_epilogue_staging_is_what_limits_the_hopper_ring_to_4_stages():
+def test_the_epilogue_staging_costs_a_stage_at_128x128_but_not_at_128x256():
     g = gemm_arithmetic(HopperGemm(), 4096, 4096, 4096)
     assert g.other_smem_bytes == 2 * 128 * 128 == 32768        # two 128 x (128 bytes) staging buffers of C
     assert g.max_stages == 4

@@ -14,7 +14,11 @@ applied to an object of a foreign type (``mock.ANY``, a numpy array, a torch ten
   equivalent representation is right, with CuTe's form given;
 * an exception class (``"which error does ... raise?"``): exactly the class the library raises (``Exception``
   names every error and is not an answer);
-* an exercise may accept other spellings of its answer (``accept``: ``"S<3,3,3>"`` for a swizzle's (B, M, S)).
+* an exercise may accept other spellings of its answer (``accept``: ``"S<3,3,3>"`` for a swizzle's (B, M, S)), or
+  judge an object by running it (``accept`` returns the verdict: a kernel the learner fixed, run on the CPU
+  executor);
+* a wrong answer is told that it is wrong, never which way (an int is "not it", never "too large") nor which
+  item of a tuple (either would let the answer be found by search).
 
 ``check`` always returns a verdict, whatever it is given.  The reference answers are computed by a solver that
 the registry keeps to itself: an ``Exercise`` holds the question and the hint, not the answer.
@@ -121,6 +125,8 @@ def _judge(ex: Exercise, answer) -> Verdict:
     want = _reference(ex.key)
     if ex.accept is not None:
         answer = ex.accept(answer)
+        if type(answer) is Verdict:       # an exercise that runs the learner's object gives its own verdict
+            return answer
     if isinstance(want, type) and issubclass(want, BaseException):
         return _judge_exception(ex, want, answer)
     if type(want) is Layout:
@@ -183,13 +189,14 @@ def _difference(a, b) -> str:
         if kinds:
             i = kinds[0]
             return f"item {i}: expected {_kind(b[i])}, but got {_what(a[i])}."
-        return f"item{'s' if len(wrong) > 1 else ''} {', '.join(map(str, wrong))} {'are' if len(wrong) > 1 else 'is'} wrong."
+        # never which item, nor which way: a tuple of small answers would fall to a search item by item
+        return "not every item is right."
     if type(a) is not type(b):
         return f"expected {_kind(b)}, but got {_what(a)}."
     if type(b) is bool:
         return f"{a!r} is not it."
     if type(b) is int:
-        return f"{_short(a)} is too {'large' if a > b else 'small'}."
+        return f"{_short(a)} is not it."        # never 'too large/too small': that would let it be bisected
     return "that is not it."
 
 

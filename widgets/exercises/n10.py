@@ -1,17 +1,22 @@
 """Exercises of notebook 10: tensor cores from Python, the GEMM ladder.
 
-10.3 is a design task and 10.5 a find-the-bug task: their answers are objects (a TiledMMA) or a label whose
-reference is computed here by building and running the library's own objects on the CPU executor.
-``ring_rowsum`` is the kernel of 10.5 exactly as notebook 10 shows it (a test keeps the two equal).
+10.3 and 10.7 are design tasks and 10.5 a find-the-bug task: their answers are objects (a TiledMMA, an SmemGemm,
+the learner's fixed kernel), judged by what they build or compute: the kernel is run on the CPU executor.  Nothing
+else passes for them (a tuple restating the reference is refused), and a wrong one is told that it is wrong, never
+which way.  ``ring_rowsum`` is the kernel of 10.5 exactly as notebook 10 shows it (a test keeps the two equal).
 """
+
+import re
 
 import numpy as np
 
 import workbench as wb
 from workbench.atoms.tiled import TiledMMA
+from workbench.dsl.runtime.launch import Kernel
 from workbench.kernels import gemm_ladder as G
+from workbench.kernels.arithmetic import gemm_arithmetic
 
-from . import exercise
+from . import Verdict, exercise
 from .n05 import _bms
 
 _ATOM = G.SM80_F16
@@ -44,13 +49,12 @@ def _():
 
 
 def _design(answer):
-    """A TiledMMA is judged by its atom, atom layout, threads and tile; its description passes through."""
-    if type(answer) is TiledMMA:
-        return ("TiledMMA", answer.atom.name, tuple(answer.atom_layout_mnk.shape), answer.size,
-                tuple(answer.tile_shape_mnk))
-    if type(answer) in (tuple, list) and len(answer) == 5 and type(answer[0]) is str and answer[0] == "TiledMMA":
-        return answer
-    raise TypeError(f"expected a TiledMMA built with wb.make_tiled_mma, but got {type(answer).__name__}")
+    """A TiledMMA is judged by its atom, atom layout, threads and tile; anything else is refused."""
+    if type(answer) is not TiledMMA:
+        return Verdict(f"10.3: expected a TiledMMA built with wb.make_tiled_mma(...), but got {type(answer).__name__}.",
+                       False)
+    return ("TiledMMA", answer.atom.name, tuple(answer.atom_layout_mnk.shape), answer.size,
+            tuple(answer.tile_shape_mnk))
 
 
 @exercise("10.3", "Design a TiledMMA of SM80_16x8x16_F32F16F16F32_TN with the pipelined rung's warps (config.warps along "
@@ -64,16 +68,26 @@ def _():
     return _design(mma)
 
 
-@exercise("10.4", "Which swizzle (B, M, S) does wb.suggest_swizzle find for the ldmatrix reads of A of a 128 x 16 fp16 "
-                  "tile (SmemGemm(bk=16): 32-byte rows)?",
+def _ways_and_swizzle(answer):
+    if type(answer) not in (tuple, list) or len(answer) != 2:
+        return Verdict(f"10.4: expected a pair (ways, swizzle): the conflict's ways as an int and the swizzle as "
+                       f"(B, M, S), 'S<B,M,S>' or a wb.Swizzle, but got {type(answer).__name__}.", False)
+    return (answer[0], _bms(answer[1]))
+
+
+@exercise("10.4", "For SmemGemm(bk=16) (a 128 x 16 fp16 tile: 32-byte rows), how many ways do the ldmatrix reads of A "
+                  "conflict on the row-major tile, and which swizzle (B, M, S) does wb.suggest_swizzle find? Answer "
+                  "(ways, swizzle).",
           hint="a phase of ldmatrix reads the same 16 bytes of 8 consecutive rows: count the rows that fit in 128 "
-               "bytes of banks, and which rows then share banks; the swizzle must keep each 16-byte chunk (8 halves) "
-               "whole and XOR the row bit that tells those rows apart into the chunk index of the row",
-          accept=_bms)
+               "bytes of banks, and which rows then share banks (wb.bank_conflicts(copy, tile).max_ways); the swizzle "
+               "must keep each 16-byte chunk (8 halves) whole and XOR the row bit that tells those rows apart into "
+               "the chunk index of the row",
+          accept=_ways_and_swizzle)
 def _():
     cfg = G.SmemGemm(bk=16)
-    s = wb.suggest_swizzle(cfg.s2r_A, wb.make_layout((cfg.bm, cfg.bk), stride=(cfg.bk, 1)), wb.Float16).swizzle
-    return (s.bits, s.base, s.shift)
+    plain = wb.make_layout((cfg.bm, cfg.bk), stride=(cfg.bk, 1))
+    s = wb.suggest_swizzle(cfg.s2r_A, plain, wb.Float16).swizzle
+    return (wb.bank_conflicts(cfg.s2r_A, plain).max_ways, (s.bits, s.base, s.shift))
 
 
 # -- 10.5: the kernel with the bug (notebook 10 shows exactly this source) -----------------------------------
@@ -115,16 +129,48 @@ def ring_input(ntiles, seed=0):
     return x, want
 
 
-def _label(answer):
-    """'(e)', ' E ' and 'e' are one label."""
-    return answer.strip().strip("()").strip() if type(answer) is str else answer
+RIGHT = "exact for every number of tiles, two tiles in flight"
+TILE_COUNTS = (1, 2, 3, 4, 7)
 
 
-@exercise("10.5", "Which labelled line of ring_rowsum is wrong (the fix keeps wait_group(STAGES - 2), two tiles in "
-                  "flight)? Answer its letter.",
-          hint="cp.async.wait_group counts committed groups, not tiles: count the groups a thread has committed when it "
-               "waits at (b) in the last iteration, and which tile the newest of them holds",
-          accept=_label)
+def run_ring(kernel) -> str:
+    """Run a ring kernel (x, out) on the CPU executor for several numbers of tiles: RIGHT where every sum is exact
+    and it waits with wait_group(STAGES - 2) only (two tiles in flight), else what went wrong."""
+    wrong = []
+    for n in TILE_COUNTS:
+        x, want = ring_input(n, seed=n)
+        out = np.zeros(32, np.float32)
+        kernel[1, 32](wb.from_dlpack(x, assumed_align=16), out)
+        if not np.array_equal(out, want):
+            wrong.append(n)
+    if wrong:
+        return f"the sums are wrong for {len(wrong)} of the {len(TILE_COUNTS)} numbers of tiles tried"
+    x, _ = ring_input(3)
+    code = wb.show_code(kernel, wb.from_dlpack(x, assumed_align=16), np.zeros(32, np.float32))
+    waits = set(re.findall(r"cp\.async\.wait_group (\d+)", code))
+    if waits != {str(STAGES - 2)}:
+        return (f"the sums are right, but it waits with wait_group {', '.join(sorted(waits))}: the fix keeps "
+                f"wait_group(STAGES - 2), two tiles in flight")
+    return RIGHT
+
+
+def _fixed_ring(answer):
+    if type(answer) is not Kernel:
+        return Verdict(f"10.5: expected your fixed ring_rowsum (the @wb.kernel function, edited and re-run), but got "
+                       f"{type(answer).__name__}.", False)
+    got = run_ring(answer)
+    if got == RIGHT:
+        return Verdict("10.5: right: exact for every number of tiles tried, two tiles in flight.", True)
+    return Verdict(f"10.5: not yet: {got}. Hint: {_HINT_10_5}", False)
+
+
+_HINT_10_5 = ("cp.async.wait_group counts committed groups, not tiles: count the groups a thread has committed when it "
+              "waits at (b) in the last iterations, and which tile the newest of them holds")
+
+
+@exercise("10.5", "Fix ring_rowsum (the fix keeps wait_group(STAGES - 2), two tiles in flight) and pass the fixed "
+                  "kernel: check('10.5', ring_rowsum).",
+          hint=_HINT_10_5, accept=_fixed_ring)
 def _():
     @wb.kernel
     def fixed(x, out):
@@ -150,15 +196,10 @@ def _():
             wb.cp_async_commit_group()       # a group every iteration, empty or not: the count stays in step
         out[t] = acc
 
-    x, want = ring_input(5)
-    results = []
-    for k in (ring_rowsum, fixed):
-        out = np.zeros(32, np.float32)
-        k[1, 32](wb.from_dlpack(x, assumed_align=16), out)
-        results.append(bool(np.array_equal(out, want)))
+    results = [run_ring(ring_rowsum) == RIGHT, run_ring(fixed) == RIGHT]
     if results != [False, True]:
         raise AssertionError(f"10.5: the buggy kernel should fail and the fixed one pass, got {results}")
-    return "e"
+    return ("ring_rowsum", RIGHT)
 
 
 @exercise("10.6", "How many mma.sync instructions does one warp of the pipelined rung issue per k-tile?",
@@ -168,3 +209,21 @@ def _():
     cfg = r.config
     _, m, n = r.mma.get_slice(0).partition_C(wb.make_layout((cfg.bm, cfg.bn))).shape
     return m * n * (cfg.bk // r.mma.atom.shape_mnk[2])
+
+
+def _smem_design(answer):
+    if type(answer) is not G.SmemGemm:
+        return Verdict(f"10.7: expected a configuration built with G.SmemGemm(...), but got {type(answer).__name__}.",
+                       False)
+    return ("SmemGemm", answer.bm, answer.bn, answer.bk, answer.warps, answer.stages)
+
+
+@exercise("10.7", "Design: build the SmemGemm of 128 x 256 block tiles, 8 warps (2, 4) and k-tiles of bk = 32 with the "
+                  "most stages that fit in the 227 KiB a block may use.",
+          hint="one stage holds a bm x bk tile of A and a bn x bk tile of B, 2 bytes an element; the ring is stages of "
+               "them; gemm_arithmetic(cfg, M, N, K) prints the budget of any configuration you build",
+          accept=_smem_design)
+def _():
+    g = gemm_arithmetic(G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4)), 4096, 4096, 4096)
+    best = G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=g.max_stages)
+    return _smem_design(best)
