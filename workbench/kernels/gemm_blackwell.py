@@ -168,12 +168,15 @@ class BlackwellGemm:
     def arithmetic(self) -> dict:
         """The numbers to check on a B200 (its speed is not measured here: no Blackwell GPU is lent): the tile, the
         pipeline depth, tensor memory used and allocated, shared memory, and per k-tile the bytes TMA brings, the
-        UMMAs issued and the FLOPs they do (their ratio: the tile's arithmetic intensity from shared memory)."""
+        UMMAs issued and the FLOPs they do (their ratio: the tile's arithmetic intensity from shared memory).  two_sm:
+        the tile is the pair's (and ``ctas_per_tile``, ``cluster``); TMEM, shared memory, bytes and FLOPs are a CTA's;
+        the UMMAs a k-tile are the leader's, for both."""
         m, n, k = self.atom.shape_mnk
         flops = 2 * self.bm * self.bn * self.bk       # a CTA's share (two_sm: half the pair's tile)
+        pair = {"ctas_per_tile": 2, "cluster": self.cluster} if self.two_sm else {}   # two_sm: a CTA pair a tile
         return {
             "tile": (self.tile_m, self.bn, self.bk),
-            "ctas_per_tile": 2 if self.two_sm else 1,
+            **pair,
             "mma_atom": self.atom.name, "mma_shape": (m, n, k),
             "instr_desc": f"0x{self.atom.instr_desc.encode():08x}",
             "stages": self.stages,
