@@ -36,7 +36,9 @@ a TMA-store epilogue, M = 64 tiles.
 
 **2-SM pairs** (``two_sm=True``): clusters of two CTAs along M compute 256 x bn tiles with the 2-SM UMMA
 ``SM100_MMA_F16BF16_2x1SM_SS`` (M = 256, ``tcgen05.mma.cta_group::2``), as CUTLASS's 2-SM kernels and CuTe DSL's
-``dense_gemm`` with ``use_2cta_instrs`` do: CTA r of the pair (r = cluster rank) loads A's rows 128r.. of the tile
+``examples/python/CuTeDSL/blackwell/dense_gemm_persistent.py`` with ``use_2cta_instrs`` do (there: only the leader CTA
+waits on the stages and issues the MMAs; its full barrier counts both CTAs' bytes; the accumulator's consumers are
+both CTAs' epilogue warps): CTA r of the pair (r = cluster rank) loads A's rows 128r.. of the tile
 (a 128 x bk box) and B's rows r*bn/2.. (a bn/2 x bk box) into the same shared offsets; the warp 1 of both CTAs
 allocates the pair's TMEM (``tcgen05.alloc.cta_group::2``, the same columns in both); one thread of the even CTA (the
 leader) issues every MMA of the pair and commits with ``multicast=0b11`` (``tcgen05.commit.cta_group::2 ...

@@ -16,7 +16,10 @@ Blackwell GPU is lent here, so it has never run on one.
 CPU semantics: one warp's instruction carried out at once (a :class:`~workbench.dsl.scheduling.Collective`): the
 address must be the warp's own (lane field 32*(w%4): another quarter is an error), every cell must be allocated, and a
 load of a cell an MMA writes before that MMA's commit completed is an error.  Loads and stores complete at issue, so a
-register read before ``tcgen05_wait_ld`` is not caught here.
+register read before ``tcgen05_wait_ld`` is not caught here.  In a 2-SM kernel (``cta_group::2``) each CTA's warps
+read their own CTA's tensor memory, which holds its half of the pair's accumulator (the PTX ISA: ld/st reach "the
+Tensor Memory of the current CTA"); a cell the leader's pair MMA writes is pending in the peer CTA too, until the
+commit's mbarrier completes.
 """
 
 from __future__ import annotations
