@@ -488,7 +488,7 @@ def _make_two_sm(cfg: BlackwellGemm):
                     tile += step
             else:                                # the peer's relay: its stage s landed -> the leader's full[s]
                 while tile < mtiles * ntiles:
-                    for kt in wb.range_dynamic(ktiles):
+                    for _kt in wb.range_dynamic(ktiles):
                         s = it % S
                         wb.mbarrier_wait(full, s, (it // S) % 2)
                         wb.mbarrier_arrive(full, s, cta=0)

@@ -240,7 +240,8 @@ def pair_state(cbs, rank) -> PairState:
 def _rendezvous(node, kind, lanes, perform):
     """A pair operation's warp arriving: [the entry each lane waits on, until its 'done']; its mbarrier-shaped wait
     key and state in the block's _MB (so that a peer that never comes is reported as "1 of 2 arrivals")."""
-    st, rank, cbs, mb, thread, operands = lanes[0][0], lanes[0][1], lanes[0][2], lanes[0][3], lanes[0][4], lanes[0][5:]
+    rank, cbs, mb, thread = lanes[0][1:5]
+    operands = lanes[0][5:]
     warp = thread // 32
     e = pair_state(cbs, rank).arrive(kind, warp, rank & 1, (tmem_state(cbs[rank]),) + tuple(operands), node.line, perform)
     key = (f"{kind}.cta_group::2 of warp {warp} (the peer CTA's warp {warp} must perform it too)", node.line)

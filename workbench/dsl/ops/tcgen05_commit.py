@@ -28,7 +28,7 @@ on the mbarrier reads it before it lands, which is reported.
 from __future__ import annotations
 
 from .. import ir
-from ..backends.cpu import KernelRuntimeError, pyexpr
+from ..backends.cpu import KernelRuntimeError
 from ..backends.cuda import saddr
 from ..builtins import builtin
 from .mbarrier import bar_key, bar_operand, mb_arrive, mb_index, peer

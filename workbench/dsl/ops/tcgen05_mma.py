@@ -35,7 +35,9 @@ CPU semantics: the issuing thread computes D = A B^T (+ D) exactly (float64, rou
 shared tiles as the descriptors address them, writes the TMEM cells of ``acc`` at once and marks them pending: a
 thread reading one before the mbarrier of the MMA's commit completes raises (the executor completes asynchronous work
 only when no thread can move otherwise).  The shared tiles are read at issue, so overwriting them before the commit
-completes is not caught here; nor is an MMA overwriting an accumulator that another thread has not finished loading
+completes is not caught here (nor, for a pair MMA, a leader that does not wait for the peer's tiles to land: the CPU
+executor's TMA lands at issue, so such a kernel reads whatever the peer's stage holds then, which only an inexact
+result shows); nor is an MMA overwriting an accumulator that another thread has not finished loading
 (a missing "accumulator empty" wait: the executor's tcgen05.ld completes at issue and usually runs first).  A TS atom's A cells are read at issue too: cells another thread's tcgen05.cp (or MMA)
 still writes are an error (only one thread's own tcgen05 operations are ordered, in issue order, without a commit and
 an mbarrier wait).
