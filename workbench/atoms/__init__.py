@@ -4,7 +4,7 @@ from .conflicts import BankConflicts, SwizzleSuggestion, bank_conflicts, suggest
 from .copy import CopyAtom, copy_atom, copy_atom_names
 from .gmma_desc import GmmaDescriptor, make_gmma_desc
 from .mma import MMAAtom, mma_atom, mma_atom_names
-from .sm100 import UMMA_FAMILIES, UmmaAtom, umma_atom
+from .sm100 import UMMA_BLOCK_SCALED_FAMILIES, UMMA_FAMILIES, UmmaAtom, UmmaBlockScaledAtom, umma_atom
 from .smem import GMMA_SMEM_ATOMS, gmma_smem_atom
 from .tiled import (
     ThrCopy,
@@ -24,9 +24,11 @@ from .tmem import (
     TmemTensor,
     TmemTiledCopy,
     make_tmem_copy,
+    make_utccp_copy,
     tmem_copy_atom,
     tmem_copy_atom_names,
     tmem_frg,
+    tmem_sf_frg,
 )
 from .umma_desc import (
     UMMA_SMEM_ATOMS,
@@ -47,5 +49,5 @@ __all__ = [
     "UmmaAtom", "umma_atom", "UMMA_FAMILIES", "UmmaSmemDescriptor", "UmmaInstrDescriptor",
     "UmmaInstrDescriptorBlockScaled", "make_umma_desc", "umma_smem_atom", "UMMA_SMEM_ATOMS", "TmemAllocator",
     "TmemTensor", "TmemCopyAtom", "TmemTiledCopy", "tmem_frg", "tmem_copy_atom", "tmem_copy_atom_names",
-    "make_tmem_copy",
+    "make_tmem_copy", "UmmaBlockScaledAtom", "UMMA_BLOCK_SCALED_FAMILIES", "tmem_sf_frg", "make_utccp_copy",
 ]

@@ -22,6 +22,7 @@ from ..layout import (
     compact_col_major,
     composition,
     filter_,
+    filter_zeros,
     left_inverse,
     make_layout,
     product_each,
@@ -32,7 +33,8 @@ from .copy import EXTENSIONS, CopyAtom, upcast
 from .tiled import TiledCopy
 
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "MAX_CAPACITY_BITS", "DP_b", "tmem_dp", "TmemAllocator", "TmemTensor",
-           "tmem_frg", "TmemCopyAtom", "tmem_copy_atom", "tmem_copy_atom_names", "make_tmem_copy", "TmemTiledCopy",
+           "tmem_frg", "tmem_sf_frg", "SF_ALLOC_MODES", "TmemCopyAtom", "tmem_copy_atom", "tmem_copy_atom_names", "make_tmem_copy", "make_utccp_copy",
+           "TmemTiledCopy",
            "tmem_address", "tmem_lane", "tmem_column"]
 
 TMEM_LANES = 128
@@ -159,6 +161,11 @@ class TmemTensor:
         """The same tensor at an allocated address (``TmemAllocator.allocate``)."""
         return TmemTensor(self.value_type, self.layout, address, self.offset)
 
+    def filter_zeros(self) -> TmemTensor:
+        """CuTe's ``filter_zeros(tensor)``: the same data with every stride-0 mode's extent set to 1 (a scale-factor
+        fragment's VecSize mode, before ``make_utccp_copy``)."""
+        return TmemTensor(self.value_type, filter_zeros(self.layout), self.base, self.offset)
+
     def lane_column(self, crd) -> tuple:
         """(lane, 32-bit column, sub-word index) of the element at ``crd`` (an index or a coordinate)."""
         off = self.offset + self.layout(crd)
@@ -244,6 +251,56 @@ def tmem_frg(value_type, shape, n_sm: int = 1, alloc: str = "Interleaved", stora
     else:
         raise ValueError(f"{what}: UMMA expects N_SM == 1 or N_SM == 2")
     logical = tiled_product(atom, rest_layout)
+    return TmemTensor(value_type, composition(restride, logical))
+
+
+def _rank(s):
+    return len(s) if type(s) is tuple else 1
+
+
+SF_ALLOC_MODES = ("ScaleFactorDuplicated4by1", "ScaleFactorDuplicated2by2")
+
+
+def tmem_sf_frg(value_type, sf_vec_size: int, n_sm: int, is_sfa: bool, shape,
+                alloc: str = "ScaleFactorDuplicated4by1") -> TmemTensor:
+    """CuTe's ``UMMA::tmem_sf_frg<ValueType, SFVecSize, N_SM, Is_SFA, TmemAlloc>::make(shape)``: the scale factors
+    of a block-scaled UMMA in tensor memory (a block-scaled atom's ``FrgTypeSFA`` / ``FrgTypeSFB``).
+
+    ``shape`` is the MMA-SF partitioned shape ((MMA_MN, (VecSize, NSF)), num_MMA_MN, num_MMA_K, ...), as CUTLASS's
+    ``Sm1xxBlockScaledConfig::deduce_smem_layoutSFA/SFB`` makes it (the atoms' ``smem_layout_SFA/SFB``).  One
+    scale factor is one byte: four share a 32-bit column (CuTe's column address step is one value here, not a
+    column), the VecSize mode has stride 0 (one factor scales VecSize values along K), and every factor is
+    replicated in the four 32-lane sub-partitions (the 4x1 data path; the 2x2 path of SFB for a 2-SM M=128 atom
+    replicates twice in each CTA's two halves), so the fragment's first mode is four times MMA_MN."""
+    if not isinstance(value_type, et.ElementType):
+        raise TypeError(f"tmem_sf_frg: expected an element type, but got {type(value_type).__name__}.")
+    what = f"tmem_sf_frg<{value_type}, {sf_vec_size}, {n_sm}SM, {'SFA' if is_sfa else 'SFB'}, {alloc}>"
+    if alloc not in SF_ALLOC_MODES:
+        raise ValueError(f"{what}: expected alloc in {SF_ALLOC_MODES}, but got {alloc!r}.")
+    if type(shape) is not tuple or len(shape) < 1 or type(shape[0]) is not tuple or len(shape[0]) != 2:
+        raise ValueError(f"{what}: Expected post-partitioned shape ((M_MMA,N_MMA),...). (CuTe's static_assert), but got "
+                         f"{shape!r}.")
+    if len(shape) < 3:
+        raise ValueError(f"{what}: Expected an MMA partitioned tensor (CuTe's static_assert: rank >= 3, "
+                         f"((MMA), num_MMA_MN, num_MMA_K, ...)), but got {shape!r}.")
+    if _rank(shape[0][1]) != 2:
+        raise ValueError(f"{what}: Expected an MMA-SF partitioned tensor (CuTe's static_assert: the K mode is "
+                         f"(VecSize, NSF)), but got {shape!r}.")
+    mn, vs, nsf = _size(shape[0][0]), _size(shape[0][1][0]), _size(shape[0][1][1])
+    restride = Layout((128, 16384), (tmem_dp(value_type.bits), 1))
+    if is_sfa or alloc == "ScaleFactorDuplicated4by1":
+        if mn % 32:
+            raise ValueError(f"{what}: MMA_MN = {mn} is not a multiple of the 32 lanes of a sub-partition (CuTe's "
+                             "Int<MMA_MN/32> would drop the remainder).")
+        atom = Layout((((32, mn // 32), 4), (vs, nsf)), (((1, 512), 32), (0, 128)))
+    else:
+        if n_sm != 2:
+            raise ValueError(f"{what}: Should be 2x2 Datapath (CuTe's static_assert: N_SM == 2).")
+        if mn % 64:
+            raise ValueError(f"{what}: MMA_MN = {mn} is not a multiple of 64 (two halves of 32 lanes; CuTe's "
+                             "Int<MMA_MN/2/32> would drop the remainder).")
+        atom = Layout((((32, mn // 64), 2, 2), (vs, nsf)), (((1, 512), 64, 32), (0, 128)))
+    logical = tiled_product(atom, make_layout(tuple(shape[1:])))
     return TmemTensor(value_type, composition(restride, logical))
 
 
@@ -422,14 +479,35 @@ def make_tmem_copy(atom: TmemCopyAtom, tmem: TmemTensor) -> TmemTiledCopy:
                         f"but got {atom!r}.")
     if not isinstance(tmem, TmemTensor):
         raise TypeError(f"make_tmem_copy: Expected TMEM tensor (CuTe's static_assert); got {type(tmem).__name__}.")
+    dp = tmem_dp(tmem.value_type.bits)
+    tc, tv_data = _cotiled_copy(atom, Layout((32, 4), (0, 32 * dp)), tmem, "make_tmem_copy")
+    _check_warp_lanes(tc, tv_data, tmem)
+    return tc
+
+
+def make_utccp_copy(atom: TmemCopyAtom, tmem: TmemTensor) -> TmemTiledCopy:
+    """CuTe's ``make_utccp_copy(CopyOp, tmem_tensor)`` (cute/atom/copy_traits_sm100.hpp): a tcgen05.cp (smem ->
+    TMEM) atom co-tiled over a TMEM tensor, one issuing thread (or one per CTA of a pair, ``_2cta``) for the whole
+    copy, as CUTLASS's block-scaled GEMMs copy their scale factors (``SM100_UTCCP_4x32dp128bit_{1,2}cta`` over the
+    scale-factor fragment with its zero strides filtered, ``wb.filter_zeros``).  Refused with CuTe's reason where
+    the atom's TMEM footprint is not in the tensor."""
+    if not isinstance(atom, TmemCopyAtom) or atom.instruction != "tcgen05_cp":
+        raise TypeError(f"make_utccp_copy: expected a UTCCP (smem -> TMEM) copy atom (wb.copy_atom('SM100_UTCCP_...', T)), but got "
+                        f"{atom!r}.")
+    if not isinstance(tmem, TmemTensor):
+        raise TypeError(f"make_utccp_copy: Expected TMEM tensor. (CuTe's static_assert); got {type(tmem).__name__}.")
+    tc, _ = _cotiled_copy(atom, Layout(atom.thr_id.size, 0), tmem, "make_utccp_copy")
+    return tc
+
+
+def _cotiled_copy(atom, atom_t, tmem, who):
+    """CuTe's ``make_cotiled_copy(Copy_Atom, (atom_t, ValID in units of T), tmem.layout())``."""
     if atom.value_type.bits != tmem.value_type.bits:
-        raise ValueError(f"make_tmem_copy: Expected a CopyAtom with the same type-width as the Tensor (atom over "
+        raise ValueError(f"{who}: Expected a CopyAtom with the same type-width as the Tensor (atom over "
                          f"{atom.value_type}, tensor of {tmem.value_type}).")
     data = tmem.layout
     if not data.is_static:
-        raise ValueError(f"make_tmem_copy: expected a static TMEM layout, but got {data}.")
-    dp = tmem_dp(tmem.value_type.bits)
-    atom_t = Layout((32, 4), (0, 32 * dp))
+        raise ValueError(f"{who}: expected a static TMEM layout, but got {data}.")
     atom_v = atom.val_id
     atom_tv = Layout((atom_t.shape, atom_v.shape), (atom_t.stride, atom_v.stride))
     inv = left_inverse(data)
@@ -439,7 +517,7 @@ def make_tmem_copy(atom: TmemCopyAtom, tmem: TmemTensor) -> TmemTiledCopy:
     data_ext = Layout((data.shape, 1), (data.stride, 0))
     v_back = coalesce(composition(data_ext, tv_data[1]))
     if v_back.size != atom_v.size or list(v_back.offsets()) != list(atom_v.offsets()):
-        raise ValueError(f"make_tmem_copy({atom.name}, {tmem}): The memory pointed to by AtomTVLayout does not exist in "
+        raise ValueError(f"{who}({atom.name}, {tmem}): The memory pointed to by AtomTVLayout does not exist in "
                          f"the DataLayout. (CuTe's static_assert: the atom reads TMEM offsets {atom_v} per thread, which "
                          f"the tensor does not hold; e.g. a 32dp atom needs 32 lanes of each warp's sub-partition)")
     flat = tuple(product_each(data.shape)) if type(data.shape) is tuple else (data.size,)
@@ -449,9 +527,7 @@ def make_tmem_copy(atom: TmemCopyAtom, tmem: TmemTensor) -> TmemTiledCopy:
         tiler.append(filter_(composition(proj, tv_data)))
     tile2data = composition(make_layout(flat), tuple(tiler))
     layout_tv = composition(left_inverse(tile2data), tv_data)
-    tc = TmemTiledCopy(atom, layout_tv, tuple(tiler))
-    _check_warp_lanes(tc, tv_data, tmem)
-    return tc
+    return TmemTiledCopy(atom, layout_tv, tuple(tiler)), tv_data
 
 
 def _check_warp_lanes(tc, tv_data, tmem):
