@@ -752,3 +752,76 @@ def test_tcgen05_cta_pair_allocation():
         _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 0, 1, 0)  # warps 0 and 1: never the same warp of the pair
     with pytest.raises(wb.KernelRuntimeError, match=r"pass different holders \(smem\w*\[0\] and smem\w*\[0\]\)"):
         _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 1, 1, 1)
+
+
+def _make_umma_pair128(ld_name):
+    """The M = 128 pair MMA (the PTX ISA's data-path Layout B: each CTA's 64 rows in CuTe's tmem_frg_2sm, the second
+    half of N in lanes 64..127), each CTA's half read by a tiled copy of ld_name."""
+    m, n, k = 128, 64, 64
+    atom = wb.mma_atom("SM100_MMA_F16BF16_2x1SM_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=m, n=n)
+    tacc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
+    tload = wb.make_tmem_copy(wb.copy_atom(ld_name, wb.Float32), tacc)
+    sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (m // 2, k))
+    sb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (n // 2, k))
+    nv = m // 2 * n // 128
+
+    @wb.kernel(cluster=(2, 1, 1))
+    def umma_pair128(a, b, out):
+        t = wb.thread_idx().x
+        r = wb.block_rank_in_cluster()
+        sA = wb.shared_tensor(wb.Float16, sa)
+        sB = wb.shared_tensor(wb.Float16, sb)
+        bars = wb.shared_tensor(wb.Uint64, 1)
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        for i in range(t, m // 2 * k, 128):
+            sA[i % (m // 2), i // (m // 2)] = a[r * (m // 2) + i % (m // 2), i // (m // 2)]
+        for i in range(t, n // 2 * k, 128):
+            sB[i % (n // 2), i // (n // 2)] = b[r * (n // 2) + i % (n // 2), i // (n // 2)]
+        if t < 32:
+            wb.tmem_alloc(holder, 64, cta_group=2)
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.cluster_sync()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, tacc)
+        if t == 0:
+            if r == 0:
+                wb.gemm(atom, acc, sA, sB, acc, accumulate=False)
+                wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(nv, wb.Float32)
+        wb.copy(tload, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(nv):
+            out[r, t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.cluster_sync()
+        if t < 32:
+            wb.tmem_dealloc(addr, 64, cta_group=2)
+
+    return umma_pair128, tload, tacc, nv
+
+
+def test_tcgen05_cta_pair_m128():
+    """M = 128 pair: every thread's value is the product at its CTA's row r*64 + m and column n, (m, n) as the tiled
+    copy's TV layout over CuTe's 2-SM fragment says (CPU executor; NVRTC for sm_100a, not run on a GPU)."""
+    kern, tload, tacc, nv = _make_umma_pair128("SM100_TMEM_LOAD_32dp32b16x")
+    rng = np.random.default_rng(31)
+    a = rng.integers(-3, 4, (128, 64)).astype(np.float16)
+    b = rng.integers(-3, 4, (64, 64)).astype(np.float16)
+    out = np.full((2, 128, nv), np.nan, np.float32)
+    kern[(2, 1, 1), (128, 1, 1)](a, b, out)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    xy = _tmem_copy_coords(tload, tacc, nv)
+    for r in (0, 1):
+        np.testing.assert_array_equal(out[r], ref[r * 64 + xy[..., 0], xy[..., 1]])
+    assert sorted(map(tuple, xy.reshape(-1, 2).tolist())) == [(i, j) for i in range(64) for j in range(64)]
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_ptx
+    ptx = compile_ptx(_source(kern, a, b, out), "sm_100a")
+    assert ptx.count("tcgen05.mma.cta_group::2.kind::f16") == 4 and "tcgen05.ld.sync.aligned.32x32b.x16.b32" in ptx
