@@ -153,3 +153,11 @@ def test_block_scaled_fragments():
 def test_block_scaled_refusals(name, kw, err, msg):
     with pytest.raises(err, match=msg):
         bs_atom(name, **kw)
+
+
+def test_block_scaled_descriptor_inputs():
+    a = bs_atom()
+    with pytest.raises(ValueError, match="32-bit TMEM address"):
+        a.instr_desc.runtime(1 << 32, 0)
+    with pytest.raises(ValueError, match="no TS form"):
+        a.make_fragment_A(((128, 32), 1, 1))

@@ -2,6 +2,9 @@
 
 ``mma_atom("SM100_MMA_F16BF16_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=128, n=256,
 a_major="K", b_major="K")``: the CuTe C++ type name, its template arguments as keywords in CuTe's order.
+The block-scaled atoms (``SM100_MMA_MXF8F6F4_SS``, ``SM100_MMA_MXF4_SS`` and their 2x1SM forms) add ``sf_type``
+after ``c_type`` and, for MXF4, ``vs`` after ``n``; their scale factors live in tensor memory
+(``make_fragment_SFA/SFB``) and are copied there by ``make_utccp_copy``.
 One UMMA is issued by one thread for the whole CTA (``ThrID _1``) or for a pair of CTAs (2x1SM: ``ThrID _2``,
 each "thread" a CTA holding half of M and of N); A and B come from shared-memory descriptors (SS) or A from
 tensor memory (TS); C always lives in tensor memory (:mod:`workbench.atoms.tmem`).  Every M, N, major and type
@@ -219,7 +222,8 @@ def _bs_rule(name, m, n, vs):
     if not cta2:
         # sic: CuTe's MXF8F6F4_SS message says "64 or 128" while its condition is M == 128
         msg = (f"{name} M-mode size should be 128 for 1 CTA cluster MMA." if mx4 else
-               f"{name} M-mode size should be 64 or 128 for 1 CTA cluster MMA.")
+               f"{name} M-mode size should be 64 or 128 for 1 CTA cluster MMA. (CuTe's static_assert; its condition "
+               "is M == 128, whatever the message says)")
         if m != 128:
             return "m", msg
         if not (n % 8 == 0 and 8 <= n <= 256):
@@ -227,7 +231,8 @@ def _bs_rule(name, m, n, vs):
     else:
         # sic: CuTe's MXF8F6F4_2x1SM_SS message says "128 or 256" while its condition is M == 256
         if not (m in (128, 256) if mx4 else m == 256):
-            return "m", f"{name} M-mode size should be 128 or 256 for 2 CTA cluster MMA."
+            return "m", f"{name} M-mode size should be 128 or 256 for 2 CTA cluster MMA." + (
+                "" if mx4 else " (CuTe's static_assert; its condition is M == 256, whatever the message says)")
         if not (n % 16 == 0 and 16 <= n <= 256):
             return "n", f"{name} N-mode size should be a multiple of 16 between 16 and 256."
     if mx4 and vs not in (16, 32):
@@ -305,6 +310,10 @@ class UmmaBlockScaledAtom(_UmmaCommon):
     def make_fragment_SFB(self, shape):
         """CuTe's ``make_tensor<FrgTypeSFB>(shape)`` (``UMMA::tmem_sf_frg<sf, SFVecSize, N_SM, false, TmemAlloc>``)."""
         return tmem_sf_frg(self.sf_type, self.sf_vec_size, self.cta_group, False, shape, self.sf_alloc)
+
+    def make_fragment_A(self, shape):
+        raise ValueError(f"make_fragment_A: {self.family} reads A from shared memory through a descriptor "
+                         "(make_umma_desc); block-scaled UMMA atoms have no TS form in CuTe 4.2.")
 
     def smem_layout_SFA(self, tile_mnk):
         """CUTLASS's ``Sm1xxBlockScaledConfig<VS>::deduce_smem_layoutSFA(make_tiled_mma(atom), tile_mnk)``

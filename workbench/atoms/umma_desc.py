@@ -137,6 +137,10 @@ class UmmaInstrDescriptorBlockScaled(_Bits):
     def runtime(self, tmem_sfa_addr: int = 0, tmem_sfb_addr: int = 0) -> int:
         """CuTe's ``make_runtime_instr_desc_block_scaled``: the scale-factor ids from the top 2 bits of the scale
         factors' TMEM addresses, the descriptor in the upper 32 bits."""
+        for what, a in (("tmem_sfa_addr", tmem_sfa_addr), ("tmem_sfb_addr", tmem_sfb_addr)):
+            if type(a) is not int or not 0 <= a < (1 << 32):
+                raise ValueError(f"UmmaInstrDescriptorBlockScaled.runtime: expected {what} as a 32-bit TMEM address "
+                                 f"(lane << 16 | column, the byte of the column in bits 30..31), but got {a!r}.")
         d = self.replace(a_sf_id=(tmem_sfa_addr & 0xC0000000) >> 30, b_sf_id=(tmem_sfb_addr & 0xC0000000) >> 30)
         return d.encode() << 32
 
