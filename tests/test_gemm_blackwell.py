@@ -53,9 +53,10 @@ def test_rung_is_exact_on_the_cpu_executor(kw, shape, c_type):
     np.testing.assert_array_equal(c, _reference(a, b, c_type))
 
 
-def test_bf16_operands_and_c():
+@pytest.mark.parametrize("two_sm", [False, True])
+def test_bf16_operands_and_c(two_sm):
     torch = pytest.importorskip("torch")          # bf16 host arrays (CPU tensors, through DLPack)
-    cfg = BlackwellGemm(bn=64, bk=32, stages=2, dtype=wb.BFloat16)
+    cfg = BlackwellGemm(bn=64, bk=32, stages=2, dtype=wb.BFloat16, two_sm=two_sm)
     a, b, _ = _operands(150, 72, 48)
     ta, tb = torch.from_numpy(a.astype(np.float32)).bfloat16(), torch.from_numpy(b.astype(np.float32)).bfloat16()
     c = torch.full((150, 72), float("nan"), dtype=torch.bfloat16)
