@@ -39,6 +39,8 @@ CONFIGS = [
     ("128x256x64 s4 acc2 persistent f16-C", dict(persistent=True), np.float16),
     ("128x128x64 s6 acc2 f16-C", dict(bn=128, stages=6), np.float16),
     ("128x256x64 s4 acc2 epi64 f16-C", dict(epi_columns=64), np.float16),
+    ("256x256x64 s4 acc2 2-SM f16-C", dict(two_sm=True), np.float16),
+    ("256x256x64 s4 acc2 2-SM persistent f16-C", dict(two_sm=True, persistent=True), np.float16),
 ]
 
 _REG = re.compile(r"Used (\d+) registers")
