@@ -668,6 +668,10 @@ def test_fp8_kernels_compile_with_nvrtc():
     (dict(dtype=wb.Float16, block_scales=True), ValueError, "block scales are for fp8 operands"),
     (dict(dtype=wb.Float8E5M2, block_scales=True), ValueError, r"expected bk=128 and bn=128 .* got bk=128, bn=256"),
     (dict(dtype=wb.Float8E4M3FN, block_scales=1), TypeError, "expected block_scales to be a bool"),
+    # a whole 128 x 256 tile a ping-pong warpgroup: 256 accumulators a thread spilled (0.04x cuBLAS on an H100)
+    (dict(bm=128, bn=256, stages=3, pingpong=True), ValueError, r"at most 128 fp32 accumulators .* needs 256"),
+    (dict(dtype=wb.Float8E4M3FN, bn=128, bk=128, pingpong=True, block_scales=True), ValueError,
+     r"block scales \(a second set\) needs 256"),
 ])
 def test_fp8_configurations_are_refused_clearly(conf, err, msg):
     with pytest.raises(err, match=msg):

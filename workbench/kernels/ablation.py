@@ -31,8 +31,9 @@ def rung5_steps() -> list:
 def rung6_steps(dtype=wb.Float16) -> list:
     """Rung 6 (and 7) one change at a time, on the Hopper rung's knobs: (what changed, HopperGemm, epilogue), each the
     previous with one change, from one consumer warpgroup and a 2-stage ring to rung 6 (TMA epilogue), rung 7
-    (persistent), a cluster of 2, and ping-pong consumers (which need 3 stages: a second pair of staging buffers
-    leaves no room for 4, ``workbench.kernels.arithmetic``).  What the first step already has, TMA + wgmma + the
+    (persistent), a cluster of 2, and ping-pong consumers instead (two changes at once, necessarily: a warpgroup owning a
+    whole tile holds 128 x bn / 128 accumulators a thread, so bn = 128 keeps them at 128 registers; at bn = 256 the
+    kernel spilled and ran at 0.04x, now refused by HopperGemm).  What the first step already has, TMA + wgmma + the
     warp-specialized mbarrier ring + setmaxnreg, is one kernel and is not taken apart here: rung 5 beside it is the
     mma.sync kernel with the same tile."""
     base = dict(bm=64, bn=256, bk=64, stages=2, consumers=1, group=1, dtype=dtype)
@@ -44,6 +45,6 @@ def rung6_steps(dtype=wb.Float16) -> list:
              ("persistent blocks (rung 7)", dict(base, bm=128, consumers=2, stages=4, group=8, persistent=True), "tma"),
              ("cluster of 2 (B multicast)", dict(base, bm=128, consumers=2, stages=4, group=8, persistent=True,
                                                  cluster=2), "tma"),
-             ("ping-pong consumers instead (3 stages)", dict(base, bm=128, consumers=2, stages=3, group=8,
-                                                             pingpong=True), "tma")]
+             ("ping-pong consumers instead, each a whole 128 x 128 tile (5 stages)",
+              dict(base, bm=128, bn=128, consumers=2, stages=5, group=8, pingpong=True), "tma")]
     return [(what, HopperGemm(**kw), epi) for what, kw, epi in steps]

@@ -117,6 +117,17 @@ class HopperGemm:
                              f"promoted once a k-tile into the accumulators of a tile of one 128-column block of B: "
                              f"expected bk=128 and bn=128 (a second accumulator of bn/2 registers a thread beside "
                              f"the first), but got bk={bk}, bn={bn}.")
+        # a consumer thread's fp32 accumulators: its warpgroup's rows (a whole tile in ping-pong, else 64) x bn / 128,
+        # twice with block scales.  Past 128 they do not fit beside the rest of the 232 registers setmaxnreg gives:
+        # ping-pong at 128 x 256 spilled 2264 bytes a thread to local memory and ran at 0.04x cuBLAS on an H100
+        # (benchmarks/results/ladder-ablation-H100.json), so it is refused rather than run that slowly.
+        acc = (bm if pingpong else 64) * bn // 128 * (2 if block_scales else 1)
+        if acc > 128:
+            raise ValueError(f"{who}: expected at most 128 fp32 accumulators a consumer thread (what fits in setmaxnreg's "
+                             f"232 registers without spilling), but bm={bm}, bn={bn}"
+                             f"{', ping-pong (a whole tile a warpgroup)' if pingpong else ''}"
+                             f"{', block scales (a second set)' if block_scales else ''} needs {acc}: use a smaller bn "
+                             f"or bm=64.")
         self.bm, self.bn, self.bk, self.stages, self.consumers = bm, bn, bk, stages, consumers
         self.group, self.dtype, self.cluster = group, dtype, cluster
         self.b_dtype, self.block_scales = b_dtype, block_scales
