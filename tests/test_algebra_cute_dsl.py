@@ -181,7 +181,46 @@ def dyn_cases(n=240, seed=35):
     return out
 
 
-DYN_CASES = dyn_cases()
+def _dyn_anywhere(rng, maxr=4, last=False):
+    """Static extents with one dynamic extent (anywhere, or last), beside static modes whose strides continue it,
+    compact or with a gap; the strides after a dynamic extent are dynamic (its multiples), as a marked tensor's are."""
+    r = rng.randint(2, maxr)
+    shp = [rng.choice([1, 2, 3, 4, 6, 8]) for _ in range(r)]
+    shp[r - 1 if last else rng.randrange(r)] = rng.choice(["a", "b4", "c16"])
+    std, cur = [], 1
+    for s in shp:
+        d = ("*", cur, rng.choice([1, 1, 1, 2]))
+        std.append(d)
+        cur = ("*", d, s)
+    return tuple(shp), tuple(std)
+
+
+def dyn_hierarchy_cases(n=240, seed=351):
+    """Issue 35's hierarchy family: coalesce, composition and the divides of layouts with a dynamic extent among
+    static ones, by static tiles (1-D, strided, rank 2): the result must keep CuTe DSL's modes.  coalesce takes the
+    dynamic extent anywhere; composition and the divides take it last (before static modes the workbench still
+    departs: see _dynamic_first_departures)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        f = ("coalesce", "composition", "composition", "logical_divide", "zipped_divide", "flat_divide")[i % 6]
+        A = _dyn_anywhere(rng, last=f != "coalesce")
+        if f == "coalesce":
+            out.append((f, [A]))
+            continue
+        k = rng.random()
+        if k < .5:
+            T = ("L", (rng.choice([2, 4, 6, 8, 12, 16, 24, 32, 64]),), (1,))
+        elif k < .75:
+            T = ("L", (rng.choice([2, 3, 4]),), (rng.choice([2, 3, 4, 6]),))
+        else:
+            x = rng.choice([2, 4])   # injective: CuTe DSL 4.8.1 dies (SIGFPE) dividing by an overlapping tile
+            T = ("L", (x, rng.choice([2, 3])), (1, x * rng.choice([1, 2])))
+        out.append((f, [A, T]))
+    return out
+
+
+DYN_CASES = dyn_cases() + dyn_hierarchy_cases()
 
 
 def _dyn_build(x, env, mk):
@@ -193,6 +232,8 @@ def _dyn_build(x, env, mk):
         return env[v] if type(v) is str else v
     if type(x) is tuple and x and x[0] == "L":
         return mk(x[1][0] if len(x[1]) == 1 else x[1], x[2][0] if len(x[2]) == 1 else x[2])
+    if type(x) is tuple and len(x) == 2 and type(x[0]) is tuple and len(x[0]) > 1:   # (shape, stride) of leaves
+        return mk(tuple(leaf(e) for e in x[0]), tuple(leaf(e) for e in x[1]))
     if type(x) is tuple:
         return mk(leaf(x[0]), leaf(x[1]))
     return leaf(x)
@@ -209,16 +250,69 @@ def _trace_dyn(sink: cutlass.Constexpr, a: cutlass.Int32, b: cutlass.Int32, c: c
             sink.append("ERR " + type(e).__name__)
 
 
+def _structure_at_least_cutes(o, t):
+    """o has t's structure and static values: each ? of CuTe's a ? of ours of at least its divisibility, or a static
+    value where the workbench knows it (a stride 1 * 24 stays 24 where CuTe DSL makes it run-time)."""
+    po, pt = _TOKEN.split(o), _TOKEN.split(t)
+    to, tt = [m.group(0) for m in _TOKEN.finditer(o)], [m.group(0) for m in _TOKEN.finditer(t)]
+    if len(to) == len(tt):
+        return _TOKEN.sub("?", o) == _TOKEN.sub("?", t) and all(
+            _dyn_attrs(x)[1] % _dyn_attrs(y)[1] == 0 for x, y in zip(to, tt))
+    # fewer ? of ours: compare token by token, a number of ours allowed against a ? of CuTe's
+    so, st = re.findall(r"\?(?:\{[^}]*\})?|\d+|[^?\d]+", o), re.findall(r"\?(?:\{[^}]*\})?|\d+|[^?\d]+", t)
+    del po, pt
+    return len(so) == len(st) and all(a == b or (b.startswith("?") and (a.isdigit() or a.startswith("?")))
+                                      for a, b in zip(so, st))
+
+
+def _values_of(L):
+    from workbench.layout.values import value_of
+    return [value_of(L(i)) for i in range(value_of(wb.size(L)))]
+
+
+def _cute_tile_wrong(f, built, t):
+    """Where CuTe DSL's printed composition (or a divide's tile: mode 0, or a flat_divide's leading tile modes) is
+    static, is it not A o B at some index (A at its run-time values)?  Then refusing is right."""
+    if f not in ("composition", "logical_divide", "zipped_divide", "flat_divide"):
+        return False
+    A, B = built
+
+    def tile(v):   # the compared part of CuTe's print with each run-time value read as v
+        R = wb.parse_layout(_TOKEN.sub(str(v), t))
+        if f == "flat_divide":   # the tile's modes come first, as many as multiply to size(B)
+            modes, n = [], 1
+            while n < B.size and len(modes) < R.rank:
+                modes.append(R[len(modes)])
+                n *= modes[-1].size
+            return wb.make_layout(*modes) if len(modes) > 1 else modes[0]
+        return R if f == "composition" else R[0]
+    try:
+        R, R2 = tile(1), tile(1000003)
+    except (ValueError, IndexError):
+        return False
+    if str(R) != str(R2) or R.size != B.size:
+        return False   # a run-time value in the compared part: not decidable from the print
+    a = _values_of(A)
+    return [R(i) for i in range(R.size)] != [a[b] if b < len(a) else None for b in _values_of(B)]
+
+
 def test_generated_dynamic_algebra_as_cute_dsl():
     theirs = []
     _trace_dyn(theirs, *(v for _, v in _DYN.values()))
     env = {k: wb.Dyn(v, divisibility=d) for k, (d, v) in _DYN.items()}
     kinds, other = {}, []
     for (f, args), t in zip(DYN_CASES, theirs):
+        built = [_dyn_build(x, env, lambda s, d: wb.make_layout(s, stride=d)) for x in args]
         try:
-            o = str(getattr(wb, f)(*[_dyn_build(x, env, lambda s, d: wb.make_layout(s, stride=d)) for x in args]))
+            R = getattr(wb, f)(*built)
+            o = str(R)
+            if f == "composition":   # ours is A o B at every index, whether CuTe DSL answers or not
+                A, B = built
+                assert _values_of(R) == [_values_of(A)[b] if b < len(_values_of(A)) else A(b) for b in _values_of(B)]
         except ValueError as e:
             k = "both_refuse" if t.startswith("ERR") else "ours_refuse"
+            if k == "ours_refuse" and _cute_tile_wrong(f, built, t):
+                k = "ours_refuse_cute_wrong"
             kinds[k] = kinds.get(k, 0) + 1
             if k == "ours_refuse":
                 other.append(f"{f}{args}: CuTe DSL {t}, ours refuses: {e}")
@@ -226,11 +320,12 @@ def test_generated_dynamic_algebra_as_cute_dsl():
         if t.startswith("ERR") or t == "x:x":   # CuTe DSL 4.8.1 prints x:x for what it cannot order
             kinds["cute_refuse"] = kinds.get("cute_refuse", 0) + 1
             continue
-        ok = _TOKEN.sub("?", o) == _TOKEN.sub("?", t) and all(
-            _dyn_attrs(x.group(0))[1] % _dyn_attrs(y.group(0))[1] == 0 for x, y in zip(_TOKEN.finditer(o), _TOKEN.finditer(t)))
+        ok = _structure_at_least_cutes(o, t)
         kinds["same" if ok else "differ"] = kinds.get("same" if ok else "differ", 0) + 1
+        if ok and f in ("coalesce", "composition") and _TOKEN.sub("?", o) == _TOKEN.sub("?", t):
+            kinds[f"same_{f}"] = kinds.get(f"same_{f}", 0) + 1
         if not ok:
             other.append(f"{f}{args}: CuTe DSL {t}, ours {o}")
     print(kinds)
     assert not other, f"{len(other)} differences:\n" + "\n".join(other[:30])
-    assert kinds["same"] >= 150
+    assert kinds["same"] >= 330 and kinds["same_coalesce"] >= 35 and kinds["same_composition"] >= 50

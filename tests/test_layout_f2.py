@@ -16,8 +16,10 @@ from workbench.layout import (
     LayoutAlgebraError,
     Swizzle,
     coalesce,
+    complement,
     composition,
     cosize,
+    dice,
     f2_bases,
     f2_equal,
     left_inverse,
@@ -27,6 +29,8 @@ from workbench.layout import (
     rank,
     right_inverse,
     size,
+    slice_,
+    slice_and_offset,
     stride,
 )
 from workbench.layout import inttuple as it
@@ -176,6 +180,20 @@ def _all(F):
     return F.offsets().tolist()
 
 
+def _compatible(b, r):
+    """r refines b (CuTe's compatible): a leaf of b matches a leaf or a tuple of r of the same size."""
+    if type(b) is tuple:
+        return type(r) is tuple and len(r) == len(b) and all(_compatible(x, y) for x, y in zip(b, r))
+    return it.product(r) == b
+
+
+def _leaves_of(shape, bases):
+    """The bases tree at each leaf of shape: a leaf's tuple of ints, or a split leaf's tuple of runs."""
+    if type(shape) is tuple:
+        return [x for s, b in zip(shape, bases) for x in _leaves_of(s, b)]
+    return [bases]
+
+
 def test_composition_properties():
     rng = random.Random(2)
     n = 0
@@ -188,7 +206,12 @@ def test_composition_properties():
                 composition(A, B)
             continue
         R = composition(A, B)
-        assert R.shape == B.shape and _all(R) == [A(b) for b in _all(B)]
+        assert _compatible(B.shape, R.shape) and _all(R) == [A(b) for b in _all(B)]
+        # each leaf of B one mode, or split where its image's bases stop doubling (as CuTe over A's modes)
+        for rs in _leaves_of(B.shape, R.bases):
+            runs = [rs] if not rs or type(rs[0]) is int else list(rs)
+            assert all(r[j + 1] == r[j] << 1 for r in runs for j in range(len(r) - 1))
+            assert all(a[-1] << 1 != b[0] for a, b in zip(runs, runs[1:]))
         # an ordinary layout of power-of-two strides on either side
         L = make_layout(A.size, stride=1)
         assert composition(A, L) == make_f2_layout(A.shape if type(A.shape) is int else A.size, list(A.flat_bases)) \
@@ -277,12 +300,15 @@ def test_bases_match_to_linear_layout():
     for sw, L in CASES[::7]:
         CL = ComposedLayout(sw, 0, L)
         F = make_f2_layout(CL)
-        # coordinate -> offset (CuTe's direction) under a distributed input name; "offset" is Triton's shared direction
-        assert f2_bases(F) == {"offset": [b[0] for b in to_linear_layout(CL, dims=[("register", L.size)]).bases["register"]]}
+        # coordinate index -> offset (CuTe's direction), the bases a distributed input dimension has
+        assert f2_bases(F) == {"index": [b[0] for b in to_linear_layout(CL, dims=[("register", L.size)]).bases["register"]]}
     F = make_f2_layout((8, 8), ([8, 17, 34], 1))
     assert f2_bases(F, [("lane", 32), ("warp", 2)]) == {"lane": [8, 17, 34, 1, 2], "warp": [4]}
     with pytest.raises(LayoutAlgebraError, match="covering 64"):
         f2_bases(F, [("lane", 32)])
+    # "offset" names Triton's shared direction, offset -> coordinate: the inverse of these bases, never them
+    with pytest.raises(LayoutAlgebraError, match="'offset', Triton's name for the inverse direction"):
+        f2_bases(F, [("offset", 64)])
 
 
 def test_from_linear_layout_object():
@@ -324,3 +350,223 @@ def test_linear_layout_of_f2_round_trips():
         linear_layout_of_f2(make_layout(4))
     with pytest.raises(ValueError, match="past the out_shape"):
         linear_layout_of_f2(F, out_shape=(4, 4))
+
+
+# -- slicing, complement, divides and products of F2 layouts, against brute-force evaluation ---------------------------
+def _coords(shape):
+    """Every coordinate of ``shape`` (congruent, nested), colexicographic."""
+    if type(shape) is not tuple:
+        return list(range(shape))
+    out = [()]
+    for s in shape:
+        out = [c + (x,) for x in _coords(s) for c in out]
+    return out
+
+
+def _random_crd(rng, shape):
+    """A slicing coordinate: None, an int in range, or (for a tuple mode) a tuple of them."""
+    if type(shape) is tuple and rng.random() < 0.8:
+        return tuple(_random_crd(rng, s) for s in shape)
+    return None if rng.random() < 0.5 else rng.randrange(it.product(shape))
+
+
+def _fill(crd, shape, c, fixed):
+    """crd with its Nones filled from c (the slice's coordinate, in order) and, with fixed given, its ints from it."""
+    it_c, it_f = iter(c), iter(fixed if fixed is not None else ())
+
+    def go(x, s):
+        if type(x) is tuple:
+            return tuple(go(a, b) for a, b in zip(x, s if type(s) is tuple else (s,)))
+        if x is None:
+            return next(it_c)
+        return next(it_f) if fixed is not None else x
+    return go(crd, shape)
+
+
+def _flat_coord(c, shape):
+    """A coordinate of a sliced layout as the list of its top-level entries (one per kept mode)."""
+    return list(c) if type(shape) is tuple else [c]
+
+
+def _nested_shape():
+    return [8, (4, 8), (2, (4, 2)), ((2, 2), 4, 2)]
+
+
+def test_slice_and_dice_evaluate_as_the_layout():
+    """slice_(F, crd)(c) ^ F(crd, Nones 0) == F(crd filled with c) at every c; dice keeps the fixed modes;
+    slice_and_offset returns an offset only where adding it equals XOR-ing it in, and refuses otherwise."""
+    rng = random.Random(5)
+    n_off = n_ref = 0
+    for shape in _nested_shape() * 25:
+        F = _random_f2(rng, shape=shape, bits=len([0 for s in it.flatten(shape if type(shape) is tuple else (shape,))
+                                                   for _ in range(s.bit_length() - 1)]))
+        crd = _random_crd(rng, F.shape)
+        if not it.has_none(crd):
+            crd = None if type(crd) is int else crd
+        S = slice_(F, crd)
+        o = F(it.fill_none(crd))
+        for c in _coords(S.shape):
+            full = _fill(crd, F.shape, _flat_coord(c, S.shape) if type(crd) is tuple else [c], None) \
+                if crd is not None else c
+            assert S(c) ^ o == F(full), (F, crd, c)
+        if type(crd) is tuple and it.has_none(crd):
+            assert F(*crd) == S if len(crd) > 1 else True    # F(None, 2) is the slice, as CuTe's L(_, 2)
+            D = dice(F, crd)
+            for c in _coords(D.shape):
+                full = _fill(crd, F.shape, itertools.repeat(0), _flat_coord(c, D.shape))
+                assert D(c) == F(full), (F, crd, c)
+        try:
+            sub, off = slice_and_offset(crd, F)
+        except LayoutAlgebraError as e:
+            assert "share no bit" in str(e)
+            assert any(S(c) + o != S(c) ^ o for c in _coords(S.shape))   # refused only where + would be wrong
+            n_ref += 1
+            continue
+        assert sub == S and off == o
+        assert all(S(c) + off == S(c) ^ o for c in _coords(S.shape))
+        n_off += 1
+    assert n_off >= 20 and n_ref >= 10, (n_off, n_ref)
+    with pytest.raises(ValueError, match=r"expected an index in \[0, 8\)"):
+        slice_(make_f2_layout((8, 8), (1, 8)), (None, 8))
+
+
+def _injective_f2(rng, k, m):
+    while True:
+        F = _random_f2(rng, k, m)
+        if len(set(_all(F))) == F.size:
+            return F
+
+
+def _pow2_layout(rng, k, m):
+    """An injective Layout of power-of-two extents and distinct power-of-two strides (bits k of m): a CuTe layout
+    that is an F2 layout, so CuTe's algebra on it is an oracle for the F2 algebra."""
+    bits = rng.sample(range(m), k)
+    parts, i = [], 0
+    while i < k:
+        j = rng.randint(1, min(2, k - i))
+        run = sorted(bits[i:i + j])
+        if j == 2 and run[1] == run[0] + 1:
+            parts.append((4, 1 << run[0]))
+        else:
+            parts += [(2, 1 << b) for b in bits[i:i + j]]
+        i += j
+    if not parts:
+        return make_layout(1, stride=0)
+    if len(parts) == 1:
+        return make_layout(parts[0][0], stride=parts[0][1])
+    return make_layout(tuple(p[0] for p in parts), stride=tuple(p[1] for p in parts))
+
+
+def test_complement_is_a_bijection_and_cutes_on_power_of_two_layouts():
+    rng = random.Random(6)
+    for _ in range(200):
+        T = _injective_f2(rng, rng.randint(0, 5), rng.randint(5, 7))
+        M = 1 << rng.randint(0, 8)
+        R = complement(T, M)
+        both = sorted(t ^ r for t in _all(T) for r in _all(R))   # (T, R) reaches each offset below 2**m once
+        assert both == list(range(len(both))) and len(both) >= M and len(both) >= T.cosize
+        assert list(R.offsets()) == sorted(R.offsets())          # R's offsets increase, as CuTe's complement
+    for _ in range(200):   # a CuTe layout with power-of-two strides: the F2 complement is CuTe's, printed alike
+        L = _pow2_layout(rng, rng.randint(1, 4), 6)
+        M = 1 << rng.randint(6, 8)
+        assert str(complement(make_f2_layout(L), M)) == "F2 " + str(complement(L, M)), (L, M)
+    with pytest.raises(LayoutAlgebraError, match="XOR to 0"):
+        complement(make_f2_layout(4, [3, 3]), 16)
+    assert complement(make_f2_layout((2, 4), (0, 1)), 16) == make_f2_layout(4, 4)   # a zero base is stride 0
+    assert str(complement(make_f2_layout(4, [3, 5]), 16)) == "F2 (2,2):(1,8)"   # 3, 5 lead in bits 1, 2
+
+
+def _tiler(rng, A):
+    x = rng.random()
+    k = max(A.size.bit_length() - 1, 0)
+    if x < 0.3:
+        return 1 << rng.randint(0, k)
+    if x < 0.6:
+        return _pow2_layout(rng, rng.randint(0, k), k) if k else 1
+    return _injective_f2(rng, rng.randint(0, k), k) if k else 1
+
+
+def _compose_all(A, Z):
+    return [A(z) for z in _all(Z)]
+
+
+@pytest.mark.parametrize("op", ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide"])
+def test_divides_evaluate_as_A_o_tile_and_rest(op):
+    """Every divide is A o (T, complement(T, size(A))) at every index, mode 0 is A o T, and the zipped/tiled/flat
+    flavours are the same function as logical_divide (by mode for tuple tilers, coordinates rearranged)."""
+    import workbench as wb
+
+    rng = random.Random(7)
+    fn = getattr(wb, op)
+    for _ in range(150):
+        shape = rng.choice([(4, 8), (2, (4, 4))]) if rng.random() < .4 else None
+        A = _random_f2(rng, 5 if shape else rng.randint(1, 7), 9, shape=shape)
+        if rng.random() < 0.5 and type(A.shape) is tuple:   # a tuple tiler, one entry per leading mode (None keeps)
+            T = tuple(None if rng.random() < 0.25 else _tiler(rng, m) for m in list(A)[:rng.randint(1, A.rank)])
+        else:
+            T = _tiler(rng, A)
+        R = fn(A, T)
+        assert isinstance(R, F2Layout) and R.size == A.size
+        if type(T) is not tuple:
+            Tf = make_f2_layout(T) if type(T) is not int else make_f2_layout(make_layout(T))
+            Z = complement(Tf, A.size)
+            assert sorted(_all(R)) == sorted(_all(A))                       # (T, T*) permutes A's indices
+            assert _all(R) == [A(t ^ z) for z in _all(Z) for t in _all(Tf)]  # R(i, j) == A(T(i) ^ T*(j))
+            assert _all(R[0] if op != "flat_divide" else R) [:Tf.size] == _all(composition(A, Tf))
+        else:   # by mode: each mode of logical_divide is that mode divided, and the flavours agree as functions
+            L = wb.logical_divide(A, T)
+            for k, t in enumerate(T):
+                if t is not None:
+                    assert f2_equal(L[k], wb.logical_divide(A[k], t))
+            assert sorted(_all(R)) == sorted(_all(L))
+    with pytest.raises(LayoutAlgebraError, match="not extended past its size"):
+        fn(make_f2_layout(8, 1), 16)
+    with pytest.raises(LayoutAlgebraError, match="not an F2 layout"):
+        fn(make_f2_layout(8, 1), make_layout(3))
+
+
+def test_divides_and_products_are_cutes_on_power_of_two_layouts():
+    """Where both operands are CuTe layouts with power-of-two extents and strides (F2 layouts too), the F2 divides
+    and products are the ordinary algebra's (itself compared with CuTe DSL): printed alike and equal at every
+    index (a leaf of the tile split over A's modes as CuTe splits it: ``(2,2,4):(32,1,8) / 2:8`` has the rest
+    ``(2,2,2):(32,1,8)``)."""
+    import workbench as wb
+
+    rng = random.Random(8)
+    same = 0
+    for _ in range(120):
+        A = _pow2_layout(rng, rng.randint(1, 5), 7)
+        k = A.size.bit_length() - 1
+        T = _pow2_layout(rng, rng.randint(0, k), k) if rng.random() < .7 else 1 << rng.randint(0, k)
+        B = _pow2_layout(rng, rng.randint(0, 3), 4)
+        for op, rhs in [(o, T) for o in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")] + \
+                [(o, B) for o in ("logical_product", "zipped_product", "tiled_product", "flat_product",
+                                  "blocked_product", "raked_product")]:
+            ours = getattr(wb, op)(make_f2_layout(A), rhs)
+            cute = getattr(wb, op)(A, rhs)
+            assert _all(ours) == list(cute.offsets()), (op, A, rhs, ours, cute)
+            assert str(ours) == "F2 " + str(cute), (op, A, rhs)
+            same += 1
+    assert same == 1200
+
+
+@pytest.mark.parametrize("op", ["logical_product", "zipped_product", "tiled_product", "flat_product",
+                                "blocked_product", "raked_product"])
+def test_products_evaluate_as_copies_of_A(op):
+    """logical_product is (A, complement(A, size(A)*cosize(B)) o B) at every index: mode 0 is A, the copies sit
+    where the complement's image under B says, injective when A and B are; the other products are the same
+    offsets rearranged (blocked/raked: like modes zipped)."""
+    import workbench as wb
+
+    rng = random.Random(9)
+    for _ in range(120):
+        A = _injective_f2(rng, rng.randint(0, 4), rng.randint(4, 6))
+        B = _injective_f2(rng, rng.randint(0, 3), rng.randint(3, 4)) if rng.random() < .6 else \
+            _pow2_layout(rng, rng.randint(0, 3), 4)
+        R = getattr(wb, op)(A, B)
+        P = wb.logical_product(A, B)
+        Bf = make_f2_layout(B)
+        rest = complement(A, A.size * Bf.cosize)
+        assert _all(P) == [a ^ rest(b) for b in _all(Bf) for a in _all(A)]
+        assert _all(P[0]) == _all(A) and len(set(_all(P))) == P.size       # injective
+        assert sorted(_all(R)) == sorted(_all(P)) and R.size == A.size * Bf.size

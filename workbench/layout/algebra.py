@@ -83,18 +83,21 @@ def _static_stride(d) -> bool:
     return type(d) is int or (type(d) is E and type(d.scale) is int)
 
 
-def _coalesce_flat(shp, std, merge_dynamic=True):
-    """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 (decided statically only; basis strides
-    merge too, ``(6,?):(1@0,6@0)`` is ``6*?:1@0``) and drop static size-1 leaves; returns
-    (shape, stride) lists.  ``merge_dynamic=False`` keeps a dynamic extent a mode of its own, as CuTe DSL's
-    coalesce does (``(128,?):(1,128)`` stays), for results whose hierarchy is compared with CuTe's."""
+def _coalesce_flat(shp, std, dynamic=False):
+    """Merge adjacent leaves s0:d0, s1:d1 with d1 == s0*d0 and drop static size-1 leaves; returns (shape, stride)
+    lists.  As CuTe (C++ bw_coalesce, CuTe DSL 4.8.1), a merge is decided while compiling: both extents static and
+    the strides equal statically (basis strides too: ``(6,4):(1@0,6@0)`` is ``24:1@0``).  A dynamic extent stays a
+    mode of its own even where its run-time value would merge (``(2,?,6):(1,2,?)`` and ``(8,?):(1,8)`` stay), so
+    results keep CuTe's hierarchy and a dynamic extent never hides the static run before it.  ``dynamic=True`` also
+    merges a dynamic extent after a static mode whose strides continue (``(6,?):(1,6)`` is ``6*?:1``): composition's
+    fallback where CuTe refuses."""
     out_s, out_d = [], []
     for s, d in zip(shp, std):
         if type(s) is int and s == 1:
             continue
         if out_s:
             ps, pd = out_s[-1], out_d[-1]
-            if type(ps) is int and (merge_dynamic or type(s) is int) and _static_stride(pd) and _static_stride(d) \
+            if type(ps) is int and (dynamic or type(s) is int) and _static_stride(pd) and _static_stride(d) \
                     and ps * pd == d:
                 out_s[-1] = ps * s
                 continue
@@ -147,8 +150,9 @@ def filter_(layout):
 
 
 # -- composition -----------------------------------------------------------------------------
-def _compose_leaf(ashp, astr, s, d, what):
-    """(A o s:d) for a coalesced flat A given as lists; returns (shape, stride) of the result."""
+def _compose_leaf(ashp, astr, s, d, what, alone=False):
+    """(A o s:d) for a coalesced flat A given as lists; returns (shape, stride) of the result.  ``alone``: s:d is all
+    of B, so CuTe's weak stride condition (d < a mode's extent, every element inside that mode) is enough."""
     if type(d) is int:
         if d == 0:
             return s, 0
@@ -176,6 +180,14 @@ def _compose_leaf(ashp, astr, s, d, what):
                 rd //= si
                 continue
             if si % rd:
+                if alone and rd < si and rs <= -(-si // rd):
+                    # CuTe's weak condition: the rs elements 0, rd, 2*rd, ... lie inside this mode, so a B of this one
+                    # leaf composes ((16,?):(2,64) o 2:3 is 2:6, as CuTe DSL); with other leaves of B their sums
+                    # could carry across A's modes, so there the strict condition stays
+                    out_s.append(rs)
+                    out_d.append(rd * di)
+                    rs = 1
+                    break
                 _fail("composition", what, f"stride {rd} and mode size {si} do not divide one another (stride divisibility condition).")
             m = si // rd
             nd = rd * di
@@ -223,6 +235,12 @@ def _compose_leaf(ashp, astr, s, d, what):
     if not (_is1(rs) and out_s):
         out_s.append(rs)
         out_d.append(rd * astr[-1])
+    if len(out_s) > 1:
+        # CuTe DSL coalesces each leaf's result (static merges only): the static modes a dynamic extent of A kept
+        # apart join again, ((8,?):(1,8) o 64:1 is 64:1 and not (8,8):(1,8) as CuTe C++ 4.2 prints it)
+        cs, cd = _coalesce_flat(out_s, out_d)
+        if cs:
+            out_s, out_d = cs, cd
     return _wrap(out_s, out_d)
 
 
@@ -273,11 +291,11 @@ def _verify_overlapping(R, ashp, astr, B, what):
               "not linear across them, so no layout compatible with it equals A o B.")
 
 
-def _compose_tree(ashp, astr, bs, bd, what):
+def _compose_tree(ashp, astr, bs, bd, what, top=True):
     if type(bs) is tuple:
-        parts = [_compose_tree(ashp, astr, s, d, what) for s, d in zip(bs, bd)]
+        parts = [_compose_tree(ashp, astr, s, d, what, False) for s, d in zip(bs, bd)]
         return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-    return _compose_leaf(ashp, astr, bs, bd, what)
+    return _compose_leaf(ashp, astr, bs, bd, what, top)
 
 
 def _is_tensor(x) -> bool:
@@ -297,7 +315,11 @@ def composition(A, B):
     None applied mode by mode (``R[i] == composition(A[i], B[i])``; None keeps the mode); as CuTe, the result has
     the tiler's rank: A's modes past it are dropped (``(4,8):(4,4) o <4>`` is ``(4):(4)``).  B may have basis
     strides: a leaf ``s:k@m`` composes A's mode m with ``s:k`` (CuTe's basis_get), so
-    ``(4,6):(1,4) o (2,2):(1@1,1@0)`` is ``(2,2):(4,1)``.  A may be
+    ``(4,6):(1,4) o (2,2):(1@1,1@0)`` is ``(2,2):(4,1)``.  With dynamic extents the result keeps CuTe DSL's
+    hierarchy: A's modes merge only where both extents are static, each leaf's result is coalesced the same way
+    (``(32,?,3):(1,32,32*?) o 64:1`` is ``(32,?,?):(1,32,?)``, ``(8,?):(1,8) o 64:1`` is ``64:1``); where that
+    refuses because a dynamic extent kept A's modes apart (``(6,?):(1,6) o 4:1``: 4 and 6 do not divide), A with
+    those modes merged by their strides (``6*?:1``) answers (CuTe DSL refuses).  A may be
     a tensor (wb.Tensor, an identity tensor, a tensor inside a kernel): the result is the tensor
     over the same data with layout ``A.layout o B``.
     """
@@ -416,6 +438,19 @@ def _compose(A, B, verify):
     try:
         R = _raw(*_compose_tree(ashp, astr, B.shape, B.stride, what))
     except LayoutAlgebraError as e:
+        mshp, mstr = _coalesce_flat(ashp, astr, dynamic=True)
+        if len(mshp) < len(ashp):
+            # a dynamic extent kept A's modes apart, as CuTe keeps them, and CuTe refuses ((6,?):(1,6) o 4:1: 4 and 6
+            # do not divide); A is the same function with them merged by their strides (6*?:1), where A o B is
+            # defined: answer that (CuTe DSL refuses; no CuTe hierarchy to keep)
+            try:
+                R = _raw(*_compose_tree(mshp, mstr, B.shape, B.stride, what))
+            except LayoutAlgebraError:
+                pass
+            else:
+                if verify and len(mshp) > 1 and type(B.shape) is tuple and _overlapping(B):
+                    _verify_overlapping(R, mshp, mstr, B, what)
+                return R
         alt = _cute_answer(A, B)
         if alt is None:
             raise
@@ -534,6 +569,8 @@ def complement(layout, cotarget=None):
     span of the modes below it (``(2,2):(2,3)``), which every non-injective layout does.  ``cotarget`` defaults to ``cosize(A)``; it may be an int,
     a symbolic value or a shape (its size is used).
     """
+    if getattr(layout, "_is_f2", False):   # an F2 layout: the unit offsets its bases leave out (GF(2))
+        return layout._complement(cotarget)
     layout = _layout(layout, "complement")
     if cotarget is None:
         cotarget = layout.cosize
@@ -575,7 +612,7 @@ def complement(layout, cotarget=None):
             out_s.append(rest)
             out_d.append(cur)
         cur = cur * rest
-    shp, std = _coalesce_flat(out_s, out_d, False)
+    shp, std = _coalesce_flat(out_s, out_d)
     if not shp:
         return _raw(1, 0)
     return _raw(*_wrap(shp, std))

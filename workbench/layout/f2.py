@@ -155,6 +155,8 @@ class F2Layout:
         c = crd[0] if len(crd) == 1 else tuple(crd)
         if type(c) is not int and hasattr(type(c), "__index__") and type(c) is not bool:
             c = c.__index__()
+        if c is None or (type(c) is tuple and it.has_none(c)):   # CuTe's layout(_, 2): the slice, offset dropped
+            return slice_f2(self, c)
         _check_coord(c, self.shape, self)
         return _xor_bits(crd2idx(c, self.shape), self._flat)
 
@@ -195,6 +197,18 @@ class F2Layout:
 
     def _nullspace(self):
         return nullspace(self)
+
+    def _complement(self, cotarget=None):
+        return complement(self, cotarget)
+
+    def _slice(self, crd):
+        return slice_f2(self, crd)
+
+    def _dice(self, crd):
+        return dice_f2(self, crd)
+
+    def _slice_and_offset(self, crd):
+        return slice_and_offset_f2(self, crd)
 
     def inverse(self) -> F2Layout:
         """The inverse of a bijection onto [0, size): ``inv(L(i)) == i`` and ``L(inv(x)) == x``."""
@@ -437,7 +451,8 @@ def f2_equal(A, B) -> bool:
 
 # -- composition -----------------------------------------------------------------------------
 def compose_f2(A, B):
-    """``R = A o B`` with ``R(i) == A(B(i))`` for ``0 <= i < size(B)``; R has B's shape.
+    """``R = A o B`` with ``R(i) == A(B(i))`` for ``0 <= i < size(B)``; R is compatible with B (each leaf of B keeps
+    its size; a leaf whose image bases stop doubling splits there, as CuTe splits a leaf over A's modes).
 
     - A an F2 layout, B an F2 layout (or a Layout, swizzled layout or Swizzle that is one): by linearity
       ``A(B(i)) = A(XOR_j b_j) = XOR_j A(b_j)``, so R's bases are A at B's bases; B's bases must lie in A's
@@ -460,7 +475,7 @@ def compose_f2(A, B):
         if top >= A.size:
             _fail("composition", what, f"expected B's image inside A's domain [0, {A.size}), but B reaches {top} "
                   f"(an F2 layout is not extended past its size).")
-        return _with_flat(Bf.shape, [A(b) for b in Bf.flat_bases])
+        return _split_runs(Bf.shape, _map2(Bf.shape, Bf.bases, lambda s, bs: tuple(A(b) for b in bs)))
     if type(B) is not F2Layout:
         raise TypeError(f"composition: expected an F2 layout on one side, but got {type(A).__name__} o "
                         f"{type(B).__name__}.")
@@ -471,6 +486,24 @@ def compose_f2(A, B):
         return _checked(B.shape, lambda idx: _values(A, B.offsets_at(idx), op), B.size, op, what)
     raise TypeError(f"composition: expected a Layout, a ComposedLayout, a Swizzle or an F2 layout before {B}, but "
                     f"got {type(A).__name__}.")
+
+
+def _split_runs(shape, bases):
+    """Each leaf split where its bases stop doubling, as CuTe's composition splits a leaf of B over A's modes
+    (``(2,2,4):(32,1,8) o 8:2`` is ``(2,2,2):(32,1,8)``): a leaf of one run stays as it is, so the result is
+    compatible with B (each leaf of B the same size) rather than congruent, as CuTe's."""
+    if type(shape) is tuple:
+        parts = [_split_runs(s, b) for s, b in zip(shape, bases)]
+        return F2Layout(tuple(p.shape for p in parts), tuple(p.bases for p in parts))
+    runs = []
+    for b in bases:
+        if runs and runs[-1][-1] << 1 == b:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    if len(runs) <= 1:
+        return F2Layout(shape, tuple(bases))
+    return F2Layout(tuple(1 << len(r) for r in runs), tuple(tuple(r) for r in runs))
 
 
 # -- coalesce --------------------------------------------------------------------------------
@@ -539,21 +572,294 @@ def nullspace(L):
     return F2Layout(1 << len(kernel), tuple(kernel)) if kernel else F2Layout(1, ())
 
 
+# -- slicing ---------------------------------------------------------------------------------
+def _leaf_ids(shape, start=0):
+    """A tree congruent with ``shape`` whose leaves number the leaf modes 0, 1, ... (colexicographic)."""
+    if type(shape) is tuple:
+        out = []
+        for s in shape:
+            t, start = _leaf_ids(s, start)
+            out.append(t)
+        return tuple(out), start
+    return start, start + 1
+
+
+def _select(L, crd, keep_none, op):
+    """The F2 layout of the leaf modes CuTe's slice (keep_none) or dice keeps, with inttuple.slice_modes's nesting;
+    the coordinate is checked by evaluating L at it (Nones as 0), so a fixed entry outside its mode is refused."""
+    L(it.fill_none(crd))
+    ids, _ = _leaf_ids(L.shape)
+    leaves_s = it.flatten(L.shape) if type(L.shape) is tuple else (L.shape,)
+    leaves_b = _leaves(L.bases, L.shape)
+    picked = it.slice_modes(crd, ids, keep_none, f"{op}({L})")
+
+    def go(t, f):
+        return tuple(go(x, f) for x in t) if type(t) is tuple else f(t)
+    if not picked:
+        return F2Layout(1, ())
+    if len(picked) == 1:
+        picked = picked[0]
+    return F2Layout(go(picked, lambda k: leaves_s[k]), go(picked, lambda k: leaves_b[k]))
+
+
+def slice_f2(L, crd):
+    """CuTe's slice ``L(_, 2)`` of an F2 layout: the modes where ``crd`` is None, as an F2 layout.  The fixed
+    coordinates contribute one offset ``o = L(crd with None -> 0)`` that is XOR-ed, not added (departure from
+    CuTe's ``L(crd filled with c) == slice(c) + o``): ``L(crd filled with c) == slice(c) ^ o``; the slice drops it,
+    as CuTe's does.  :func:`slice_and_offset_f2` returns it where XOR and + agree."""
+    if crd is None:
+        return L
+    return _select(L, crd, True, "slice_")
+
+
+def dice_f2(L, crd):
+    """CuTe's dice: the modes fixed by integers in ``crd``, as an F2 layout."""
+    if type(crd) is not tuple:
+        return L
+    return _select(L, crd, False, "dice")
+
+
+def slice_and_offset_f2(L, crd):
+    """``(slice_f2(L, crd), o)`` with ``L(crd filled with c) == slice(c) + o`` for every c, as CuTe's
+    slice_and_offset promises.  An F2 layout XORs the offset in (``slice(c) ^ o``), which equals the sum only where
+    ``o`` shares no bit with any offset the slice reaches; elsewhere it is refused, naming the bits, rather than
+    returning an offset that a caller would add wrongly."""
+    sub = slice_f2(L, crd)
+    o = L(it.fill_none(crd)) if crd is not None else 0
+    span = 0
+    for b in sub.flat_bases:
+        span |= b
+    if o & span:
+        _fail("slice_and_offset", f"{L}, {crd!r}", f"expected the fixed coordinates' offset {o} to share no bit with "
+              f"the slice's offsets (bits {span:#b}), so that XOR-ing it in equals adding it, but they share bits "
+              f"{o & span:#b}; use slice_(L, crd) and XOR L(crd with None -> 0) into its offsets.")
+    return sub, o
+
+
+# -- complement, divides and products ------------------------------------------------------------
+def _f2_cat(*modes):
+    """The F2 layout whose top-level modes are these."""
+    return F2Layout(tuple(m.shape for m in modes), tuple(m.bases for m in modes))
+
+
+def _modes_of(L):
+    return list(L) if type(L.shape) is tuple else [L]
+
+
+def _cotarget_size(cotarget, op, what):
+    if type(cotarget) is tuple:
+        it.check_nesting(cotarget, "cotarget")
+        n = it.product(cotarget)
+    else:
+        n = cotarget
+    if type(n) is not int or n <= 0:
+        _fail(op, what, f"expected a positive static int or shape as the cotarget, but got {cotarget!r}.")
+    return n
+
+
+def complement(L, cotarget=None):
+    """The F2 complement: the unit offsets 2**j (j below the bits of ``cotarget``, or of L's offsets where they go
+    higher) that are not a leading bit of L's bases in echelon form, in increasing order (coalesced into modes).
+    ``(L, R)`` is then a bijection onto [0, 2**m) with 2**m >= size(cotarget): R reaches the offsets L leaves out.
+    As CuTe's complement ignores stride-0 modes, zero bases are ignored; bases that XOR to 0 otherwise (L not
+    injective on its non-zero bases: CuTe refuses interleaving modes) are refused.  For an L whose bases are powers
+    of two (a power-of-two CuTe layout) this is CuTe's complement (``4:2`` in 16: ``(2,2):(1,8)``); a cotarget that
+    is not a power of two rounds up, as CuTe's last mode does."""
+    what = f"{L}, {cotarget!r}"
+    n = L.cosize if cotarget is None else _cotarget_size(cotarget, "complement", what)
+    nonzero = [b for b in L.flat_bases if b]
+    piv, kernel = _pivots(nonzero)
+    if kernel:
+        i = kernel[0]
+        _fail("complement", what, f"expected independent non-zero bases (an injective layout, up to stride-0 modes), "
+              f"but the bases {[nonzero[j] for j in range(len(nonzero)) if i >> j & 1]} XOR to 0.")
+    m = max((n - 1).bit_length(), max(nonzero, default=0).bit_length())
+    rest = [1 << j for j in range(m) if j not in piv]
+    if not rest:
+        return F2Layout(1, ())
+    return coalesce(F2Layout(1 << len(rest), tuple(rest)))
+
+
+def _tile_f2(T, op, what):
+    """A tiler as an F2 layout: an F2 layout, a Layout / swizzled layout that is one, or an int n (``n:1``; 1 is
+    ``1:0`` as CuTe's)."""
+    if type(T) is int:
+        if T <= 0:
+            _fail(op, what, f"expected a positive tile size, but got {T}.")
+        return F2Layout(1, ()) if T == 1 else _as_f2(Layout(T, 1), op, what)
+    if type(T) is F2Layout or type(T) is Layout or type(T) is ComposedLayout or type(T) is Swizzle:
+        return _as_f2(T, op, what)
+    raise TypeError(f"{op}: expected a tiler (an F2 layout, a Layout, an int, None or a tuple of them), but got "
+                    f"{type(T).__name__}.")
+
+
+def _by_mode_f2(op, fn, A, T, depth=0):
+    """fn mode by mode for a tuple tiler (None keeps a mode; A's modes past the tiler are kept)."""
+    if depth >= it.MAX_NESTING:
+        raise it.too_deep("tiler")
+    modes = _modes_of(A)
+    if len(T) > len(modes):
+        _fail(op, f"{A}, {T!r}", f"expected a tiler of at most rank {len(modes)}, but got rank {len(T)}.")
+    parts = [m if t is None else _by_mode_f2(op, fn, m, t, depth + 1) if type(t) is tuple else fn(m, t)
+             for m, t in zip(modes, T)]
+    return _f2_cat(*parts, *modes[len(T):])
+
+
+def logical_divide(A, T):
+    """``A o (T, T*)`` with ``T* = complement(T, size(A))`` (the F2 complement): mode 0 is A o T, the tile; mode 1
+    walks the tiles.  ``R(i, j) == A((T, T*)(i, j))`` at every coordinate, and R is a bijection onto A's image where
+    T is injective.  A tuple tiler divides mode by mode (None keeps a mode).  Refused, unlike CuTe, where the tile
+    reaches past size(A): an F2 layout is not extended past its size (CuTe's ragged last tile)."""
+    op, what = "logical_divide", f"{A}, {T!r}"
+    A = _as_f2(A, op, what)
+    if T is None:
+        return A
+    if type(T) is tuple:
+        return _by_mode_f2(op, logical_divide, A, T)
+    Tf = _tile_f2(T, op, what)
+    top = max(Tf.flat_bases, default=0)
+    if top >= A.size:
+        _fail(op, what, f"expected the tile inside A's domain [0, {A.size}), but it reaches {top} (an F2 layout is "
+              f"not extended past its size, so a tile larger than A has no ragged edge to predicate).")
+    return compose_f2(A, _f2_cat(Tf, complement(Tf, A.size)))
+
+
+def _unzip_f2(op, fn, A, T, depth=0):
+    """((tiles...), (rests..., A's remaining modes)), CuTe's zip2_by of the by-mode results; fn for a layout tiler."""
+    if T is None:
+        if depth and type(A.shape) is tuple and len(A.shape) == 2:   # a kept rank-2 mode reads as (tile, rest)
+            return A
+        return _f2_cat(F2Layout(1, ()), A)
+    if type(T) is tuple:
+        if depth >= it.MAX_NESTING:
+            raise it.too_deep("tiler")
+        modes = _modes_of(A)
+        if len(T) > len(modes):
+            _fail(op, f"{A}, {T!r}", f"expected a tiler of at most rank {len(modes)}, but got rank {len(T)}.")
+        split = [_unzip_f2(op, fn, m, t, depth + 1) for m, t in zip(modes, T)]
+        return _f2_cat(_f2_cat(*[x[0] for x in split]), _f2_cat(*[x[1] for x in split], *modes[len(T):]))
+    return fn(A, T)
+
+
+def _expand(Z, flat_tile):
+    """Mode 1 (and, flat, mode 0) of a zipped result unpacked one level."""
+    m0, m1 = Z[0], Z[1]
+    return _f2_cat(*(_modes_of(m0) if flat_tile else [m0]), *_modes_of(m1))
+
+
+def zipped_divide(A, T):
+    """((TileM,TileN,...), (RestM,RestN,...,L,...)): logical_divide with the tiles gathered in mode 0."""
+    A = _as_f2(A, "zipped_divide", f"{A}, {T!r}")
+    return _unzip_f2("zipped_divide", logical_divide, A, T)
+
+
+def tiled_divide(A, T):
+    """((TileM,TileN,...), RestM, RestN, ...): zipped_divide with mode 1 unpacked."""
+    return _expand(zipped_divide(A, T), False)
+
+
+def flat_divide(A, T):
+    """(TileM, TileN, ..., RestM, RestN, ...): zipped_divide with both modes unpacked."""
+    return _expand(zipped_divide(A, T), True)
+
+
+def logical_product(A, B):
+    """``(A, complement(A, size(A)*cosize(B)) o B)`` with the F2 complement: mode 0 is A, mode 1 places copies of A
+    as B says; ``size(R) == size(A)*size(B)`` and R is injective where A and B are.  A tuple B multiplies mode by
+    mode.  Refused where A's non-zero bases are dependent (no complement, as CuTe)."""
+    op, what = "logical_product", f"{A}, {B!r}"
+    A = _as_f2(A, op, what)
+    if B is None:
+        return A
+    if type(B) is tuple:
+        return _by_mode_f2(op, logical_product, A, B)
+    Bf = _tile_f2(B, op, what)
+    rest = complement(A, A.size * Bf.cosize)
+    return _f2_cat(A, compose_f2(rest, Bf))
+
+
+def zipped_product(A, B):
+    """((M,N,...), (TileM,TileN,...)): logical_product with like parts gathered."""
+    A = _as_f2(A, "zipped_product", f"{A}, {B!r}")
+    return _unzip_f2("zipped_product", logical_product, A, B)
+
+
+def tiled_product(A, B):
+    """((M,N,...), TileM, TileN, ...)."""
+    return _expand(zipped_product(A, B), False)
+
+
+def flat_product(A, B):
+    """(M, N, ..., TileM, TileN, ...)."""
+    return _expand(zipped_product(A, B), True)
+
+
+def _rank_product(op, A, B, raked):
+    what = f"{A}, {B!r}"
+    A, Bf = _as_f2(A, op, what), _tile_f2(B, op, what)
+    r = max(A.rank, Bf.rank)
+    pad = F2Layout(1, ())
+    Ap = _f2_cat(*_modes_of(A), *[pad] * (r - A.rank))
+    Bp = _f2_cat(*_modes_of(Bf), *[pad] * (r - Bf.rank))
+    prod = logical_product(Ap, Bp)
+    zipped = _f2_cat(*[_f2_cat(b, a) if raked else _f2_cat(a, b) for a, b in zip(_modes_of(prod[0]),
+                                                                                     _modes_of(prod[1]))])
+    return coalesce(zipped, (1,) * r) if raked else zipped
+
+
+def blocked_product(A, B):
+    """Mode i is (A_i, B_i): A's blocks laid out as B says (CuTe 4.x's uncoalesced zip)."""
+    return _rank_product("blocked_product", A, B, False)
+
+
+def raked_product(A, B):
+    """Mode i is (B_i, A_i), each mode coalesced: A's elements interleaved across B's copies."""
+    return _rank_product("raked_product", A, B, True)
+
+
+F2_DIVIDES = {"logical_divide": logical_divide, "zipped_divide": zipped_divide, "tiled_divide": tiled_divide,
+              "flat_divide": flat_divide}
+F2_PRODUCTS = {"logical_product": logical_product, "zipped_product": zipped_product, "tiled_product": tiled_product,
+               "flat_product": flat_product, "blocked_product": blocked_product, "raked_product": raked_product}
+
+
+def involves_f2(*xs) -> bool:
+    """Whether any operand (or any element of a tuple tiler) is an F2 layout: the divides and products then run here."""
+    todo = [(x, 0) for x in xs]
+    while todo:   # a walk bounded by the nesting limit: a deeper tiler is refused by the ordinary path
+        x, depth = todo.pop()
+        if type(x) is F2Layout:
+            return True
+        if type(x) is tuple and depth < it.MAX_NESTING:
+            todo.extend((e, depth + 1) for e in x)
+    return False
+
+
 # -- export ----------------------------------------------------------------------------------
 def f2_bases(L, dims=None) -> dict:
-    """The per-input-bit bases of an F2 layout, as Triton's linear layouts write them: ``{'offset': [b0, b1, ...]}``
-    (bit 0 first), or with ``dims=[(name, size), ...]`` the 1-D index's bits split low first into named input
-    dimensions (``[('lane', 32), ('warp', 4)]``), whose sizes must multiply to size(L)."""
+    """The bases of an F2 layout in CuTe's direction, coordinate -> offset: bit j of the 1-D coordinate index
+    contributes the offset ``bases[j]`` (bit 0 first).  ``{'index': [b0, b1, ...]}``, or with
+    ``dims=[(name, size), ...]`` the index's bits split low first into named input dimensions
+    (``[('lane', 32), ('warp', 4)]``, Triton's distributed names), whose sizes must multiply to size(L).
+
+    The name ``'offset'`` is refused as an input: in Triton (and ``workbench.interop.linear``) an ``offset`` input
+    is a shared layout, offset -> coordinate, the *inverse* of these bases; ``linear_layout_of_f2(L,
+    dims=[('offset', n)])`` exports that."""
     if type(L) is not F2Layout:
         L = make_f2_layout(L)
     flat = list(L.flat_bases)
     if dims is None:
-        return {"offset": flat}
+        return {"index": flat}
+    what = f"{L}, dims={dims!r}"
     out, j = {}, 0
     for name, s in dims:
-        k = _log2(s, "f2_bases", f"{L}, dims={dims!r}")
+        if str(name) == "offset":
+            _fail("f2_bases", what, "expected input dimensions of the coordinate (these bases run coordinate -> "
+                  "offset, CuTe's direction), but got 'offset', Triton's name for the inverse direction (offset -> "
+                  "coordinate); export that with linear_layout_of_f2(L, dims=[('offset', n)]).")
+        k = _log2(s, "f2_bases", what)
         out.setdefault(str(name), []).extend(flat[j:j + k])
         j += k
     if j != len(flat):
-        _fail("f2_bases", f"{L}, dims={dims!r}", f"expected dims covering {L.size} indices, but they cover {1 << j}.")
+        _fail("f2_bases", what, f"expected dims covering {L.size} indices, but they cover {1 << j}.")
     return out

@@ -3,7 +3,8 @@
 ``slice_(L, crd)`` keeps the modes where ``crd`` is ``None`` and drops the modes fixed by an
 integer; ``dice(L, crd)`` keeps the opposite set.  For every coordinate ``c`` of the sliced
 layout, ``L(crd with its Nones filled by c) == slice_(L, crd)(c) + offset`` where
-``offset = L(crd with Nones set to 0)`` (:func:`slice_and_offset`).
+``offset = L(crd with Nones set to 0)`` (:func:`slice_and_offset`).  An F2 (XOR-strided) layout XORs that offset
+in; its ``slice_and_offset`` returns it only where XOR and + agree (``workbench.layout.f2.slice_and_offset_f2``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ __all__ = ["slice_", "dice", "slice_and_offset"]
 
 
 def _as_layout(layout, where):
-    if type(layout) is not Layout and not getattr(layout, "_is_composed", False):
+    if type(layout) is not Layout and not getattr(layout, "_is_composed", False) and not getattr(layout, "_is_f2", False):
         raise TypeError(f"{where}: expected a Layout, but got {type(layout).__name__}.")
     return layout
 
@@ -28,7 +29,7 @@ def slice_(layout, crd):
     A composed (swizzled) layout keeps its swizzle and moves the offset inside it.
     """
     _as_layout(layout, "slice_")
-    if getattr(layout, "_is_composed", False):
+    if getattr(layout, "_is_composed", False) or getattr(layout, "_is_f2", False):   # F2: the offset XORs in
         return layout._slice(crd)
     if crd is None:
         return layout
@@ -41,6 +42,8 @@ def dice(layout, crd):
     """The sub-layout of the modes fixed by integers in ``crd`` (CuTe's ``dice``):
     the complement of :func:`slice_`'s selection."""
     _as_layout(layout, "dice")
+    if getattr(layout, "_is_f2", False):
+        return layout._dice(crd)
     if type(crd) is not tuple:
         return layout
     shp = it.slice_modes(crd, layout.shape, False, f"dice({layout})")
@@ -54,10 +57,10 @@ def slice_and_offset(crd, layout):
     Guarantee: ``layout(crd filled with c) == sliced(c) + offset``.  Either argument order is
     accepted (CuTe's is ``(crd, layout)``).
     """
-    if type(crd) is Layout or getattr(crd, "_is_composed", False):
+    if type(crd) is Layout or getattr(crd, "_is_composed", False) or getattr(crd, "_is_f2", False):
         crd, layout = layout, crd
     _as_layout(layout, "slice_and_offset")
-    if getattr(layout, "_is_composed", False):
+    if getattr(layout, "_is_composed", False) or getattr(layout, "_is_f2", False):
         return layout._slice_and_offset(crd)
     sub = slice_(layout, crd)
     return sub, offset_of(layout, it.fill_none(crd))

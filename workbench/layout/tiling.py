@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 
+from . import f2 as _f2
 from . import inttuple as it
 from .algebra import (
     LayoutAlgebraError,
@@ -98,6 +99,8 @@ def logical_divide(A, T):
     100 tiled by 32 is ``(32,4):(1,32)``) and the caller predicates the ragged edge
     (``make_identity_tensor`` + ``elem_less``).  A tuple tiler divides mode by mode (None keeps a
     mode).  A tensor (``.layout``) is divided as its layout and returned as a tensor."""
+    if _f2.involves_f2(A, T):   # XOR strides: workbench.layout.f2
+        return _f2.F2_DIVIDES["logical_divide"](A, T)
     _require_layout(A, "logical_divide")
     if T is None:
         return A
@@ -129,7 +132,7 @@ def _divide_cotarget(A):
     CuTe DSL's coalesce keeps it, so ``(32,4,?):(1,32,128)`` by 64 has the rest ``(2,?):(64,128)`` (CuTe's hierarchy)
     where the size ``128*?`` would merge it."""
     L = A if type(A) is Layout else A.layout
-    shp, _ = _coalesce_flat(it.flatten(L.shape), it.flatten(L.stride), False)
+    shp, _ = _coalesce_flat(it.flatten(L.shape), it.flatten(L.stride))
     return 1 if not shp else shp[0] if len(shp) == 1 else tuple(shp)
 
 
@@ -170,6 +173,8 @@ def _unzip(op, splitter, A, T, depth=0):
 def zipped_divide(A, T):
     """((TileM,TileN,...), (RestM,RestN,...,L,...)): the logical divide with the tile modes
     gathered in mode 0 and the rest in mode 1.  ``layout<0>(R) == composition(A, T)``."""
+    if _f2.involves_f2(A, T):   # XOR strides: workbench.layout.f2
+        return _f2.F2_DIVIDES["zipped_divide"](A, T)
     if _is_tensor(A):
         return A._with_layout(zipped_divide(A.layout, T), 0)
     if type(T) is tuple and getattr(A, "_is_composed", False):
@@ -197,6 +202,8 @@ def _expanded_refusal(op, A, T, e, flat):
 
 def tiled_divide(A, T):
     """((TileM,TileN,...), RestM, RestN, ..., L, ...): zipped_divide with mode 1 unpacked."""
+    if _f2.involves_f2(A, T):   # XOR strides: workbench.layout.f2
+        return _f2.F2_DIVIDES["tiled_divide"](A, T)
     if _is_tensor(A):
         return A._with_layout(tiled_divide(A.layout, T), 0)
     try:
@@ -207,6 +214,8 @@ def tiled_divide(A, T):
 
 def flat_divide(A, T):
     """(TileM, TileN, ..., RestM, RestN, ..., L, ...): zipped_divide with both modes unpacked."""
+    if _f2.involves_f2(A, T):   # XOR strides: workbench.layout.f2
+        return _f2.F2_DIVIDES["flat_divide"](A, T)
     if _is_tensor(A):
         return A._with_layout(flat_divide(A.layout, T), 0)
     try:
@@ -220,6 +229,8 @@ def logical_product(A, B):
     """``(A, complement(A, size(A)*cosize(B)) o B)``.  Guarantees: mode 0 is A, mode 1 is
     compatible with B, ``size(R) == size(A)*size(B)`` and R is injective when A and B are.
     A tuple B multiplies mode by mode."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["logical_product"](A, B)
     if B is None:
         return A
     if type(B) is tuple:
@@ -235,16 +246,22 @@ def logical_product(A, B):
 
 def zipped_product(A, B):
     """((M,N,...), (TileM,TileN,...,L,...)): logical_product with like parts gathered."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["zipped_product"](A, B)
     return _unzip("zipped_product", logical_product, _layout(A, "zipped_product"), B)
 
 
 def tiled_product(A, B):
     """((M,N,...), TileM, TileN, ..., L, ...)."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["tiled_product"](A, B)
     return _expand(zipped_product(A, B), False)
 
 
 def flat_product(A, B):
     """(M, N, ..., TileM, TileN, ..., L, ...)."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["flat_product"](A, B)
     return _expand(zipped_product(A, B), True)
 
 
@@ -274,12 +291,16 @@ def blocked_product(A, B):
     """Rank-sensitive product: mode i is (A_i, B_i), A's blocks laid out as B says.
     Guarantee: ``R((a_i, b_i)...) == logical_product(A, B)(a, b)`` with like modes zipped;
     size(R) == size(A)*size(B)."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["blocked_product"](A, B)
     return _rank_product("blocked_product", A, B, raked=False)
 
 
 def raked_product(A, B):
     """Rank-sensitive product: mode i is (B_i, A_i), A's elements interleaved (raked) across
     the copies B lays out (a cyclic distribution).  size(R) == size(A)*size(B)."""
+    if _f2.involves_f2(A, B):   # XOR strides: workbench.layout.f2
+        return _f2.F2_PRODUCTS["raked_product"](A, B)
     return _rank_product("raked_product", A, B, raked=True)
 
 
