@@ -123,15 +123,43 @@ def test_11_2_never_says_which_way():
 def test_11_4_the_design_is_judged_by_the_configuration_built():
     from workbench.kernels.arithmetic import gemm_arithmetic
     want = _reference("11.4")
-    stages = want[-1]
+    stages = want.stages
     best = HopperGemm(bm=128, bn=128, bk=64, stages=stages)
     assert gemm_arithmetic(best, 64, 64, 64).other_smem_bytes == 32768     # the staging of C is what costs a stage
     with pytest.raises(ValueError, match="shared memory"):
         HopperGemm(bm=128, bn=128, bk=64, stages=stages + 1)
     assert check("11.4", best).right
-    for wrong in (HopperGemm(bm=128, bn=128, bk=64, stages=stages - 1), HopperGemm(stages=4), stages, want):
+    for wrong in (HopperGemm(bm=128, bn=128, bk=64, stages=stages - 1), HopperGemm(stages=4), stages,
+                  ("HopperGemm", 128, 128, 64, 2, False, stages)):
         v = check("11.4", wrong)
         assert not v.right and "large" not in v and "small" not in v
+
+
+def test_11_6_the_tile_is_judged_by_the_waves_it_makes():
+    from workbench.kernels.arithmetic import gemm_arithmetic
+    want = _reference("11.6")
+    assert type(want) is HopperGemm and (want.bm, want.bn) == (128, 192)
+    m, n, k = n11.WAVE_SHAPE
+    # by hand: 24 x 16 = 384 tiles, 2 full waves of 132 and 120 left (91 %)
+    assert -(-m // 128) * -(-n // 192) == 384 and 384 - 2 * 132 == 120
+    assert check("11.6", want).right
+    # any HopperGemm of that tile passes (the question is the tile), fp8 or persistent included
+    assert check("11.6", HopperGemm(bm=128, bn=192, stages=3, persistent=True)).right
+    assert check("11.6", HopperGemm(bm=128, bn=192, dtype=wb.Float8E4M3FN, stages=3)).right
+    # every other legal tile is told what its own waves are, never which way to go
+    for bm, consumers in ((64, 1), (128, 2)):
+        for bn in (64, 128, 192, 256):
+            if (bm, bn) == (128, 192):
+                continue
+            cfg = HopperGemm(bm=bm, bn=bn, consumers=consumers, stages=2)
+            g = gemm_arithmetic(cfg, m, n, k)
+            v = check("11.6", cfg)
+            assert not v.right and v.startswith("11.6: not it: ") and f"the last {g.last_wave_fill:.0%} full" in v
+            assert "large" not in v and "small" not in v and (bn == 192 or "192" not in v), v
+    # only the object: its fields, a tuple, a string are refused
+    for bad in ((128, 192), ("HopperGemm", 128, 192), "HopperGemm(bm=128, bn=192)", 192):
+        v = check("11.6", bad)
+        assert not v.right and v.startswith("11.6: expected a configuration built with HopperGemm"), v
 
 
 def test_11_5_the_pipeline_is_the_notebooks_and_the_fix_is_run(tmp_path):

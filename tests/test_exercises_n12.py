@@ -22,8 +22,8 @@ def test_12_1_the_allocation_is_run_through_the_allocator_model():
         v = check("12.1", wrong)
         assert not v.right and "large" not in v and "small" not in v
     assert check("12.1", 256) == check("12.1", 128)                   # the same words whichever way it misses
-    for bad in (384, 1024, 512.0, True, "512", "runs as asked", None):
-        assert not check("12.1", bad).right
+    for bad in (384, 1024, 512.0, True, "512", "runs as asked", None, ("TMEM columns", 512)):
+        assert not check("12.1", bad).right                           # a description of the reference is no answer
     assert "power of 2" in check("12.1", 384)
 
 
@@ -33,7 +33,7 @@ def test_12_2_the_copy_atom_is_judged_by_the_registers_each_thread_gets():
                   "SM100_TMEM_STORE_32dp32b16x", "SM100_TMEM_LOAD_16dp32b16x"):
         v = check("12.2", wb.copy_atom(wrong, wb.Float32))
         assert not v.right and "large" not in v and "small" not in v, wrong
-    for bad in ("SM100_TMEM_LOAD_32dp32b16x", "runs as asked", wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float16)):
+    for bad in ("SM100_TMEM_LOAD_32dp32b16x", "runs as asked", ("copy atom", "SM100_TMEM_LOAD_32dp32b16x"), wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float16)):
         assert not check("12.2", bad).right
 
 

@@ -14,9 +14,12 @@ applied to an object of a foreign type (``mock.ANY``, a numpy array, a torch ten
   equivalent representation is right, with CuTe's form given;
 * an exception class (``"which error does ... raise?"``): exactly the class the library raises (``Exception``
   names every error and is not an answer);
-* an exercise may accept other spellings of its answer (``accept``: ``"S<3,3,3>"`` for a swizzle's (B, M, S)), or
-  judge an object by running it (``accept`` returns the verdict: a kernel the learner fixed, run on the CPU
-  executor);
+* an exercise may accept other spellings of its answer (``accept``: ``"S<3,3,3>"`` for a swizzle's (B, M, S));
+* an object exercise (``objects=True``: a design built with the library, a kernel the learner fixed) is judged by
+  building or running the object: its solver returns the real object a learner would pass, and ``accept`` turns the
+  reference and the answer alike into what is compared (or returns the verdict itself: a kernel run on the CPU
+  executor).  ``accept`` refuses every answer that is not such an object, so no description of the reference (a
+  tuple of its fields, its name) passes for it;
 * a wrong answer is told that it is wrong, never which way (an int is "not it", never "too large") nor which
   item of a tuple (either would let the answer be found by search).
 
@@ -45,6 +48,7 @@ class Exercise:
     hint: str                      # what to look at again when the answer is wrong
     shape: bool = False            # a layout answer must also have the reference's shape
     accept: Callable[[Any], Any] | None = None   # other spellings of an answer -> the reference's kind
+    objects: bool = False          # answered with a real object: accept() applies to the reference too
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -65,13 +69,17 @@ def _registry():
 _register, _reference = _registry()
 
 
-def exercise(key: str, question: str, hint: str, shape: bool = False, accept=None):
+def exercise(key: str, question: str, hint: str, shape: bool = False, accept=None, objects: bool = False):
     """Register the decorated zero-argument function as the solution of exercise ``key`` (the decorator returns
-    None: the solver is not left in the exercise module's namespace)."""
+    None: the solver is not left in the exercise module's namespace).  With ``objects=True`` the solution is the
+    real object a learner would pass, and ``accept`` (required) judges or describes answer and reference alike."""
+    if objects and accept is None:
+        raise ValueError(f"Expected accept= for the object exercise {key!r}: it says what an object is judged by.")
+
     def register(solve):
         if key in EXERCISES:
             raise ValueError(f"Expected a new exercise key, but {key!r} is registered twice.")
-        EXERCISES[key] = Exercise(key, question, hint, shape, accept)
+        EXERCISES[key] = Exercise(key, question, hint, shape, accept, objects)
         _register(key, solve)
     return register
 
@@ -122,11 +130,15 @@ def check(key: str, answer) -> Verdict:
 
 
 def _judge(ex: Exercise, answer) -> Verdict:
-    want = _reference(ex.key)
     if ex.accept is not None:
         answer = ex.accept(answer)
-        if type(answer) is Verdict:       # an exercise that runs the learner's object gives its own verdict
+        if type(answer) is Verdict:       # refused, or an exercise that runs the learner's object gives its verdict
             return answer
+    want = _reference(ex.key)
+    if ex.objects:                        # the reference is a real object: described exactly as the answer was
+        want = ex.accept(want)
+        if type(want) is Verdict:
+            raise AssertionError(f"{ex.key}: the reference object is not accepted by its own exercise: {want}")
     if isinstance(want, type) and issubclass(want, BaseException):
         return _judge_exception(ex, want, answer)
     if type(want) is Layout:

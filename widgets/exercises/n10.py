@@ -1,8 +1,8 @@
 """Exercises of notebook 10: tensor cores from Python, the GEMM ladder.
 
 10.3 and 10.7 are design tasks and 10.5 a find-the-bug task: their answers are objects (a TiledMMA, an SmemGemm,
-the learner's fixed kernel), judged by what they build or compute: the kernel is run on the CPU executor.  Nothing
-else passes for them (a tuple restating the reference is refused), and a wrong one is told that it is wrong, never
+the learner's fixed kernel), judged by what they build or compute: the kernel is run on the CPU executor.  Their
+references are the real objects; nothing else passes for them (a tuple restating a reference's fields is refused), and a wrong one is told that it is wrong, never
 which way.  ``ring_rowsum`` is the kernel of 10.5 exactly as notebook 10 shows it (a test keeps the two equal).
 """
 
@@ -61,11 +61,10 @@ def _design(answer):
                   "M and N) whose tile covers its whole bm x bn block tile of C per k16 step.",
           hint="the atom layout counts the warps along M, N and K; without a permutation the tile is only the atoms "
                "side by side (16 x 8 x 16 each); permutation_mnk sets the tile the warps repeat their atom over",
-          accept=_design)
+          accept=_design, objects=True)
 def _():
     cfg = _rung("pipelined").config
-    mma = wb.make_tiled_mma(wb.mma_atom(_ATOM), wb.make_layout((*cfg.warps, 1)), (cfg.bm, cfg.bn, 16))
-    return _design(mma)
+    return wb.make_tiled_mma(wb.mma_atom(_ATOM), wb.make_layout((*cfg.warps, 1)), (cfg.bm, cfg.bn, 16))
 
 
 def _ways_and_swizzle(answer):
@@ -170,7 +169,7 @@ _HINT_10_5 = ("cp.async.wait_group counts committed groups, not tiles: count the
 
 @exercise("10.5", "Fix ring_rowsum (the fix keeps wait_group(STAGES - 2), two tiles in flight) and pass the fixed "
                   "kernel: check('10.5', ring_rowsum).",
-          hint=_HINT_10_5, accept=_fixed_ring)
+          hint=_HINT_10_5, accept=_fixed_ring, objects=True)
 def _():
     @wb.kernel
     def fixed(x, out):
@@ -199,7 +198,7 @@ def _():
     results = [run_ring(ring_rowsum) == RIGHT, run_ring(fixed) == RIGHT]
     if results != [False, True]:
         raise AssertionError(f"10.5: the buggy kernel should fail and the fixed one pass, got {results}")
-    return ("ring_rowsum", RIGHT)
+    return fixed
 
 
 @exercise("10.6", "How many mma.sync instructions does one warp of the pipelined rung issue per k-tile?",
@@ -222,8 +221,7 @@ def _smem_design(answer):
                   "most stages that fit in the 227 KiB a block may use.",
           hint="one stage holds a bm x bk tile of A and a bn x bk tile of B, 2 bytes an element; the ring is stages of "
                "them; gemm_arithmetic(cfg, M, N, K) prints the budget of any configuration you build",
-          accept=_smem_design)
+          accept=_smem_design, objects=True)
 def _():
     g = gemm_arithmetic(G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4)), 4096, 4096, 4096)
-    best = G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=g.max_stages)
-    return _smem_design(best)
+    return G.SmemGemm(bm=128, bn=256, bk=32, warps=(2, 4), stages=g.max_stages)

@@ -96,10 +96,10 @@ def _hopper_design(answer):
                   "epilogue) with the most stages that fit in the 227 KiB a block may use.",
           hint="a stage is A's and B's boxes plus its two 8-byte mbarriers; the TMA epilogue stages C in two swizzled "
                "buffers of bm rows x 128 bytes beside the ring; gemm_arithmetic(cfg, M, N, K) prints the budget",
-          accept=_hopper_design)
+          accept=_hopper_design, objects=True)
 def _():
     g = gemm_arithmetic(HopperGemm(bm=128, bn=128, bk=64, stages=2), 4096, 4096, 4096)
-    return _hopper_design(HopperGemm(bm=128, bn=128, bk=64, stages=g.max_stages))
+    return HopperGemm(bm=128, bn=128, bk=64, stages=g.max_stages)
 
 
 # -- 11.5: the pipeline with the bug (notebook 11 shows exactly this source) -----------------------------------------
@@ -183,7 +183,7 @@ def _fixed_pipeline(answer):
 
 @exercise("11.5", "ring_pipeline is refused by the CPU executor. Fix it and pass the fixed kernel: "
                   "check('11.5', ring_pipeline).",
-          hint=_HINT_11_5, accept=_fixed_pipeline)
+          hint=_HINT_11_5, accept=_fixed_pipeline, objects=True)
 def _():
     @wb.kernel
     def fixed(tma, out, ntiles):
@@ -218,4 +218,44 @@ def _():
     results = [run_pipeline(ring_pipeline) == PIPE_RIGHT, run_pipeline(fixed) == PIPE_RIGHT]
     if results != [False, True]:
         raise AssertionError(f"11.5: the kernel as written should be refused and the fixed one exact, got {results}")
-    return ("ring_pipeline", PIPE_RIGHT)
+    return fixed
+
+
+# -- 11.6: a tile from the wave arithmetic -------------------------------------------------------------------------
+WAVE_SHAPE = (3072, 3072, 4096)          # M, N, K of C = A @ B^T
+WAVE_SMS = 132                           # an H100 SXM's or an H200's SMs
+WAVE_FILL = 0.9                          # the last wave at least this full
+
+
+def _waves(answer):
+    """Run gemm_arithmetic on the learner's HopperGemm at WAVE_SHAPE on WAVE_SMS SMs: right where the last wave of
+    tiles is at least WAVE_FILL full; the verdict says what the learner's own tile gives, never which way to go."""
+    if type(answer) is not HopperGemm:
+        return Verdict(f"11.6: expected a configuration built with HopperGemm(...), but got {type(answer).__name__}.",
+                       False)
+    g = gemm_arithmetic(answer, *WAVE_SHAPE, sms=WAVE_SMS)
+    yours = (f"{answer.bm} x {answer.bn} tiles make {g.tiles} tiles, {g.waves:.2f} waves of {g.concurrent} blocks, "
+             f"the last {g.last_wave_fill:.0%} full")
+    if g.last_wave_fill >= WAVE_FILL:
+        return Verdict(f"11.6: right: {yours}.", True)
+    return Verdict(f"11.6: not it: {yours}. Hint: {_HINT_11_6}", False)
+
+
+_HINT_11_6 = ("tiles = ceil(M / bm) x ceil(N / bn); a Hopper rung's block takes a whole SM (setmaxnreg gives it the "
+              "register file), so a wave is 132 blocks, and the last wave holds what is left of the tiles after the "
+              "full ones; gemm_arithmetic(cfg, 3072, 3072, 4096) prints it for any cfg you build")
+
+
+@exercise("11.6", "Design: C = A @ B^T of M = N = 3072, K = 4096 (fp16) on 132 SMs. Build the HopperGemm whose last "
+                  "wave of output tiles is at least 90 % full (every SM busy until the end).",
+          hint=_HINT_11_6, accept=_waves, objects=True)
+def _():
+    legal = []
+    for bm, consumers in ((64, 1), (128, 2)):
+        for bn in (64, 128, 192, 256):
+            cfg = HopperGemm(bm=bm, bn=bn, consumers=consumers, stages=2)
+            if gemm_arithmetic(cfg, *WAVE_SHAPE, sms=WAVE_SMS).last_wave_fill >= WAVE_FILL:
+                legal.append(cfg)
+    if len(legal) != 1:      # the question means one tile: any other count is a question to re-ask
+        raise AssertionError(f"11.6: expected one tile that fills the last wave, got {legal}")
+    return legal[0]

@@ -14,7 +14,7 @@ import workbench as wb
 from workbench.atoms.tmem import TmemAllocator, TmemCopyAtom
 from workbench.kernels.gemm_blackwell import BlackwellGemm
 
-from . import exercise
+from . import Verdict, exercise
 
 RIGHT = "runs as asked"
 
@@ -34,10 +34,10 @@ def _fits(columns, cfg: BlackwellGemm) -> str:
 
 
 def _allocation(answer):
-    """An int is run (the reference's own description, a tuple, passes through as in 10.3); a run that misses is
-    item 1 wrong, never which way."""
-    if type(answer) is tuple:
-        return answer
+    """An int is run through the allocator model; a run that misses is item 1 wrong, never which way.  Anything
+    else is refused (no description of the reference passes for it)."""
+    if type(answer) is not int:
+        return Verdict(f"12.1: expected an int number of TMEM columns, but got {type(answer).__name__}.", False)
     ok = _fits(answer, BlackwellGemm(bn=192, stages=3)) == RIGHT
     return ("TMEM columns", answer if ok else -1)
 
@@ -46,12 +46,12 @@ def _allocation(answer):
                   "one while the epilogue drains the other). How many columns must its one tcgen05.alloc ask for?",
           hint="one fp32 accumulator element a 32-bit cell: a tile row is a lane, a tile column a column; both buffers "
                "side by side; tcgen05.alloc takes a power of two from 32 to 512 (TmemAllocator.allocate says so)",
-          accept=_allocation)
+          accept=_allocation, objects=True)
 def _():
     cfg = BlackwellGemm(bn=192, stages=3)
     if _fits(cfg.tmem_columns, cfg) != RIGHT:
         raise AssertionError("12.1: the rung's own allocation does not hold its accumulators")
-    return ("TMEM columns", cfg.tmem_columns)
+    return cfg.tmem_columns
 
 
 def _rows_of_16(atom, cfg: BlackwellGemm) -> str:
@@ -72,8 +72,10 @@ def _rows_of_16(atom, cfg: BlackwellGemm) -> str:
 
 
 def _epilogue_atom(answer):
-    if type(answer) is tuple:
-        return answer
+    """A copy atom is run (its tiled copy over the rung's chunk); anything else is refused, a name included."""
+    if not isinstance(answer, TmemCopyAtom):
+        return Verdict(f"12.2: expected a copy atom made with wb.copy_atom('SM100_TMEM_...', wb.Float32), but got "
+                       f"{type(answer).__name__}.", False)
     ok = _rows_of_16(answer, BlackwellGemm(bn=64, epi_columns=16)) == RIGHT
     return ("copy atom", answer.name if ok else "")
 
@@ -84,12 +86,12 @@ def _epilogue_atom(answer):
           hint="SM100_TMEM_LOAD_<lanes>dp<bits>b<repeat>x: which shape gives each thread one lane (a row), and how many "
                "32-bit columns must one instruction move per thread? Try it: wb.make_tmem_copy(atom, cfg.tmem_chunk) "
                "and TmemView(cfg.tmem_chunk, copy=...) show what each thread gets",
-          accept=_epilogue_atom)
+          accept=_epilogue_atom, objects=True)
 def _():
     cfg = BlackwellGemm(bn=64, epi_columns=16)
     if _rows_of_16(cfg.tmem_load.atom, cfg) != RIGHT:
         raise AssertionError("12.2: the rung's own epilogue atom does not give each thread its row")
-    return ("copy atom", cfg.tmem_load.atom.name)
+    return cfg.tmem_load.atom
 
 
 # -- 12.3 and 12.4: the kernels with the bugs (notebook 12 prints exactly these sources) -------------------------
