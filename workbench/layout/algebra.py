@@ -319,7 +319,10 @@ def composition(A, B):
     hierarchy: A's modes merge only where both extents are static, each leaf's result is coalesced the same way
     (``(32,?,3):(1,32,32*?) o 64:1`` is ``(32,?,?):(1,32,?)``, ``(8,?):(1,8) o 64:1`` is ``64:1``); where that
     refuses because a dynamic extent kept A's modes apart (``(6,?):(1,6) o 4:1``: 4 and 6 do not divide), A with
-    those modes merged by their strides (``6*?:1``) answers (CuTe DSL refuses).  A may be
+    those modes merged by their strides (``6*?:1``) answers (CuTe DSL refuses).  Departure: where a dynamic extent
+    of A comes before the tile's end, min(mode, rest) is decided from divisibility while compiling, so fewer ``?``
+    modes remain (``(3,?{div=4},4):(1,6,?) o 12:1`` is ``(3,4):(1,6)``; CuTe DSL keeps ``(3,?,?):(1,6,?)``), and a
+    run-time value that breaks the divisibility conditions is refused where CuTe computes unchecked.  A may be
     a tensor (wb.Tensor, an identity tensor, a tensor inside a kernel): the result is the tensor
     over the same data with layout ``A.layout o B``.
     """
