@@ -462,6 +462,133 @@ def test_tcgen05_cp_refuses_an_ld_atom():
         _cp_misuse[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
 
 
+# -- Blackwell: block-scaled tcgen05.mma (kind::mxf8f6f4, ue8m0 scales), scale factors put in TMEM by tcgen05.cp ------
+# 128 x 64 x 128 e4m3: thread `cp_by` copies SFA and SFB (CUTLASS's smem layout, one 512-byte block each a
+# tcgen05.cp.32x128b.warpx4) into TMEM, thread 0 issues the four block-scaled MMAs (a = (sA, SFA), b = (sB, SFB)).
+BM, BN, BK = 128, 64, 128
+BSA = wb.mma_atom("SM100_MMA_MXF8F6F4_SS", a_type=wb.Float8E4M3FN, b_type=wb.Float8E4M3FN, c_type=wb.Float32,
+                  sf_type=wb.Float8E8M0FNU, m=BM, n=BN)
+BACC = BSA.make_fragment_C(BSA.partition_shape_C((BM, BN)))
+BSL_A, BSL_B = BSA.smem_layout_SFA((BM, BN, BK)), BSA.smem_layout_SFB((BM, BN, BK))
+BSF_A, BSF_B = BSA.make_fragment_SFA(BSL_A.shape), BSA.make_fragment_SFB(BSL_B.shape)
+SF_CP = wb.copy_atom("SM100_UTCCP_4x32dp128bit_1cta", wb.Float8E8M0FNU)
+BLOAD = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), BACC)
+BSA_A = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (BM, BK))
+BSA_B = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (BN, BK))
+
+
+@wb.kernel
+def _umma_block_scaled(a, b, sfa, sfb, c, cp_by: wb.Constexpr, wait_cp: wb.Constexpr):
+    t = wb.thread_idx().x
+    sA = wb.shared_tensor(wb.Float8E4M3FN, BSA_A)
+    sB = wb.shared_tensor(wb.Float8E4M3FN, BSA_B)
+    sSFA = wb.shared_tensor(wb.Uint8, BSL_A)       # the ue8m0 scale factors' bits
+    sSFB = wb.shared_tensor(wb.Uint8, BSL_B)
+    bars = wb.shared_tensor(wb.Uint64, 2)             # 0: the MMAs done; 1: the scale factors' copy done
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    for i in range(t, BM * BK, 128):
+        sA[i % BM, i // BM] = a[i % BM, i // BM]
+    for i in range(t, BN * BK, 128):
+        sB[i % BN, i // BN] = b[i % BN, i // BN]
+    for i in range(t, 128 * (BK // 32), 128):         # row i % 128, k-block i // 128
+        sSFA[i % 128, 0, i // 128] = sfa[i % 128, i // 128]
+        sSFB[i % 128, 0, i // 128] = sfb[i % 128, i // 128]
+    if t < 32:
+        wb.tmem_alloc(holder, 128)                    # columns 0..63: D; 64..67: SFA; 68..71: SFB
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init(bars, 1, 1)
+        wb.mbarrier_init_fence()
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, BACC)
+    tsfa = wb.make_tmem_tensor(addr + 64, BSF_A)
+    tsfb = wb.make_tmem_tensor(addr + 68, BSF_B)
+    if t == cp_by:
+        wb.copy(SF_CP, sSFA, tsfa)
+        wb.copy(SF_CP, sSFB, tsfb)
+        if cp_by != 0:
+            wb.tcgen05_commit(bars, 1)
+    wb.sync_threads()
+    if t == 0:
+        if cp_by != 0 and wait_cp:
+            wb.mbarrier_wait(bars, 1, 0)
+            wb.tcgen05_fence_after()
+        wb.gemm(BSA, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
+        wb.tcgen05_commit(bars, 0)
+    wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(BN, wb.Float32)
+    wb.copy(BLOAD, acc, frag)
+    wb.tcgen05_wait_ld()
+    for j in range(BN):
+        c[t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.sync_threads()
+    if t < 32:
+        wb.tmem_dealloc(addr, 128)
+
+
+def _block_scaled_run(cp_by=0, wait_cp=True):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    # e4m3 values (halves up to +-6, subnormal-free) and ue8m0 scales 2^-5..2^5: every k-block's sum is exact in
+    # float64, so the reference below rounds exactly where the MMA does (once a tcgen05.mma, to Float32)
+    a = torch.from_numpy(rng.integers(-12, 13, (BM, BK)).astype(np.float32) / 2).to(torch.float8_e4m3fn)
+    b = torch.from_numpy(rng.integers(-12, 13, (BN, BK)).astype(np.float32) / 2).to(torch.float8_e4m3fn)
+    ea = rng.integers(122, 133, (128, BK // 32)).astype(np.uint8)
+    eb = rng.integers(122, 133, (128, BK // 32)).astype(np.uint8)       # rows BN..127: CUTLASS's padding to 128
+    c = torch.full((BM, BN), float("nan"))
+    args = (a, b, torch.from_numpy(ea), torch.from_numpy(eb), c, cp_by, wait_cp)
+    _umma_block_scaled[(1, 1, 1), (128, 1, 1)](*args)
+    A = a.double().numpy() * np.repeat(2.0 ** (ea.astype(np.float64) - 127), 32, axis=1)
+    B = b.double().numpy() * np.repeat(2.0 ** (eb[:BN].astype(np.float64) - 127), 32, axis=1)
+    want = np.zeros((BM, BN), np.float32)
+    for kb in range(BK // 32):
+        k = slice(32 * kb, 32 * kb + 32)
+        want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+    np.testing.assert_array_equal(c.numpy(), want)
+    assert not np.array_equal(want, (A @ B.T).astype(np.float32))      # the rounding a k-block is seen
+    return _source(_umma_block_scaled, *args)
+
+
+def test_tcgen05_block_scaled_mma():
+    """kind::mxf8f6f4 with ue8m0 scales exact on the CPU executor; NVRTC compiles it for sm_100a (PTX and cubin; no
+    Blackwell GPU is lent here, so it has not run on one)."""
+    code = _block_scaled_run()
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert ptx.count("tcgen05.cp.cta_group::1.32x128b.warpx4") == 2
+    # [d], a_desc, b_desc, idesc, [sfa], [sfb], p: the PTX ISA's and CuTe's operand order
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::1\.kind::mxf8f6f4\.block_scale \[%r\d+\], %rd\d+, %rd\d+, "
+                          r"%r\d+, \[%r\d+\], \[%r\d+\], p;", ptx)) == 4
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_block_scaled_mma_errors():
+    """Scale factors another thread copied, read before that copy's commit completed: reported; the 2-SM form refused."""
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.mma \(SM100_MMA_MXF8F6F4_SS.*before tcgen05.cp "
+                                                    r"32x128b.warpx4"):
+        _block_scaled_run(cp_by=32, wait_cp=False)
+    _block_scaled_run(cp_by=32, wait_cp=True)           # committed and waited for: exact
+    pair = wb.mma_atom("SM100_MMA_MXF8F6F4_2x1SM_SS", a_type=wb.Float8E4M3FN, b_type=wb.Float8E4M3FN,
+                       c_type=wb.Float32, sf_type=wb.Float8E8M0FNU, m=256, n=64)
+
+    pair_acc = pair.make_fragment_C(pair.partition_shape_C((256, 64)))
+
+    @wb.kernel
+    def pair_mma(x):
+        acc = wb.make_tmem_tensor(0, pair_acc)
+        wb.gemm(pair, acc, (x, acc), (x, acc), acc)
+
+    with pytest.raises(ValueError, match="2-SM block-scaled atoms .* are not lowered yet"):
+        pair_mma[(2, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
+
+
 # -- Blackwell: the 16-lane tcgen05.ld/st shapes (16x256b, 16x128b, 16x64b, 16x32bx2) -----------------------------------
 # An M = 64 UMMA's accumulator (16 lanes of each warp's quarter) read by each 16dp atom: every thread's value e is the
 # product's element at the coordinate the tiled copy's TV layout gives it (computed here from the host objects), so the

@@ -216,6 +216,8 @@ def gemm(cx, tiled_mma, d, a, b, c, accumulate=None):
     if not isinstance(atom, MMAAtom):
         raise TypeError(f"gemm: expected a TiledMMA or an MMA atom, but got {type(tiled_mma).__name__}.")
     for t, w in ((d, "d"), (a, "a"), (b, "b"), (c, "c")):
+        if type(t) in (list, tuple) and w in "ab" and atom.instruction == "tcgen05_mma":
+            continue     # CuTe DSL's block-scaled form: a = (A, SFA), b = (B, SFB) (checked by the lowering)
         if type(t) is not KTensor:
             raise TypeError(f"gemm({atom.name}): expected register fragments for {w}, but got {type(t).__name__}.")
     lower = GEMM_LOWERINGS.get(atom.instruction)

@@ -7,8 +7,15 @@ The shared tile is read through a K-major UMMA shared-memory descriptor (CuTe's 
 ``make_umma_desc<Major::K>``), proven element by element as tcgen05.mma's operands are (``tcgen05_mma.smem_operand``).
 
 One thread issues it for the CTA (as tcgen05.mma); it is asynchronous: ``wb.tcgen05_commit`` covers it (with the
-MMAs), and a tcgen05.mma issued after it by the same thread reads its result in order.  Not yet in kernels: the
-4dp256bit / 4x32dp128bit / 2x64dp128bit shapes, the 2-CTA (``_2cta``) atoms and decompression.  Compiled for sm_100a
+MMAs), and a tcgen05.mma issued after it by the same thread reads its result in order.
+
+Scale factors of a block-scaled UMMA: ``wb.copy(wb.copy_atom("SM100_UTCCP_4x32dp128bit_1cta", wb.Float8E8M0FNU),
+sSFA, tSFA)`` with sSFA a shared tensor of the factors' bits (``wb.Uint8``: kernels cannot hold ue8m0 values, a
+departure from CuTe, whose tensor is of the scale type) laid out as ``atom.smem_layout_SFA(tile)`` and tSFA the TMEM
+tensor of ``atom.make_fragment_SFA`` of that shape: one ``tcgen05.cp.cta_group::1.32x128b.warpx4`` per 512-byte block
+(32 rows of 16 bytes into 32 lanes x 4 columns, broadcast to the four lane quarters), each value proven to land where
+the fragment keeps it.  Not yet in kernels: the 4dp256bit / 2x64dp128bit shapes, the 2-CTA (``_2cta``) atoms and
+decompression.  Compiled for sm_100a
 (NVRTC, in the tests) and emulated by the CPU executor; no Blackwell GPU is lent here, so it has never run on one.
 
 CPU semantics: the issuing thread reads the shared tile at issue, writes the TMEM cells and marks them pending until
@@ -21,10 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...atoms.tmem import TmemCopyAtom
+from ...layout import Layout, divisibility_of
 from .. import ir
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import ATOM_COPIES
+from ..views import KTensor
 from .tcgen05_alloc import NO_BLACKWELL, tcgen05_cta_group, thread_id, tmem_state, tmem_view
 from .tcgen05_mma import smem_operand, smem_walk, tmem_table, umma_static_bits
 
@@ -89,10 +98,12 @@ def utccp_copy(cx, atom, src, dst, pred=None):
     if pred is not None:
         raise ValueError(f"{name}: tcgen05.cp takes no predicate.")
     shape, cta = atom.shape_info
+    if shape == "4x32dp128bit" and cta == 1:
+        return _sf_copy(cx, atom, src, dst, name)
     if shape not in _SHAPES or cta != 1:
-        raise ValueError(f"{name}: kernels lower the 1-CTA 128dp256bit and 128dp128bit UTCCP atoms so far "
-                         "(tcgen05.cp.cta_group::1.128x256b / 128x128b); the 4dp/4x32dp/2x64dp shapes and the 2-CTA "
-                         "atoms are not lowered yet.")
+        raise ValueError(f"{name}: kernels lower the 1-CTA 128dp256bit, 128dp128bit and 4x32dp128bit UTCCP atoms so "
+                         "far (tcgen05.cp.cta_group::1.128x256b / 128x128b / 32x128b.warpx4); the 4dp/2x64dp shapes "
+                         "and the 2-CTA atoms are not lowered yet.")
     ptx_shape, row_bits = _SHAPES[shape]
     tcgen05_cta_group(cx, 1, name)
     if tmem_view(dst) is None:
@@ -131,6 +142,90 @@ def utccp_copy(cx, atom, src, dst, pred=None):
         key = len(_CPS)
         node = Tcgen05Cp(atom, ptx_shape, ir.as_expr(addr), blk, key)
         _CPS[key] = (node, smem_walk(blk[2], 128, kat), (want_l, want_c, want_s))
+        cx.emit(node)
+    cx.mark_written(dst.buf)
+
+
+def _sf_copy(cx, atom, src, dst, name):
+    """Scale factors, shared -> TMEM (CUTLASS's block-scaled GEMMs' SF copy): src a shared tensor laid out as a
+    block-scaled atom's ``smem_layout_SFA/SFB(tile)``, dst its TMEM fragment (``make_fragment_SFA/SFB`` of that
+    shape).  One ``tcgen05.cp.cta_group::1.32x128b.warpx4`` per 512-byte block of src (32 rows x 16 bytes): byte
+    16 i + 4 j + b of the block to lane i + 32 q (every q < 4: the copy is broadcast to the four lane quarters),
+    column j, byte b of the destination; each value's cells proven to be where the fragment keeps it."""
+    tcgen05_cta_group(cx, 1, name)
+    if tmem_view(dst) is None:
+        raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
+    t = atom.value_type
+    if t.bits != 8 or dst.etype is not t:
+        raise TypeError(f"{name}: SM100_UTCCP_4x32dp128bit copies 8-bit scale factors here: expected the atom and the "
+                        f"TMEM tensor of one 8-bit scale-factor type, but got {t} and {dst.etype}.")
+    # departure: kernels cannot hold ue8m0 in memory, so the shared scale factors are their bits, wb.Uint8
+    if getattr(src, "etype", None) not in (t, ir.Uint8) or getattr(getattr(src, "buf", None), "space", None) != "smem":
+        raise TypeError(f"{name}: expected the source as a shared tensor of the scale factors' bits (wb.Uint8, laid out as "
+                        f"atom.smem_layout_SFA/SFB(tile)), but got {src}.")
+    S, T = src.layout, dst.layout
+    try:
+        rows = S[0][0].size
+        same = (S[0][1].shape == T[0][1].shape and T[0][0].size == 4 * rows and S.rank == T.rank
+                and all(S[i].shape == T[i].shape for i in range(1, S.rank)))
+    except (TypeError, IndexError, AttributeError):
+        same = False
+    if not same:
+        raise ValueError(f"{name}: expected the source laid out as a block-scaled atom's smem_layout_SFA/SFB(tile) and "
+                         f"the destination as its make_fragment_SFA/SFB(that shape) (rows four times: one copy a lane "
+                         f"quarter), but got {S} and {T}.")
+    n = S.size
+    e = np.arange(n)
+    soff = np.asarray(list(S.offsets()))
+    toff = np.asarray(list(T.offsets()))
+    tidx = (e % rows)[:, None] + rows * np.arange(4)[None, :] + 4 * rows * (e // rows)[:, None]
+    to = toff[tidx]                                                   # (n, 4) value offsets of each value's copies
+    dp = 65536 * 4
+    lane, col, byte = to // dp, (to % dp) // 4, (to % dp) % 4
+    if divisibility_of(src.offset) % 16 if src.offset != 0 else False:
+        raise ValueError(f"{name}: the source must start on 16 bytes (a shared-memory descriptor's unit), but its offset "
+                         f"is {src.offset}.")
+    if divisibility_of(dst.offset) % 4 if dst.offset != 0 else False:
+        raise ValueError(f"{name}: the destination must start on a 32-bit TMEM column, but its offset is {dst.offset}.")
+    order = np.argsort(soff, kind="stable")
+    blocks, i = [], 0
+    while i < n:
+        start = int(soff[order[i]])
+        if start % 16:
+            raise ValueError(f"{name}: the source's 512-byte block at byte {start} does not start on 16 bytes.")
+        j = i
+        while j < n and soff[order[j]] < start + 512:
+            j += 1
+        sel = order[i:j]
+        rel = soff[sel] - start
+        if len(np.unique(rel)) != 512:
+            raise ValueError(f"{name}: the source's bytes {start}..{start + 511} are not one whole 512-byte block of "
+                             "scale factors (tcgen05.cp 32x128b.warpx4 moves 32 rows of 16 bytes).")
+        r, c, b = rel // 16, (rel % 16) // 4, rel % 4
+        k = sel[np.argmin(rel)]
+        l0, c0 = int(lane[k, 0]), int(col[k, 0])
+        ok = ((lane[sel] == (l0 + r)[:, None] + 32 * np.arange(4)[None, :]).all() and (col[sel] == (c0 + c)[:, None]).all()
+              and (byte[sel] == b[:, None]).all() and l0 == 0)
+        if not ok:
+            raise ValueError(f"{name}: the source's 512-byte block at byte {start} does not land where the destination "
+                             f"keeps it: tcgen05.cp 32x128b.warpx4 puts byte 16 i + 4 j + b at lane i + 32 q (q < 4), "
+                             f"column j, byte b from the block's first cell; use the atom's smem_layout_SF* and "
+                             f"make_fragment_SF* together.")
+        blocks.append((start, c0))
+        i = j
+    cx.require_arch(100, f"tcgen05.cp ({NO_BLACKWELL})")
+    cx.uses_collectives()
+    walk_l = np.repeat(np.arange(128)[:, None], 16, axis=1)          # row 32 q + i of the walk: lane i + 32 q
+    walk_c = np.tile((np.arange(16) // 4)[None, :], (128, 1))
+    walk_s = np.tile((np.arange(16) % 4)[None, :], (128, 1))
+    for start, c0 in blocks:
+        view = KTensor(src.buf, ir.binop("+", src.offset, start), Layout((32, 16), (16, 1)))
+        blk = smem_operand(view, "the source", name, "K", 32, 16, 16, 8)[0]
+        walk = np.tile(smem_walk(blk[2], 32, 16), (4, 1))             # the 32 rows, once for each lane quarter
+        addr = ir.binop("+", ir.binop("//", dst.offset, 4), c0)
+        key = len(_CPS)
+        node = Tcgen05Cp(atom, "32x128b.warpx4", ir.as_expr(addr), blk, key)
+        _CPS[key] = (node, walk, (walk_l, walk_c, walk_s))
         cx.emit(node)
     cx.mark_written(dst.buf)
 

@@ -14,7 +14,22 @@ The A and B descriptors are derived from each k-block's tile while tracing and p
 here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from tensor memory instead: pass the TMEM
 tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
-k-block.  Not yet in kernels: TS 2-SM atoms, kinds other than f16 (F16BF16) with a Float32 accumulator.
+k-block.  Not yet in kernels: TS 2-SM atoms, the non-scaled kinds other than f16 (F16BF16) with a Float32
+accumulator, 2-SM block-scaled atoms (refused with a message), MXF4 (4-bit operands have no storage in kernels yet).
+
+**Block-scaled** (``SM100_MMA_MXF8F6F4_SS``, ``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale``):
+``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` (CuTe DSL's ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``; a
+tuple in kernels), tSFA/tSFB the TMEM tensors ``wb.make_tmem_tensor(addr, atom.make_fragment_SFA(
+atom.smem_layout_SFA((M, N, K)).shape))`` (SFB likewise), filled by ``wb.copy`` with ``SM100_UTCCP_4x32dp128bit_1cta``
+(``tcgen05_cp.py``).  Each k-block's ``[d], a_desc, b_desc, idesc, [sfa], [sfb], p`` (CuTe's ``fma``, the PTX ISA's
+operand order) passes the k-block's scale-factor addresses, the byte of the column in bits 30..31 and in the
+instruction descriptor's a_sf_id / b_sf_id (CuTe's ``make_runtime_instr_desc_block_scaled``).  CPU semantics: D =
+sum_k (A[m,k] SFA[m,k/32]) (B[n,k] SFB[n,k/32]) (+ D), the fp8 values and ue8m0 scales (2^(e-127)) decoded exactly,
+the sum exact (integers), rounded once a tcgen05.mma to Float32 (the tensor core's own accumulation order and
+precision are not modelled); each scale factor is read where CuTe's ``tmem_sf_frg`` keeps it, in all four lane
+quarters, whose copies must agree (which one the hardware reads is not documented); factors another thread's
+tcgen05.cp still writes are an error, as for a TS atom's A; a NaN scale (0xFF) or a NaN/inf operand gives IEEE
+float64 results.
 
 **2-SM atoms** (``SM100_MMA_F16BF16_2x1SM_SS``, ``tcgen05.mma.cta_group::2``): one thread of the *even* CTA of a pair
 (the leader; cluster ranks 2k, 2k+1) issues ``wb.gemm(atom, acc, sA, sB, acc)`` for both; each CTA holds, at the same
@@ -45,14 +60,16 @@ an mbarrier wait).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ...atoms.gmma_desc import make_gmma_desc
-from ...atoms.sm100 import UmmaAtom
+from ...atoms.gmma_desc import GmmaDescriptor, make_gmma_desc
+from ...atoms.sm100 import UmmaAtom, UmmaBlockScaledAtom
 from ...atoms.umma_desc import make_umma_desc
 from ...layout import ComposedLayout, Layout, Swizzle, composition, divisibility_of
 from .. import ir
-from ..atoms_in_kernels import GEMM_LOWERINGS
+from ..atoms_in_kernels import GEMM_LOWERINGS, decode_register
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
 from ..views import KTensor
@@ -68,10 +85,11 @@ class Umma(ir.Instruction):
     GmmaDescriptor of the tile from there) for SS, or the TMEM address expression of the k-block of A for TS
     (``[a]``), b as SS's a, accumulate = an Int32/Boolean expression (enable_input_d)."""
 
-    __slots__ = ("atom", "d", "a", "b", "accumulate", "key")
+    __slots__ = ("atom", "d", "a", "b", "accumulate", "key", "sf")
 
-    def __init__(self, atom, d, a, b, accumulate, key):
+    def __init__(self, atom, d, a, b, accumulate, key, sf=None):
         self.atom, self.d, self.a, self.b, self.accumulate, self.key = atom, d, a, b, accumulate, key
+        self.sf = sf     # block-scaled: ((SFA address expression, its byte), (SFB's, its byte)); else None
 
     @property
     def ts(self) -> bool:
@@ -87,6 +105,15 @@ class Umma(ir.Instruction):
             em.w(d, f"const unsigned long long {n} = ((unsigned long long)((({saddr(sbuf, base)}) + {desc.start}u) >> 4) "
                     f"& 0x3FFFull) | 0x{umma_static_bits(desc):016x}ull;")
             descs.append(n)
+        if self.sf is not None:       # block-scaled: [d], a_desc, b_desc, idesc, [sfa], [sfb], p (CuTe's fma)
+            (fa, ba), (fb, bb) = self.sf
+            idesc = self.atom.instr_desc.runtime(ba << 30, bb << 30) >> 32     # a_sf_id / b_sf_id: the bytes
+            em.w(d, f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n'
+                    f'tcgen05.mma{self.atom.ptx_qualifiers} [%0], %1, %2, %3, [%5], [%6], p;\\n}}\\n" :: '
+                    f'"r"((unsigned)({expr(self.d)})), "l"({descs[0]}), "l"({descs[1]}), "r"(0x{idesc:08x}u), '
+                    f'"r"((unsigned)({expr(self.accumulate)})), "r"((unsigned)({expr(fa)}) | 0x{ba << 30:08x}u), '
+                    f'"r"((unsigned)({expr(fb)}) | 0x{bb << 30:08x}u) : "memory");')
+            return
         idesc = self.atom.instr_desc.encode()
         a_op, a_arg = ("[%1]", f'"r"((unsigned)({expr(self.a)}))') if self.ts else ("%1", f'"l"({descs[0]})')
         em.w(d, f'asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n'
@@ -100,6 +127,12 @@ class Umma(ir.Instruction):
             ab, ao, _ = self.a
             em.w(d, f"_umma2(_tmem(_BS), {self.key}, '{ab.name}', {pyexpr(ao)}, '{bb.name}', {pyexpr(bo)}, "
                     f"{pyexpr(self.d)}, {pyexpr(self.accumulate)}, _thread_id(_tx, _ty, _tz, _bdx, _bdy), _RANK, _CBS, _CS)")
+            return
+        if self.sf is not None:
+            (fa, _), (fb, _) = self.sf
+            em.w(d, f"_umma_bs(_tmem(_BS), {self.key}, {self.a[0].name}, {pyexpr(self.a[1])}, {bb.name}, {pyexpr(bo)}, "
+                    f"{pyexpr(self.d)}, {pyexpr(self.accumulate)}, {pyexpr(fa)}, {pyexpr(fb)}, "
+                    f"_thread_id(_tx, _ty, _tz, _bdx, _bdy))")
             return
         if self.ts:
             a = f"None, {pyexpr(self.a)}"
@@ -187,12 +220,7 @@ def read_tmem_values(st, addr, table, etype, thread, what):
     lanes, cols, sub = table
     ls, cs = lanes + (addr >> 16), cols + (addr & 0xFFFF)
     st.check_columns(ls, cs, what)
-    p = st.pending[ls, cs]
-    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _ in st.inflight for i in ids
-                                                  if st.issued_by.get(i) == thread}
-    foreign = (p != 0) & ~np.isin(p, list(mine))
-    if foreign.any():
-        st.read(ls[foreign], cs[foreign], what)          # raises, naming the writer
+    _final_or_mine(st, ls, cs, thread, what)
     bits = etype.bits
     word = st.cells[ls, cs]
     raw = (word >> (sub * bits).astype(np.uint32)) & np.uint32((1 << bits) - 1)
@@ -201,7 +229,111 @@ def read_tmem_values(st, addr, table, etype, thread, what):
     return decode(raw.astype(np.uint16).view(np.float16), etype) if bits == 16 else decode(raw.view(np.float32), etype)
 
 
-Umma.cpu_helpers = {"_umma": _umma, "_umma2": _umma2, "_tmem": tmem_state, "_thread_id": thread_id}
+def _final_or_mine(st, ls, cs, thread, what):
+    """Cells an MMA reads must be final, or written by an earlier tcgen05 operation of this same thread."""
+    p = st.pending[ls, cs]
+    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _ in st.inflight for i in ids
+                                                  if st.issued_by.get(i) == thread}
+    foreign = (p != 0) & ~np.isin(p, list(mine))
+    if foreign.any():
+        st.read(ls[foreign], cs[foreign], what)          # raises, naming the writer
+
+
+# -- block-scaled (kind::mxf8f6f4) ---------------------------------------------------------------------------------
+_FP8 = {}
+
+
+def _fp8_values(raw, etype):
+    """fp8 bit patterns (as the executor holds them: bytes) as their exact float64 values."""
+    code = {"Float8E4M3FN": "E4M3", "Float8E5M2": "E5M2"}[etype.name]
+    if code not in _FP8:
+        _FP8[code] = np.array([decode_register(code, x) for x in range(256)])
+    return _FP8[code][raw.astype(np.int64)]
+
+
+def _read_sf(st, addr, table, thread, what, which):
+    """The scale-factor bytes (MN, NSF) one block-scaled MMA reads at TMEM address ``addr``: each (row, factor) at
+    its four replicas (one a 32-lane sub-partition, as tmem_sf_frg lays them out), which must agree."""
+    rl, rc, rb = table                         # (4, MN, NSF): lanes and columns from addr, bytes in the column
+    ls, cs = rl + (addr >> 16), rc + (addr & 0xFFFF)
+    st.check_columns(ls.ravel(), cs.ravel(), what)
+    _final_or_mine(st, ls.ravel(), cs.ravel(), thread, what)
+    vals = (st.cells[ls, cs] >> (8 * rb).astype(np.uint32)) & np.uint32(0xFF)
+    bad = np.argwhere(vals != vals[0])
+    if bad.size:
+        q, r, j = (int(x) for x in bad[0])
+        raise KernelRuntimeError(f"{what}: scale factor {which}[{r}, {j}] differs between its copies in TMEM lane "
+                                 f"quarters 0 and {q} (lanes {int(ls[0, r, j])} and {int(ls[q, r, j])}, column "
+                                 f"{int(cs[0, r, j])}): tmem_sf_frg keeps every factor in all four 32-lane sub-partitions "
+                                 "(the SM100_UTCCP_4x32dp128bit copy writes them so); which copy the tensor core reads is not "
+                                 "documented, so differing copies are an error here, not a guess.")
+    return vals[0].astype(np.int64)
+
+
+def _to_f32(n: int, s: int) -> float:
+    """The exact value n * 2**-s rounded once to Float32 (nearest, ties to even; subnormals; overflow to inf)."""
+    if n == 0:
+        return 0.0
+    sign, n = (-1.0 if n < 0 else 1.0), abs(n)
+    lsb = max(n.bit_length() - 1 - s - 23, -149)      # the exponent of the result's last significand bit
+    drop = lsb + s
+    if drop > 0:
+        q, r = n >> drop, n & ((1 << drop) - 1)
+        half = 1 << (drop - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+    else:
+        q = n << -drop
+    if q.bit_length() + lsb > 128:
+        return sign * math.inf
+    return sign * math.ldexp(q, lsb)
+
+
+_SHIFT = 16 + 16 + 127 + 127     # fp8 values * 2**16 and ue8m0 scales * 2**127 are integers: a product * 2**286 is
+
+
+def _umma_bs(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, sfa, sfb, thread):
+    """One block-scaled MMA (one k-block): D = sum_k (A[m,k] SFA[m,k/vs]) (B[n,k] SFB[n,k/vs]) (+ D), the sum exact
+    (integers), rounded once to Float32."""
+    node, walk_a, walk_b, lanes, cols, ta, tb = _CALLS[key]
+    what = node.describe()
+    st.one_issuer(node, thread, what)
+    atom = node.atom
+    A = _fp8_values(_smem_raw(arr_a, base_a, walk_a, what), atom.a_type)
+    B = _fp8_values(_smem_raw(arr_b, base_b, walk_b, what), atom.b_type)
+    vs = atom.sf_vec_size
+    ea = np.repeat(_read_sf(st, sfa, ta, thread, what, "SFA"), vs, axis=1)     # (M, K) exponents
+    eb = np.repeat(_read_sf(st, sfb, tb, thread, what, "SFB"), vs, axis=1)
+    ls, cs = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
+    st.check_columns(ls, cs, what)
+    f32 = st.cells.view(np.float32)
+    C = f32[ls, cs].astype(np.float64)
+    if not (np.isfinite(A).all() and np.isfinite(B).all() and (ea != 255).all() and (eb != 255).all()
+            and (not accumulate or np.isfinite(C).all())):
+        # a NaN/inf operand or a NaN scale (ue8m0 0xFF): IEEE float64 arithmetic carries it to the result
+        D = (A * np.exp2(np.where(ea == 255, np.nan, ea - 127.0))) @ (B * np.exp2(np.where(eb == 255, np.nan, eb - 127.0))).T
+        if accumulate:
+            D = D + C
+        f32[ls, cs] = D.astype(np.float32)
+    else:
+        Ai = (A * 65536).astype(np.int64).astype(object) << ea.astype(object)
+        Bi = (B * 65536).astype(np.int64).astype(object) << eb.astype(object)
+        S = Ai @ Bi.T
+        if accumulate:
+            S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (_SHIFT - 149))
+        f32[ls, cs] = np.array([_to_f32(int(x), _SHIFT) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
+    st.pending[ls, cs] = st.begin(thread, what)
+
+
+def _smem_raw(arr, base, walk, what):
+    idx = base + walk
+    if idx.min() < 0 or idx.max() >= arr.shape[0]:
+        raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
+                                 f"{arr.shape[0]}")
+    return arr[idx]
+
+
+Umma.cpu_helpers = {"_umma": _umma, "_umma_bs": _umma_bs, "_umma2": _umma2, "_tmem": tmem_state, "_thread_id": thread_id}
 
 
 # -- wb.gemm with an SM100 atom ----------------------------------------------------------------------------------
@@ -248,6 +380,10 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
             ud = make_umma_desc(tile, t.etype, major)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{name}, operand {which} (k-block {kb}): {e}") from None
+        if major == "K" and (sw is None or not sw.bits) and kat * bits == 128:
+            # one 16-byte core matrix along K: LBO is never used by the walk; write CuTe's (make_umma_desc's) value
+            desc = GmmaDescriptor(desc.major, desc.swizzle_bits, ud.leading_byte_offset << 4, desc.sbo, desc.start,
+                                  desc.element_bits, desc.mn, desc.k)
         if ud.encode() >> 16 != umma_static_bits(desc) >> 16:
             raise ValueError(f"{name}, operand {which}: the descriptor's walk (LBO {desc.lbo}, SBO {desc.sbo}) "
                              f"and CuTe's make_umma_desc ({ud}) disagree for {tile}.")
@@ -304,10 +440,17 @@ def _tmem_a(a, atom, M, ka, kat):
 
 
 def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
-    """wb.gemm with an SM100 UMMA atom: one tcgen05.mma per k-block, accumulating into the TMEM tensor d (== c)."""
-    if type(atom) is not UmmaAtom:
+    """wb.gemm with an SM100 UMMA atom: one tcgen05.mma per k-block, accumulating into the TMEM tensor d (== c);
+    a block-scaled atom takes a = (A, SFA) and b = (B, SFB) (CuTe DSL's cute.gemm form), SFA/SFB TMEM tensors."""
+    bs = type(atom) is UmmaBlockScaledAtom
+    if bs:
+        a, sfa, b, sfb = _block_scaled_operands(atom, a, b)
+    elif type(atom) is not UmmaAtom:
         raise TypeError(f"gemm: expected an SM100 UMMA atom, but got {atom!r}.")
-    if atom.kind != "F16BF16" or atom.c_type is not ir.Float32:
+    elif type(a) in (list, tuple) or type(b) in (list, tuple):
+        raise TypeError(f"gemm({atom.name}): a = (A, SFA) and b = (B, SFB) are the block-scaled atoms' operands "
+                        "(SM100_MMA_MXF8F6F4_SS); this atom takes the A and B tiles themselves.")
+    if not bs and (atom.kind != "F16BF16" or atom.c_type is not ir.Float32):
         raise ValueError(f"gemm({atom.name}): kernels run kind::f16 UMMA atoms with a Float32 accumulator so far "
                          "(SM100_MMA_F16BF16_SS, _TS or _2x1SM_SS, c_type=wb.Float32); the other kinds are not lowered "
                          "yet.")
@@ -348,10 +491,20 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     acc0 = ir.cast(ir.as_expr(accumulate), ir.Int32) if isinstance(accumulate, ir.Expr) else ir.as_expr(int(bool(accumulate)))
     # the accumulator tile's TMEM cells relative to its origin: the fragment's own layout, (m, n) -> offset
     lanes, cols, _ = tmem_table(d.layout, M // V * N, M // V, 1)
+    if bs:
+        sf = [_sf_operand(atom, t, w, M, N, ka) for t, w in ((sfa, "A"), (sfb, "B"))]
     cx.require_arch(100, f"tcgen05.mma ({atom.name}; {NO_BLACKWELL})")
     cx.uses_collectives()      # the executor schedules threads in step (mbarrier waits)
     for kb, db in enumerate(ops_b):
         key = len(_CALLS)
+        if bs:
+            (addr_a, byte_a, tab_a), (addr_b, byte_b, tab_b) = sf[0][kb], sf[1][kb]
+            da = ops_a[kb]
+            node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key,
+                        ((addr_a, byte_a), (addr_b, byte_b)))
+            _CALLS[key] = (node, smem_walk(da[2], M, kat), smem_walk(db[2], N, kat), lanes, cols, tab_a, tab_b)
+            cx.emit(node)
+            continue
         if ts:
             node = Umma(atom, ir.as_expr(d.offset), ir.as_expr(a_addrs[kb]), db, acc0 if kb == 0 else ir.as_expr(1), key)
             walk_a = a_table
@@ -362,6 +515,70 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
         _CALLS[key] = (node, walk_a, smem_walk(db[2], N // V, kat), lanes, cols)
         cx.emit(node)
     cx.mark_written(d.buf)
+
+
+def _block_scaled_operands(atom, a, b):
+    """(A, SFA, B, SFB) of a block-scaled gemm, a = (A, SFA) and b = (B, SFB); what kernels lower so far."""
+    name = f"gemm({atom.name})"
+    if atom.cta_group == 2:
+        raise ValueError(f"{name}: 2-SM block-scaled atoms (tcgen05.mma.cta_group::2 ... block_scale, the scale factors "
+                         "in both CTAs' tensor memory) are not lowered yet; use the 1-SM SM100_MMA_MXF8F6F4_SS.")
+    if atom.kind != "MXF8F6F4":
+        raise ValueError(f"{name}: kind::{atom.ptx_kind} takes 4-bit operands (Float4E2M1FN), which kernels cannot hold "
+                         "in memory yet; kernels lower SM100_MMA_MXF8F6F4_SS (Float8E4M3FN / Float8E5M2 A and B) so far.")
+    for x, w in ((a, "a"), (b, "b")):
+        if type(x) not in (list, tuple) or len(x) != 2:
+            raise TypeError(f"{name}: a block-scaled MMA takes {w} = ({w.upper()}, SF{w.upper()}) (CuTe DSL's "
+                            f"cute.gemm(atom, d, [A, SFA], [B, SFB], c); a tuple in kernels): the shared tile and its scale factors' TMEM "
+                            f"tensor, but got {w} = {x!r}.")
+    return a[0], a[1], b[0], b[1]
+
+
+def _sf_operand(atom, t, which, M, N, ka):
+    """[(TMEM address expression, byte in the column, (lanes, columns, bytes) table (4, MN, NSF) from the address)]
+    of each k-block's scale factors in the TMEM tensor t, proven to be the atom's fragment
+    (``make_fragment_SFA/SFB(smem_layout_SFA/SFB((M, N, K)).shape)``, CuTe's tmem_sf_frg) cell by cell."""
+    name = f"gemm({atom.name})"
+    if tmem_view(t) is None:
+        raise ValueError(f"{name}: SF{which} lives in tensor memory: pass wb.make_tmem_tensor(addr, atom.make_fragment_SF"
+                         f"{which}(atom.smem_layout_SF{which}((M, N, K)).shape)) (filled by wb.copy with "
+                         f"SM100_UTCCP_4x32dp128bit_1cta), but got {t}.")
+    if t.etype is not atom.sf_type:
+        raise TypeError(f"{name}: the atom's scale factors are {atom.sf_type}, but SF{which} holds {t.etype}.")
+    try:
+        sl = (atom.smem_layout_SFA if which == "A" else atom.smem_layout_SFB)((M, N, ka))
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+    want = (atom.make_fragment_SFA if which == "A" else atom.make_fragment_SFB)(sl.shape).layout
+    got = np.asarray(list(t.layout.offsets())) if t.layout.size == want.size else None
+    offs = np.asarray(list(want.offsets()))
+    if got is None or not (got == offs).all():
+        raise ValueError(f"{name}: expected SF{which} as the atom's TMEM fragment {want} (make_fragment_SF{which} of "
+                         f"smem_layout_SF{which}(({M}, {N}, {ka})).shape), but got {t.layout}.")
+    if divisibility_of(t.offset) % 4 if t.offset != 0 else False:
+        raise ValueError(f"{name}: SF{which} must start on a 32-bit TMEM column (an address tmem_alloc gave, plus "
+                         f"columns), but its offset is {t.offset}.")
+    rows = want[0][0].size // 4                 # MMA_MN; the mode's other factor: the four lane-quarter copies
+    vs, nsf = atom.sf_vec_size, atom.shape_mnk[2] // atom.sf_vec_size
+    used = M if which == "A" else N
+    dp = 65536 * 4
+    m, q, j = np.meshgrid(np.arange(used), np.arange(4), np.arange(nsf), indexing="ij")
+    out, first = [], None
+    for kb in range(ka // atom.shape_mnk[2]):
+        idx = (m + rows * q) + 4 * rows * vs * j + 4 * rows * vs * nsf * kb
+        o = offs[idx]
+        lane, rem = o // dp, o % dp
+        col, byte = rem // 4, rem % 4
+        l0, c0, b0 = int(lane[0, 0, 0]), int(col[0, 0, 0]), int(byte[0, 0, 0])
+        tab = tuple(x.transpose(1, 0, 2) for x in (lane - l0, col - c0, byte))     # (4, MN, NSF)
+        rel = (tab[0], tab[1], tab[2] - b0)
+        if first is None:
+            first = rel
+        elif not all((x == y).all() for x, y in zip(rel, first)):   # the hardware reads one pattern from the address
+            raise ValueError(f"{name}: SF{which}'s k-blocks are not translates of one another in TMEM.")
+        addr = ir.binop("+", ir.binop("//", t.offset, 4), (l0 << 16) + c0)
+        out.append((addr, b0, tab))
+    return out
 
 
 GEMM_LOWERINGS["tcgen05_mma"] = gemm_umma
