@@ -225,3 +225,25 @@ def test_the_h200_section_reads_the_committed_file_once_there_is_one():
         first.setdefault(e["dtype"], e)
     got = tuple(f"{first[d]['sizes']['4096']['ratio_to_cublas']:.2f}" for d in ("float16", "bfloat16"))
     assert quoted.groups() == got, (quoted.groups(), got)
+
+
+def test_the_fp8_section_says_what_the_committed_files_hold():
+    # the prose's figures are the committed fp8 results' (best per-tensor configuration per shape against both
+    # torch._scaled_mm settings, and the block-scaled kernel), so a re-measured file must be re-read into it
+    text = "".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown"
+                   and "".join(c["source"]).startswith("Read per shape: the best per-tensor"))
+    assert text
+    best, fast, block = {}, [], []
+    for gpu in ("H200", "H100-quick"):
+        d = json.loads((REPO / "benchmarks" / "results" / f"fp8-{gpu}.json").read_text())
+        for s in d["shapes"].values():
+            tensor = [e for e in s["configs"].values() if e["scaling"] == "tensor"]
+            e = max(tensor, key=lambda e: e["ratio_to_scaled_mm"])
+            best.setdefault(gpu, []).append(e["ratio_to_scaled_mm"])
+            fast.append(e["ratio_to_scaled_mm_fast_accum"])
+            block += [e["ratio_to_scaled_mm"] for e in s["configs"].values() if e["scaling"] == "block"]
+    h200 = best["H200"]
+    assert f"from {min(h200):.3f}x to {max(h200):.3f}x" in text
+    assert " and ".join(f"{r:.3f}x" for r in sorted(best["H100-quick"])) in text
+    assert f"from {min(fast):.3f}x to {max(fast):.3f}x" in text
+    assert f"{min(block):.2f}x to {max(block):.2f}x" in text
