@@ -255,8 +255,9 @@ class UmmaBlockScaledAtom(_UmmaCommon):
     ``make_fragment_SFA/SFB`` (CuTe's FrgTypeSFA/SFB, the scale factors in tensor memory), ``instr_desc`` (CuTe's
     ``UMMA::InstrDescriptorBlockScaled``) and ``mma_scale_factor`` (CuTe's ``MMA_ScaleFactor``).
 
-    Compiled for sm_100a and drawn here; no Blackwell GPU runs it in this workbench, and kernels (the DSL's
-    tcgen05.mma) and the views take the non-scaled atoms only so far."""
+    Compiled for sm_100a and emulated here; no Blackwell GPU runs it in this workbench.  In kernels:
+    ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` for the 1-SM MXF8F6F4 atom (CuTe DSL's
+    ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``); MXF4 and the 2-SM forms are refused there so far."""
 
     __slots__ = ("sf_type", "sf_vec_size", "vs")
 
