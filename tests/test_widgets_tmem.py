@@ -184,7 +184,7 @@ def test_bad_input_is_refused():
         TmemView(a)
     with pytest.raises(ValueError, match=r"expected thread None \(this view has no copy="):
         TmemView(acc, thread=3)
-    with pytest.raises(ValueError, match="expected color_by one of allocation, quarter"):
+    with pytest.raises(ValueError, match="expected color_by one of allocation, tensor, quarter, but"):
         TmemView(acc, color_by="thread")
     with pytest.raises(ValueError, match="outside the 128 x 64 grid"):
         TmemView(acc, columns=64)

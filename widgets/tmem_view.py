@@ -43,7 +43,7 @@ QUARTER = ("#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb")
 SELECTED = "#d7191c"
 PALETTE = (FREE,) + ALLOC + QUARTER + TV_PALETTE + ("#ffffff", SELECTED)
 _A0, _Q0, _T0, _WHITE, _RED = 1, 1 + len(ALLOC), 1 + len(ALLOC) + len(QUARTER), len(PALETTE) - 2, len(PALETTE) - 1
-COLOR_BY = ("allocation", "quarter", "thread")
+COLOR_BY = ("allocation", "tensor", "quarter", "thread")
 SHOW = ("mn", "tv")
 ZOOM_LANES, ZOOM_COLUMNS = 32, 16                  # the static picture's window of labelled cells
 
@@ -117,8 +117,10 @@ def _eval(layout: Layout, idx: np.ndarray) -> np.ndarray:
 
 
 def tmem_cells(tensor: TmemTensor, columns: int = TMEM_COLUMNS) -> dict:
-    """Per cell of the 128 x ``columns`` grid: the tensor index living there (-1 none; the first of a sub-word pair),
-    from the TMEM model's ``lane_column`` (what the view draws; tests compare every index)."""
+    """Per cell of the 128 x ``columns`` grid: the tensor index living there (-1 none; the first of the cell's
+    32-bit word), and per sub-word (a byte of a scale-factor fragment, a half of a 16-bit tensor) the first index
+    there (``"subs"``, lanes x columns x values a column), from the TMEM model's ``lane_column`` arithmetic (what
+    the view draws; tests compare every index)."""
     n = int(tensor.layout.size)
     off = np.asarray(tensor.layout.offsets(), np.int64) + tensor.offset
     dp = tensor.dp
@@ -127,6 +129,7 @@ def tmem_cells(tensor: TmemTensor, columns: int = TMEM_COLUMNS) -> dict:
     col = tmem_column(tensor.base) + (off % dp) // per
     sub = (off % dp) % per
     idx = np.full((TMEM_LANES, columns), -1, np.int64)
+    subs = np.full((TMEM_LANES, columns, per), -1, np.int64)
     inside = (lane < TMEM_LANES) & (col < columns)
     if not inside.all():
         j = int(np.flatnonzero(~inside)[0])
@@ -134,18 +137,91 @@ def tmem_cells(tensor: TmemTensor, columns: int = TMEM_COLUMNS) -> dict:
                          f"the {TMEM_LANES} x {columns} grid drawn (columns=).")
     order = np.lexsort((np.arange(n), sub))[::-1]          # the first value of a 32-bit column wins its label
     idx[lane[order], col[order]] = np.arange(n)[order]
-    return {"index": idx, "lane": lane, "column": col, "sub": sub}
+    rev = np.arange(n)[::-1]                               # the first index of each sub-word wins it
+    subs[lane[rev], col[rev], sub[rev]] = rev
+    return {"index": idx, "lane": lane, "column": col, "sub": sub, "subs": subs}
 
 
 def tmem_lane0(tensor: TmemTensor) -> int:
     return (tensor.base >> 16) & 0xFFFF
 
 
-def _allocations(allocator, tensor, cols_used):
-    if allocator is None:   # what one tcgen05.alloc for this tensor takes: a power of two >= 32 from its base column
-        c0 = tmem_column(tensor.base)
-        need = max(32, 1 << max(0, int(cols_used - 1).bit_length()))
-        return [(c0, need)], True
+def is_sf_fragment(tensor: TmemTensor) -> bool:
+    """Whether ``tensor`` is a scale-factor fragment (CuTe's ``tmem_sf_frg``: ((MN x copies, (VecSize, NSF)),
+    num_MMA_MN, num_MMA_K, ...), the VecSize mode of stride 0)."""
+    shp, std = tensor.layout.shape, tensor.layout.stride
+    if type(shp) is not tuple or len(shp) < 3 or type(shp[0]) is not tuple or len(shp[0]) != 2:
+        return False
+    k, ks = shp[0][1], std[0][1]
+    return (type(k) is tuple and len(k) == 2 and type(shp[0][0]) is tuple and len(shp[0][0]) in (2, 3)
+            and all(int(s) == 0 for s in it.flatten(ks[0])))
+
+
+def sf_coordinates(tensor: TmemTensor) -> dict:
+    """Per index of a scale-factor fragment (``atom.make_fragment_SFA/SFB``), what CuTe's coordinates say it is:
+    ``row`` (of A's M, or B's N, over the MMA tiles), ``block`` (the K block of VecSize values it scales, over the
+    MMA's K tiles), ``copy`` (which replica: the fragment's first mode is MMA_MN rows x 4 copies, one a lane
+    quarter, or x 2 for the 2x2 data path) and ``buffer`` (further modes).  The first mode ((32, MN/32), 4) or
+    ((32, MN/64), 2, 2) is read colexicographically: j = row + MMA_MN * copy."""
+    if not is_sf_fragment(tensor):
+        raise ValueError(f"sf_coordinates: expected a scale-factor fragment ((MN, (VecSize, NSF)), num_MMA_MN, "
+                         f"num_MMA_K, ...) (atom.make_fragment_SFA(...)), but got {tensor}.")
+    shp = tensor.layout.shape
+    first, (vs, nsf) = shp[0]
+    rep = int(it.product(first[-1]))
+    n_first = int(it.product(first))
+    mn = n_first // rep
+    vs, nsf = int(it.product(vs)), int(it.product(nsf))
+    n_mn, n_k = int(it.product(shp[1])), int(it.product(shp[2]))
+    i = np.arange(int(tensor.layout.size), dtype=np.int64)
+    j, r = i % n_first, i // n_first
+    s = (r // vs) % nsf
+    r //= vs * nsf
+    tm, r = r % n_mn, r // n_mn
+    tk, buf = r % n_k, r // n_k
+    return {"row": j % mn + mn * tm, "block": s + nsf * tk, "copy": j // mn, "buffer": buf, "mn": mn, "vs": vs,
+            "copies": rep}
+
+
+def pair_coordinates(tensor: TmemTensor, atom) -> list:
+    """(m, n, buffer) of every index of one CTA's half of a 2-SM accumulator, per CTA of the pair: the fragment's
+    first mode (M/2, N) is value j of the atom's CLayout for thread (CTA) v, C's offset ``tv_layout_C(v, j)``, and
+    the further modes the atom's M and N tiles (``partition_shape_C``)."""
+    m_atom, n_atom, _ = atom.shape_mnk
+    tv = atom.tv_layout_C
+    nv = int(tv[1].size)
+    shape = tensor.layout.shape
+    if not (type(shape) is tuple and len(shape) >= 3 and type(shape[0]) is tuple and int(it.product(shape[0])) == nv):
+        raise ValueError(f"TmemView: pair= expects the accumulator of the pair's atom (atom.make_fragment_C("
+                         f"atom.partition_shape_C((M, N)))): its first mode of {nv} values, but got {tensor}.")
+    rest = _sizes(shape[1:])
+    i = np.arange(int(tensor.layout.size), dtype=np.int64)
+    j, r = i % nv, i // nv
+    tm, r = r % rest[0], r // rest[0]
+    tn, buf = (r % rest[1], r // rest[1]) if len(rest) > 1 else (0 * r, r)
+    offs = np.asarray(tv.offsets(), np.int64).reshape(nv, int(tv[0].size))   # value-major: (v, thread)
+    out = []
+    for cta in range(int(tv[0].size)):
+        off = offs[j, cta]
+        out.append((off % m_atom + m_atom * tm, off // m_atom + n_atom * tn, buf))
+    return out
+
+
+def _allocations(allocator, tensors, columns):
+    if allocator is None:   # what one tcgen05.alloc per tensor takes: a power of two >= 32 from its base column
+        spans = []
+        for t, c in tensors:
+            c0 = tmem_column(t.base)
+            used = int(c["column"].max()) - c0 + 1
+            spans.append([c0, max(32, 1 << max(0, int(used - 1).bit_length()))])
+        spans.sort()
+        merged = []
+        for c0, nc in spans:                      # tensors in one allocation (or overlapping guesses): one span
+            if merged and c0 < merged[-1][0] + merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], c0 + nc - merged[-1][0])
+            else:
+                merged.append([c0, nc])
+        return [tuple(s) for s in merged], True
     if isinstance(allocator, TmemAllocator):
         return sorted(allocator.allocations.items()), False
     if type(allocator) in (list, tuple) and all(type(a) in (tuple, list) and len(a) == 2 and all(type(x) is int for x in a)
@@ -166,15 +242,31 @@ class _OffsetAxis(Axis):
         return str(self.start + int(i))
 
 
-class TmemSource:
-    """The grid source (``widgets.tiles`` protocol) of one CTA's TMEM with an accumulator, its allocations and an
-    optional tcgen05 copy: keys are the copy's threads (or the tensor's indices), colours by ``color_by``."""
+class _PairAxis(Axis):
+    """The columns of a CTA pair side by side: CTA c's column k is drawn at c * columns + k, labelled ``c:k``."""
 
-    def __init__(self, tensor, cells, mn, alloc, thr, reg, columns, color_by, show, title, notes):
-        self.tensor, self.cells, self.mn, self.columns = tensor, cells, mn, columns
+    def __init__(self, title, columns, ctas, start=0):
+        super().__init__(title, columns * ctas, [32, columns], False, None)
+        self.columns, self.start = columns, start
+
+    def label(self, i: int) -> str:
+        c, k = divmod(self.start + int(i), self.columns)
+        return f"{c}:{k}"
+
+
+class TmemSource:
+    """The grid source (``widgets.tiles`` protocol) of TMEM (one CTA's, or a CTA pair's side by side) with its
+    tensors, allocations and an optional tcgen05 copy: keys are the copy's threads (or the first tensor's indices),
+    colours by ``color_by``."""
+
+    def __init__(self, view, tid, tidx, alloc, thr, reg, columns, color_by, show, title, notes):
+        self.view, self.tid, self.tidx, self.columns = view, tid, tidx, columns
         self.alloc_of, self.thr, self.reg = alloc, thr, reg
+        self.ctas = tid.shape[1] // columns
         self.rows = Axis("lane (TMEM data path; rules every 32 lanes: one warp's quarter)", TMEM_LANES, [32], False)
-        self.cols = Axis("column (32 bits; rules every 32 columns: the allocation granule)", columns, [32], False)
+        self.cols = (Axis("column (32 bits; rules every 32 columns: the allocation granule)", columns, [32], False)
+                     if self.ctas == 1 else _PairAxis("CTA:column (CTA 0's TMEM, then CTA 1's; rules every 32 columns)",
+                                                      columns, self.ctas))
         self.title, self.notes = title, notes
         self.palette = PALETTE
         self.scale = False
@@ -184,17 +276,23 @@ class TmemSource:
 
     @property
     def shape(self):
-        return (TMEM_LANES, self.columns)
+        return (TMEM_LANES, self.tid.shape[1])
 
     def keys_at(self, r, c):
-        k = (self.thr if self.thr is not None else self.cells["index"])[np.ix_(r, c)]
+        if self.thr is not None:
+            k = self.thr[np.ix_(r, c)]
+        else:
+            k = np.where(self.tid[np.ix_(r, c)] == 0, self.tidx[np.ix_(r, c)], -1)
         return np.where(k >= 0, k, np.nan).astype(np.float64)
 
     def colors_at(self, r, c, keys):
-        own = self.cells["index"][np.ix_(r, c)] >= 0
+        own = self.tid[np.ix_(r, c)] >= 0
         if self.color_by == "allocation":
             a = self.alloc_of[np.ix_(r, c)]
             return np.where(a >= 0, _A0 + a % len(ALLOC), 0).astype(np.uint8)
+        if self.color_by == "tensor":
+            t = self.tid[np.ix_(r, c)]
+            return np.where(t >= 0, _A0 + t % len(ALLOC), 0).astype(np.uint8)
         if self.color_by == "quarter":
             q = np.broadcast_to((r // 32)[:, None], own.shape)
             return np.where(own, _Q0 + q, 0).astype(np.uint8)
@@ -205,19 +303,16 @@ class TmemSource:
         if self.show == "tv":
             t = int(self.thr[lane, col])
             return f"T{t}V{int(self.reg[lane, col])}" if t >= 0 else ""
-        i = int(self.cells["index"][lane, col])
-        if i < 0:
-            return ""
-        m, n, b = (int(x[i]) for x in self.mn)
-        return f"({m},{n})" if b == 0 else f"{b}:({m},{n})"
+        cta, k = divmod(int(col), self.columns)
+        return self.view._label(lane, k, cta)
 
     def texts_at(self, r, c, keys):
         return [self.text(i, j) for i in r.tolist() for j in c.tolist()]
 
     def label_chars(self):
-        m, n, b = (int(x.max()) for x in self.mn)
-        return len(f"{b}:({m},{n})" if b else f"({m},{n})") if self.show == "mn" else len(f"T{int(self.thr.max())}V"
-                                                                                           f"{int(self.reg.max())}")
+        if self.show == "tv":
+            return len(f"T{int(self.thr.max())}V{int(self.reg.max())}")
+        return self.view._label_chars()
 
     @property
     def legend(self):
@@ -225,58 +320,120 @@ class TmemSource:
             return {"kind": "swatches", "label": "colour: TMEM allocation (tcgen05.alloc)",
                     "entries": [[FREE, "not allocated"]] + [[ALLOC[k % len(ALLOC)], f"allocation {k}: columns {c0}.."
                                                              f"{c0 + nc - 1}"] for k, (c0, nc) in enumerate(self.allocs)]}
+        if self.color_by == "tensor":
+            return {"kind": "swatches", "label": "colour: the tensor a cell holds",
+                    "entries": [[FREE, "none"]] + [[ALLOC[k % len(ALLOC)], name]
+                                                   for k, name in enumerate(self.view.names)]}
         if self.color_by == "quarter":
-            return {"kind": "swatches", "label": "colour: lane quarter of the accumulator's cells",
+            return {"kind": "swatches", "label": "colour: lane quarter of the tensors' cells",
                     "entries": [[QUARTER[q], f"lanes {32 * q}..{32 * q + 31}: warp {q} of each warpgroup (warps {q}, "
                                  f"{q + 4}, ...)"] for q in range(4)]}
         return {"kind": "swatches", "label": "colour: the copy's thread mod 8 (CuTe's TV colours)",
                 "entries": [[TV_PALETTE[k], f"T{k}, T{k + 8}, ..."] for k in range(8)]}
 
     def window(self, lane0, col0, nl, nc) -> Grid:
-        """A Grid of the cells lanes lane0.. x columns col0.. (eager, labelled: the static picture's zoom)."""
+        """A Grid of the cells lanes lane0.. x grid columns col0.. (eager, labelled: the static picture's zoom)."""
         r, c = np.arange(lane0, lane0 + nl), np.arange(col0, col0 + nc)
         keys = self.keys_at(r, c)
-        g = Grid(title=f"zoom: lanes {lane0}..{lane0 + nl - 1}, columns {col0}..{col0 + nc - 1}",
+        cta, k0 = divmod(col0, self.columns)
+        where = f"columns {k0}..{k0 + nc - 1}" + (f" of CTA {cta}" if self.ctas > 1 else "")
+        cols = (_OffsetAxis("(32-bit TMEM columns)", nc, [], k0) if self.ctas == 1 else
+                _PairAxis("(CTA:column)", self.columns, 1, col0))
+        if self.ctas > 1:
+            cols.n, cols.groups = nc, []
+        g = Grid(title=f"zoom: lanes {lane0}..{lane0 + nl - 1}, {where}",
                  rows=_OffsetAxis("(TMEM lanes)", nl, [32] if nl > 32 else [], lane0),
-                 cols=_OffsetAxis("(32-bit TMEM columns)", nc, [], col0), keys=keys.reshape(-1),
+                 cols=cols, keys=keys.reshape(-1),
                  colors=self.colors_at(r, c, keys).reshape(-1), texts=self.texts_at(r, c, keys),
                  palette=self.palette, selected=self.selected, key_name=self.key_name, legend=self.legend)
         return g
 
 
-class TmemView(SvgFallback, W.VBox):
-    """``TmemView(acc, copy=None, on=None, thread=None, allocator=None, color_by=None, show=None, columns=512,
-    window=None)``: one CTA's tensor memory with the TMEM tensor ``acc`` in it.
+def _as_tensors(acc):
+    if isinstance(acc, TmemTensor):
+        return {"C": acc}, False
+    if type(acc) is dict and acc and all(type(k) is str and k for k in acc) and all(isinstance(v, TmemTensor)
+                                                                                   for v in acc.values()):
+        return dict(acc), True
+    raise TypeError(f"TmemView: expected a TMEM tensor (atom.make_fragment_C(atom.partition_shape_C((M, N))), a "
+                    f"cfg.tmem_* of the Blackwell rung) or a dict of named TMEM tensors ({{'C': acc, 'SFA': tSFA, "
+                    f"'SFB': tSFB}}), but got {type(acc).__name__}.")
 
-    ``copy``: a tcgen05 ld/st tiled copy (``wb.make_tmem_copy(atom, t)``) over ``on`` (default ``acc``; e.g. the
-    rung's ``cfg.tmem_load`` over ``cfg.tmem_chunk``); each cell then names the thread and register it goes to,
-    and ``thread`` picks one whose cells are outlined.  ``allocator``: a ``TmemAllocator`` or (first column,
-    columns) pairs; by default the one allocation ``acc`` needs.  ``color_by``: 'allocation', 'quarter' (lane
-    quarter, i.e. the warp that may read it) or 'thread' (the copy's).  ``show``: cell labels 'mn' (the
-    accumulator's (m, n); ``b:(m,n)`` in buffer b > 0) or 'tv' (the copy's ``T#V#``).  ``window=(lane, column)``:
-    the first cell of the static picture's zoom."""
+
+class TmemView(SvgFallback, W.VBox):
+    """``TmemView(acc, copy=None, on=None, thread=None, allocator=None, color_by=None, show=None, columns=None,
+    window=None, pair=None)``: one CTA's tensor memory with the TMEM tensor ``acc`` in it, or with several named
+    tensors (``acc`` a dict, e.g. ``{"C": acc, "SFA": tSFA, "SFB": tSFB}`` of a block-scaled MMA: scale-factor
+    fragments are recognised by their shape and each cell names the A rows (B columns) and K blocks its bytes scale).
+
+    ``copy``: a tcgen05 ld/st tiled copy (``wb.make_tmem_copy(atom, t)``) over ``on`` (default the first tensor;
+    e.g. the rung's ``cfg.tmem_load`` over ``cfg.tmem_chunk``); each cell then names the thread and register it goes
+    to, and ``thread`` picks one whose cells are outlined.  ``allocator``: a ``TmemAllocator`` or (first column,
+    columns) pairs; by default the one allocation each tensor needs.  ``color_by``: 'allocation', 'tensor',
+    'quarter' (lane quarter, i.e. the warp that may read it) or 'thread' (the copy's).  ``show``: cell labels 'mn'
+    (an accumulator's (m, n), ``b:(m,n)`` in buffer b > 0; a scale-factor cell's ``name row kblocks``) or 'tv'
+    (the copy's ``T#V#``).  ``window=(lane, column)``: the first cell of the static picture's zoom (a pair's
+    column counts on from CTA 0's into CTA 1's).  ``pair``: a 2x1SM atom whose accumulator ``acc`` is (one CTA's
+    half, as CuTe's ``partition_shape_C`` and ``tmem_frg`` give it): both CTAs' TMEM side by side, each cell
+    labelled with the C(m, n) the atom's CLayout gives that CTA.  ``columns``: the columns drawn a CTA (default
+    512, a pair: its allocation)."""
 
     def __init__(self, acc, copy=None, on=None, thread=None, allocator=None, color_by=None, show=None,
-                 columns: int = TMEM_COLUMNS, window=None):
-        if not isinstance(acc, TmemTensor):
-            raise TypeError(f"TmemView: expected a TMEM tensor (atom.make_fragment_C(atom.partition_shape_C((M, N))) or "
-                            f"a cfg.tmem_* of the Blackwell rung), but got {type(acc).__name__}.")
-        if type(columns) is not int or not 32 <= columns <= TMEM_COLUMNS or columns % 32:
+                 columns=None, window=None, pair=None):
+        tensors, named = _as_tensors(acc)
+        from workbench.atoms.sm100 import _UmmaCommon
+        if pair is not None and not (isinstance(pair, _UmmaCommon) and pair.cta_group == 2):
+            raise TypeError(f"TmemView: expected pair= a 2x1SM UMMA atom (wb.mma_atom('SM100_MMA_..._2x1SM_SS', ...)), "
+                            f"but got {pair!r}.")
+        if columns is not None and (type(columns) is not int or not 32 <= columns <= TMEM_COLUMNS or columns % 32):
             raise ValueError(f"TmemView: expected columns a multiple of 32 in 32..512, but got {columns!r}.")
         if copy is not None and not isinstance(copy, TmemTiledCopy):
             raise TypeError(f"TmemView: expected copy= a tcgen05 ld/st tiled copy (wb.make_tmem_copy(atom, tensor)), "
                             f"but got {type(copy).__name__}.")
         if on is not None and (copy is None or not isinstance(on, TmemTensor)):
             raise TypeError("TmemView: on= is the TMEM tensor the copy= was made for (a TmemTensor, with copy=).")
+        self.names = list(tensors)
+        self.tensors = [tensors[k] for k in self.names]
+        self.roles = ["sf" if is_sf_fragment(t) else "acc" for t in self.tensors]
+        if pair is not None and "sf" in self.roles:
+            raise ValueError("TmemView: pair= draws a 2-SM accumulator; draw scale-factor fragments one CTA at a time "
+                             "(without pair=).")
+        acc = self.tensors[0]
+        self.pair, self.ctas = pair, (2 if pair is not None else 1)
+        cells = [tmem_cells(t, TMEM_COLUMNS) for t in self.tensors]
+        if columns is None:
+            columns = TMEM_COLUMNS
+            if pair is not None:
+                last = max(int(c["column"].max()) for c in cells) + 1
+                columns = min(TMEM_COLUMNS, max(32, 1 << (last - 1).bit_length()))
+        cells = [tmem_cells(t, columns) for t in self.tensors]
         if on is None and copy is not None:   # a copy made for one (M, N) tile of an accumulator: that tile
             shp = acc.layout.shape
-            pair = type(shp) is tuple and len(shp) >= 2 and type(shp[0]) is tuple and len(shp[0]) == 2
-            on = acc[((None, None),) + (0,) * (len(shp) - 1)] if pair and len(copy.tiler_mn) == 2 else acc
+            two = type(shp) is tuple and len(shp) >= 2 and type(shp[0]) is tuple and len(shp[0]) == 2
+            on = acc[((None, None),) + (0,) * (len(shp) - 1)] if two and len(copy.tiler_mn) == 2 else acc
         self.acc, self.copy, self.on = acc, copy, (on if on is not None else acc)
-        self.cells = tmem_cells(acc, columns)
-        self.mn = accumulator_coordinates(acc)
-        used = int(self.cells["column"].max()) - tmem_column(acc.base) + 1
-        self.allocations, assumed = _allocations(allocator, acc, used)
+        self.cells = cells[0]
+        self.all_cells = cells
+        self.coords = []
+        for k, (t, role) in enumerate(zip(self.tensors, self.roles)):
+            if role == "sf":
+                self.coords.append([sf_coordinates(t)])
+            elif pair is not None:
+                self.coords.append(pair_coordinates(t, pair))
+            else:
+                self.coords.append([accumulator_coordinates(t)])
+        self.mn = self.coords[0][0] if self.roles[0] == "acc" else None
+        tid = np.full((TMEM_LANES, columns), -1, np.int64)
+        tidx = np.full((TMEM_LANES, columns), -1, np.int64)
+        for k, c in enumerate(cells):
+            mine = c["index"] >= 0
+            clash = mine & (tid >= 0)
+            if clash.any():
+                ln, co = (int(x[0]) for x in np.nonzero(clash))
+                raise ValueError(f"TmemView: tensors {self.names[int(tid[ln, co])]!r} and {self.names[k]!r} both hold "
+                                 f"lane {ln}, column {co}: give them separate columns (with_base).")
+            tid[mine], tidx[mine] = k, c["index"][mine]
+        self.allocations, assumed = _allocations(allocator, list(zip(self.tensors, cells)), columns)
         alloc_of = np.full((TMEM_LANES, columns), -1, np.int64)
         for k, (c0, nc) in enumerate(self.allocations):
             alloc_of[:, c0:min(columns, c0 + nc)] = k
@@ -291,6 +448,7 @@ class TmemView(SvgFallback, W.VBox):
             reg[oc["lane"][idx], oc["column"][idx]] = v
             self.num_threads = int(copy.size)
             self._copy_cells = (t, v, oc["lane"][idx], oc["column"][idx])
+        tile = (lambda a: np.hstack([a] * self.ctas)) if self.ctas > 1 else (lambda a: a)
         color_by = color_by or ("thread" if copy is not None else "allocation")
         show = show or "mn"
         if color_by not in COLOR_BY or (color_by == "thread" and copy is None):
@@ -299,27 +457,45 @@ class TmemView(SvgFallback, W.VBox):
         if show not in SHOW or (show == "tv" and copy is None):
             raise ValueError(f"TmemView: expected show one of {', '.join(s for s in SHOW if copy or s != 'tv')}, but got "
                              f"{show!r}.")
-        lanes = sorted(set(self.cells["lane"].tolist()))
-        cols = (int(self.cells["column"].min()), int(self.cells["column"].max()))
-        notes = [f"{acc.value_type}: {acc}; lanes {lanes[0]}..{lanes[-1]}, columns {cols[0]}..{cols[1]}"
-                 f"{' (two values a 32-bit column; the label names the first)' if acc.dp > 65536 else ''}",
-                 "allocations: " + ", ".join(f"columns {c0}..{c0 + nc - 1} ({nc})" for c0, nc in self.allocations)
-                 + (" (the one tcgen05.alloc this tensor needs; pass allocator= for yours)" if assumed else ""),
-                 "warp w of a warpgroup may tcgen05.ld/st lanes 32*(w%4)..32*(w%4)+31 only"]
+        notes = []
+        for name, t, c, role in zip(self.names, self.tensors, cells, self.roles):
+            lanes = (int(c["lane"].min()), int(c["lane"].max()))
+            cols = (int(c["column"].min()), int(c["column"].max()))
+            what = ""
+            if role == "sf":
+                sc = self.coords[self.names.index(name)][0]
+                what = (f" (scale factors: {t.value_type}, one per {sc['vs']} values along K, {sc['copies']} copies "
+                        f"of each, one a {'lane quarter' if sc['copies'] == 4 else '32-lane half of a 64-lane half'}; "
+                        f"{t.dp // 65536} a 32-bit column)")
+            elif t.dp > 65536:
+                what = " (two values a 32-bit column; the label names the first)"
+            notes.append(f"{name + ': ' if named else ''}{t.value_type}: {t}; lanes {lanes[0]}..{lanes[1]}, columns "
+                         f"{cols[0]}..{cols[1]}{what}")
+        notes.append("allocations: " + ", ".join(f"columns {c0}..{c0 + nc - 1} ({nc})" for c0, nc in self.allocations)
+                     + (" (the tcgen05.alloc these tensors need; pass allocator= for yours)" if assumed else ""))
+        if pair is not None:
+            m_atom = pair.shape_mnk[0]
+            notes.append(f"a CTA pair ({pair.family}, M = {m_atom}): each CTA holds its half in its own TMEM at the same "
+                         f"addresses, CTA c the C rows its CLayout {pair.tv_layout_C} gives thread c "
+                         f"({m_atom // 2} a CTA); CTA 0's columns on the left, CTA 1's on the right")
+        notes.append("warp w of a warpgroup may tcgen05.ld/st lanes 32*(w%4)..32*(w%4)+31 only")
         if copy is not None:
-            notes.append(f"copy: {copy.atom.name} x {copy.size} threads over {self.on}; labels T#V#: thread, register")
+            notes.append(f"copy: {copy.atom.name} x {copy.size} threads over {self.on}; labels T#V#: thread, register"
+                         + (" (each CTA's epilogue)" if pair is not None else ""))
         notes.append("compiled and emulated here: no Blackwell GPU ran this")
-        title = f"TMEM of one CTA: {TMEM_LANES} lanes x {columns} columns of 32 bits"
-        self.source = TmemSource(acc, self.cells, self.mn, alloc_of, thr, reg, columns, color_by, show, title, notes)
+        title = (f"TMEM of one CTA: {TMEM_LANES} lanes x {columns} columns of 32 bits" if pair is None else
+                 f"TMEM of a CTA pair: {TMEM_LANES} lanes x {columns} columns of 32 bits in each CTA, side by side")
+        self.source = TmemSource(self, tile(tid), tile(tidx), tile(alloc_of), None if thr is None else tile(thr),
+                                 None if reg is None else tile(reg), columns, color_by, show, title, notes)
         self.source.allocs = self.allocations
         self._window = window
         if window is not None:
             if (type(window) is not tuple or len(window) != 2 or any(type(x) is not int for x in window)
-                    or not 0 <= window[0] < TMEM_LANES or not 0 <= window[1] < columns):
-                raise ValueError(f"TmemView: expected window=(lane, column) inside the 128 x {columns} grid, but got "
-                                 f"{window!r}.")
+                    or not 0 <= window[0] < TMEM_LANES or not 0 <= window[1] < columns * self.ctas):
+                raise ValueError(f"TmemView: expected window=(lane, column) inside the 128 x {columns * self.ctas} grid, "
+                                 f"but got {window!r}.")
         self.canvas = GridCanvas()
-        self.canvas.describe = self.describe
+        self.canvas.describe = self.describe_grid
         self.canvas.show(self.source, self._subtitle())
         opts = [("none", -1)] + [(str(k), k) for k in range(self.num_threads)]
         self.thread_control = W.Dropdown(options=opts, value=-1, description="thread")
@@ -333,6 +509,47 @@ class TmemView(SvgFallback, W.VBox):
         self.canvas.observe(self._on_click, "selected")
         super().__init__([W.HBox([self.thread_control, self.color_control], layout=W.Layout(flex_flow="row wrap")),
                           self.canvas, self.readout])
+
+    # -- labels ----------------------------------------------------------------------------------------------
+    def _sf_values(self, k, lane, column):
+        """(sub-word, row, block, copy, buffer) of each byte of scale-factor tensor ``k`` at (lane, column)."""
+        sc = self.coords[k][0]
+        out = []
+        for s, i in enumerate(self.all_cells[k]["subs"][lane, column].tolist()):
+            if i >= 0:
+                out.append((s, int(sc["row"][i]), int(sc["block"][i]), int(sc["copy"][i]), int(sc["buffer"][i])))
+        return out
+
+    def _label(self, lane, column, cta=0) -> str:
+        k = int(self.source.tid[lane, column])
+        if k < 0:
+            return ""
+        i = int(self.source.tidx[lane, column])
+        if self.roles[k] == "sf":
+            vals = self._sf_values(k, lane, column)
+            rows = {(r, b) for _, r, _, _, b in vals}
+            blocks = [bl for _, _, bl, _, _ in vals]
+            if len(rows) == 1:
+                (r, b), = rows
+                span = (f"{blocks[0]}-{blocks[-1]}" if blocks == list(range(blocks[0], blocks[0] + len(blocks)))
+                        and len(blocks) > 1 else ",".join(map(str, blocks)))
+                return f"{self.names[k]} {f'{b}:' if b else ''}{r} k{span}"
+            return "|".join(f"{r}k{bl}" for _, r, bl, _, _ in vals)
+        m, n, b = (int(x[i]) for x in self.coords[k][cta])
+        return f"({m},{n})" if b == 0 else f"{b}:({m},{n})"
+
+    def _label_chars(self) -> int:
+        w = 1
+        for k, role in enumerate(self.roles):
+            if role == "sf":
+                sc = self.coords[k][0]
+                w = max(w, len(f"{self.names[k]} {int(sc['buffer'].max()) or ''}:{int(sc['row'].max())} "
+                               f"k{int(sc['block'].max())}-{int(sc['block'].max())}"))
+            else:
+                for m, n, b in self.coords[k]:
+                    bb = int(b.max())
+                    w = max(w, len(f"{bb}:({int(m.max())},{int(n.max())})" if bb else f"({int(m.max())},{int(n.max())})"))
+        return w
 
     # -- state -----------------------------------------------------------------------------------------------
     @property
@@ -366,28 +583,50 @@ class TmemView(SvgFallback, W.VBox):
         self.source.color_by = change["new"]
         self.canvas.show(self.source, self._subtitle())
 
-    def cell(self, lane: int, column: int) -> dict:
-        """What lives at (lane, column): the tensor index and its (m, n, buffer), the allocation, the copy's thread
-        and register (None where none)."""
+    def cell(self, lane: int, column: int, cta: int = 0) -> dict:
+        """What lives at (lane, column) (of CTA ``cta`` of a pair): the tensor there (``tensor``: its name) and the
+        first index of its 32-bit word, an accumulator's (m, n, buffer), a scale-factor fragment's ``sf`` (per byte:
+        (byte, row, K block, copy, buffer)), the allocation, the copy's thread and register (None where none)."""
         if type(lane) is not int or type(column) is not int or not (0 <= lane < TMEM_LANES and 0 <= column < self.source.columns):
             raise ValueError(f"TmemView.cell: expected a lane in [0, 128) and a column in [0, {self.source.columns}), but "
                              f"got ({lane!r}, {column!r}).")
-        i = int(self.cells["index"][lane, column])
-        a = int(self.source.alloc_of[lane, column])
-        out = {"address": (lane << 16) | column, "index": None if i < 0 else i, "mn": None, "buffer": None,
+        if type(cta) is not int or not 0 <= cta < self.ctas:
+            raise ValueError(f"TmemView.cell: expected cta in [0, {self.ctas}), but got {cta!r}.")
+        g = cta * self.source.columns + column
+        k = int(self.source.tid[lane, g])
+        i = int(self.source.tidx[lane, g])
+        a = int(self.source.alloc_of[lane, g])
+        out = {"address": (lane << 16) | column, "cta": cta, "tensor": None if k < 0 else self.names[k],
+               "index": None if k < 0 else i, "mn": None, "buffer": None, "sf": None,
                "allocation": None if a < 0 else a, "thread": None, "register": None}
-        if i >= 0:
-            out["mn"] = (int(self.mn[0][i]), int(self.mn[1][i]))
-            out["buffer"] = int(self.mn[2][i])
-        if self.source.thr is not None and self.source.thr[lane, column] >= 0:
-            out["thread"], out["register"] = int(self.source.thr[lane, column]), int(self.source.reg[lane, column])
+        if k >= 0 and self.roles[k] == "acc":
+            m, n, b = self.coords[k][cta]
+            out["mn"], out["buffer"] = (int(m[i]), int(n[i])), int(b[i])
+        elif k >= 0:
+            out["sf"] = self._sf_values(k, lane, column)
+        if self.source.thr is not None and self.source.thr[lane, g] >= 0:
+            out["thread"], out["register"] = int(self.source.thr[lane, g]), int(self.source.reg[lane, g])
         return out
 
-    def describe(self, lane: int, column: int) -> str:
-        c = self.cell(lane, column)
-        text = f"lane {lane}  column {column}  address 0x{c['address']:08x} (lane << 16 | column)"
+    def describe_grid(self, lane: int, col: int) -> str:
+        cta, k = divmod(int(col), self.source.columns)
+        return self.describe(int(lane), k, cta)
+
+    def describe(self, lane: int, column: int, cta: int = 0) -> str:
+        c = self.cell(lane, column, cta)
+        text = (f"CTA {cta}  " if self.ctas > 1 else "") + f"lane {lane}  column {column}  address 0x{c['address']:08x} " \
+            "(lane << 16 | column)"
+        k = self.names.index(c["tensor"]) if c["tensor"] is not None else -1
         if c["mn"] is not None:
-            text += f"  {self.acc.value_type} C{c['mn']}" + (f" of buffer {c['buffer']}" if c["buffer"] else "")
+            text += f"  {self.tensors[k].value_type} {c['tensor']}{c['mn']}" + (f" of buffer {c['buffer']}"
+                                                                               if c["buffer"] else "")
+        if c["sf"] is not None:
+            side = "A row" if c["tensor"].upper().endswith("A") else "B column" if c["tensor"].upper().endswith("B") \
+                else "row"
+            vs = self.coords[k][0]["vs"]
+            text += f"  {c['tensor']} ({self.tensors[k].value_type}, copy {c['sf'][0][3]}): " + "; ".join(
+                f"byte {s}: {side} {r}, K {vs * bl}..{vs * bl + vs - 1}" + (f" of buffer {b}" if b else "")
+                for s, r, bl, _, b in c["sf"])
         text += "  allocation " + (str(c["allocation"]) if c["allocation"] is not None else "none")
         text += f"  lane quarter {lane // 32} (warp {lane // 32} of a warpgroup)"
         if c["thread"] is not None:
@@ -412,19 +651,23 @@ class TmemView(SvgFallback, W.VBox):
             lanes = sorted({ln for _, ln, _ in cells})
             cols = sorted({c for _, _, c in cells})
             lines.append(f"T{t} (warp {t // 32}, lane quarter {(t // 32) % 4}): {len(cells)} registers from lanes "
-                         f"{lanes[0]}..{lanes[-1]}, columns {cols[0]}..{cols[-1]}")
+                         f"{lanes[0]}..{lanes[-1]}, columns {cols[0]}..{cols[-1]}"
+                         + (" (in each CTA of the pair)" if self.ctas > 1 else ""))
             lines.append("  " + ", ".join(f"V{v}@({ln},{c})" for v, ln, c in cells[:16]) + (" ..." if len(cells) > 16 else ""))
         return lines
 
     def _subtitle(self) -> str:
-        n = int(self.acc.layout.size)
-        used = len(set(zip(self.cells["lane"].tolist(), self.cells["column"].tolist())))
-        return f"{n} values in {used} cells; colour by {self.source.color_by}"
+        n = sum(len(set(zip(c["lane"].tolist(), c["column"].tolist(), c["sub"].tolist()))) for c in self.all_cells)
+        used = sum(len(set(zip(c["lane"].tolist(), c["column"].tolist()))) for c in self.all_cells)
+        per = " in each CTA" if self.ctas > 1 else ""
+        return f"{n} values in {used} cells{per}; colour by {self.source.color_by}"
 
     # -- the static picture ----------------------------------------------------------------------------------
     def _zoom_origin(self):
         if self._window is not None:
             return self._window
+        if self.ctas > 1 and self.thread is None:      # a pair: CTA 0's first 16 lanes, CTA 1's below them
+            return int(self.cells["lane"].min()) // 32 * 32, int(self.cells["column"].min())
         t = self.thread
         if t is not None:
             _, ln, co = self.thread_cells(t)[0]
@@ -432,47 +675,59 @@ class TmemView(SvgFallback, W.VBox):
         return (int(self.cells["lane"].min()) // 32) * 32, int(self.cells["column"].min())
 
     def overview_svg(self) -> str:
-        """The whole TMEM as pixel blocks (2 x 2 px a cell), lane quarters labelled, allocations coloured, the picked
-        thread's cells in red and the zoom window framed."""
+        """The whole TMEM (of each CTA of a pair, side by side) as pixel blocks (2 x 2 px a cell, 1 x 2 for a pair
+        of 512 columns), lane quarters labelled, allocations coloured, the picked thread's cells in red and the zoom
+        window framed."""
         src = self.source
-        nc = src.columns
+        nc = src.shape[1]
         r, c = np.arange(TMEM_LANES), np.arange(nc)
         col = src.colors_at(r, c, None).astype(np.int64)
         if src.selected is not None:
             col = np.where(src.thr == int(src.selected), _RED, col)
         px = 2
+        pxc = 1 if nc > TMEM_COLUMNS else 2
         img = _rgb(PALETTE)[col]
-        img = np.repeat(np.repeat(img, px, axis=0), px, axis=1)
+        img = np.repeat(np.repeat(img, px, axis=0), pxc, axis=1)
         href = "data:image/png;base64," + base64.b64encode(_png(np.ascontiguousarray(img, np.uint8))).decode("ascii")
         left, top = 150, 40
-        w, h = nc * px, TMEM_LANES * px
+        w, h = nc * pxc, TMEM_LANES * px
         z0, z1 = self._zoom_origin()
-        zl, zc = min(ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, nc - z1)
+        two = self.ctas > 1 and self._window is None
+        zl, zc = min(ZOOM_LANES // 2 if two else ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, nc - z1)
+        what = (f"every cell of the {TMEM_LANES} x {src.columns} TMEM" if self.ctas == 1 else
+                f"every cell of both CTAs' {TMEM_LANES} x {src.columns} TMEM, CTA 0 left, CTA 1 right")
         out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + 20}" height="{top + h + 30}" '
                f'viewBox="0 0 {left + w + 20} {top + h + 30}" font-family="DejaVu Sans Mono,Menlo,Consolas,monospace" '
                f'font-size="11">', f'<rect x="0" y="0" width="{left + w + 20}" height="{top + h + 30}" fill="#ffffff"/>',
-               f'<text x="4" y="14" font-weight="bold">overview: every cell of the {TMEM_LANES} x {nc} TMEM, '
-               f'{px} x {px} px a cell</text>',
+               f'<text x="4" y="14" font-weight="bold">overview: {what}, {pxc} x {px} px a cell</text>',
                f'<text x="4" y="30" fill="#555555">{html.escape(self._overview_caption())}</text>',
                f'<image x="{left}" y="{top}" width="{w}" height="{h}" style="image-rendering:pixelated" href="{href}"/>']
         for q in range(4):
             y = top + 32 * q * px
             out.append(f'<line x1="{left - 4}" y1="{y}" x2="{left + w}" y2="{y}" stroke="#000000" stroke-width="1"/>')
             out.append(f'<text x="4" y="{y + 16 * px + 4}">lanes {32 * q}-{32 * q + 31}: warp {q}</text>')
-        for k in range(0, nc + 1, 64):
-            out.append(f'<line x1="{left + k * px}" y1="{top - 3}" x2="{left + k * px}" y2="{top + h}" stroke="#777777" '
-                       f'stroke-width="0.5"/>')
-            out.append(f'<text x="{left + k * px}" y="{top + h + 14}" text-anchor="middle">{k}</text>')
+        step = 64 if src.columns >= 128 else 32
+        for cta in range(self.ctas):
+            for k in range(0, src.columns + (1 if cta == self.ctas - 1 else 0), step):
+                x = left + (cta * src.columns + k) * pxc
+                out.append(f'<line x1="{x}" y1="{top - 3}" x2="{x}" y2="{top + h}" stroke="#777777" stroke-width="0.5"/>')
+                out.append(f'<text x="{x}" y="{top + h + 14}" text-anchor="middle">{k}</text>')
+            if self.ctas > 1:
+                x = left + cta * src.columns * pxc
+                out.append(f'<line x1="{x}" y1="{top - 8}" x2="{x}" y2="{top + h}" stroke="#000000" stroke-width="2"/>')
+                out.append(f'<text x="{x + 4}" y="{top - 4}" font-weight="bold">CTA {cta}</text>')
         out.append(f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="none" stroke="#000000"/>')
-        out.append(f'<rect x="{left + z1 * px}" y="{top + z0 * px}" width="{zc * px}" height="{zl * px}" fill="none" '
-                   f'stroke="#000000" stroke-width="2" stroke-dasharray="4,2"/>')
+        for zx in [z1] + ([z1 + src.columns] if two and z1 < src.columns else []):
+            out.append(f'<rect x="{left + zx * pxc}" y="{top + z0 * px}" width="{zc * pxc}" height="{zl * px}" '
+                       f'fill="none" stroke="#000000" stroke-width="2" stroke-dasharray="4,2"/>')
         out.append(f'<text x="{left}" y="{top + h + 28}" fill="#555555">column; dashed frame: the zoom below</text>')
         out.append("</svg>")
         return "\n".join(out) + "\n"
 
     def _overview_caption(self) -> str:
         t = self.thread
-        what = {"allocation": "colour: allocation", "quarter": "colour: lane quarter", "thread": "colour: thread mod 8"}
+        what = {"allocation": "colour: allocation", "quarter": "colour: lane quarter", "thread": "colour: thread mod 8",
+                "tensor": "colour: tensor (" + ", ".join(self.names) + ")"}
         cap = what[self.source.color_by] + "; grey: not allocated / not the tensor's"
         if t is not None:
             cap += f"; red: thread {t}'s cells"
@@ -480,14 +735,18 @@ class TmemView(SvgFallback, W.VBox):
 
     def to_svg(self) -> str:
         z0, z1 = self._zoom_origin()
-        zl, zc = min(ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, self.source.columns - z1)
-        zoom = grid_svg(self.source.window(z0, z1, zl, zc), self._subtitle())
+        two = self.ctas > 1 and self._window is None
+        zl, zc = min(ZOOM_LANES // 2 if two else ZOOM_LANES, TMEM_LANES - z0), min(ZOOM_COLUMNS, self.source.shape[1] - z1)
+        zooms = [grid_svg(self.source.window(z0, z1, zl, zc), self._subtitle())]
+        if two and z1 < self.source.columns:   # the same cells of the other CTA
+            zooms.append(grid_svg(self.source.window(z0, z1 + self.source.columns, zl, zc), ""))
         head = table_svg(self.source.title, [("", n) for n in self.source.notes])
-        return vstack_svg([head, self.overview_svg(), zoom])
+        return vstack_svg([head, self.overview_svg()] + zooms)
 
     def __repr__(self) -> str:
-        return (f"TmemView({self.acc!r}{', copy=' + self.copy.atom.name if self.copy is not None else ''}, "
-                f"thread={self.thread})")
+        what = repr(self.acc) if len(self.names) == 1 else "{" + ", ".join(self.names) + "}"
+        return (f"TmemView({what}{', copy=' + self.copy.atom.name if self.copy is not None else ''}"
+                f"{', pair=' + self.pair.family if self.pair is not None else ''}, thread={self.thread})")
 
 
 # ---- UMMA atoms for MMAView ----------------------------------------------------------------------------------
