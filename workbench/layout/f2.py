@@ -187,19 +187,19 @@ class F2Layout:
         return compose_f2(A, self)
 
     def _coalesce(self, profile=None):
-        return coalesce(self, profile)
+        return coalesce_f2(self, profile)
 
     def _right_inverse(self):
-        return right_inverse(self)
+        return right_inverse_f2(self)
 
     def _left_inverse(self):
-        return left_inverse(self)
+        return left_inverse_f2(self)
 
     def _nullspace(self):
-        return nullspace(self)
+        return nullspace_f2(self)
 
     def _complement(self, cotarget=None):
-        return complement(self, cotarget)
+        return complement_f2(self, cotarget)
 
     def _slice(self, crd):
         return slice_f2(self, crd)
@@ -215,7 +215,7 @@ class F2Layout:
         if self.cosize != self.size or len(_echelon(self._flat)) != len(self._flat):
             _fail("inverse", self, f"expected a bijection onto [0, {self.size}), but its {self.size} indices reach "
                   f"{1 << len(_echelon(self._flat))} distinct offsets below {self.cosize}.")
-        return left_inverse(self)
+        return left_inverse_f2(self)
 
 
 # -- shape walks -----------------------------------------------------------------------------
@@ -507,7 +507,7 @@ def _split_runs(shape, bases):
 
 
 # -- coalesce --------------------------------------------------------------------------------
-def coalesce(L, profile=None):
+def coalesce_f2(L, profile=None):
     """The same function with the fewest flat modes: the bits' bases split into maximal runs that double
     (``d, 2d, 4d``: one mode of stride d) and, between them, single modes of extent 2 (which F2 merges into a
     bracketed mode only where no run continues them).  As CuTe's, the result has depth <= 1 and ``size`` is kept;
@@ -516,7 +516,7 @@ def coalesce(L, profile=None):
         if type(L.shape) is not tuple or len(profile) > len(L.shape):
             _fail("coalesce", f"{L}, {it.format_inttuple(profile)}", f"the target profile has rank {len(profile)} "
                   f"but the layout has rank {L.rank}.")
-        modes = [coalesce(L[k], p) for k, p in enumerate(profile)] + list(L)[len(profile):]
+        modes = [coalesce_f2(L[k], p) for k, p in enumerate(profile)] + list(L)[len(profile):]
         return F2Layout(tuple(m.shape for m in modes), tuple(m.bases for m in modes))
     runs = []
     for b in L.flat_bases:   # a base continues the run when it doubles the run's last
@@ -532,7 +532,7 @@ def coalesce(L, profile=None):
 
 
 # -- inverses and nullspace --------------------------------------------------------------------
-def right_inverse(L):
+def right_inverse_f2(L):
     """R with ``L(R(x)) == x`` for ``0 <= x < size(R)``: the largest 2**k with every offset below it reached; R's
     base for bit k is an index L sends to 2**k (found by elimination over GF(2)).  ``F2 1:0`` when L never
     reaches 1.  For a bijection onto [0, size) it is the inverse."""
@@ -546,7 +546,7 @@ def right_inverse(L):
     return F2Layout(1 << len(out), tuple(out)) if out else F2Layout(1, ())
 
 
-def left_inverse(L):
+def left_inverse_f2(L):
     """L' with ``L'(L(i)) == i`` for ``0 <= i < size(L)``, on [0, 2**m) with 2**m above every offset L reaches:
     L's bases, independent over GF(2), are completed to a basis of the m-bit offsets by unit vectors that L' sends
     to 0.  Refused (LayoutAlgebraError) where L is not injective."""
@@ -564,7 +564,7 @@ def left_inverse(L):
     return F2Layout(1 << m, tuple(out)) if m else F2Layout(1, ())
 
 
-def nullspace(L):
+def nullspace_f2(L):
     """The indices L sends to offset 0, as an injective F2 layout into L's domain: its bases are a basis of L's
     kernel over GF(2) (CuTe's nullspace keeps the stride-0 modes; an XOR can also cancel).  ``F2 1:0`` when L is
     injective.  ``L(N(i)) == 0`` for every i, and N reaches every such index."""
@@ -657,7 +657,7 @@ def _cotarget_size(cotarget, op, what):
     return n
 
 
-def complement(L, cotarget=None):
+def complement_f2(L, cotarget=None):
     """The F2 complement: the unit offsets 2**j (j below the bits of ``cotarget``, or of L's offsets where they go
     higher) that are not a leading bit of L's bases in echelon form, in increasing order (coalesced into modes).
     ``(L, R)`` is then a bijection onto [0, 2**m) with 2**m >= size(cotarget): R reaches the offsets L leaves out.
@@ -677,7 +677,7 @@ def complement(L, cotarget=None):
     rest = [1 << j for j in range(m) if j not in piv]
     if not rest:
         return F2Layout(1, ())
-    return coalesce(F2Layout(1 << len(rest), tuple(rest)))
+    return coalesce_f2(F2Layout(1 << len(rest), tuple(rest)))
 
 
 def _tile_f2(T, op, what):
@@ -705,7 +705,7 @@ def _by_mode_f2(op, fn, A, T, depth=0):
     return _f2_cat(*parts, *modes[len(T):])
 
 
-def logical_divide(A, T):
+def logical_divide_f2(A, T):
     """``A o (T, T*)`` with ``T* = complement(T, size(A))`` (the F2 complement): mode 0 is A o T, the tile; mode 1
     walks the tiles.  ``R(i, j) == A((T, T*)(i, j))`` at every coordinate, and R is a bijection onto A's image where
     T is injective.  A tuple tiler divides mode by mode (None keeps a mode).  Refused, unlike CuTe, where the tile
@@ -715,13 +715,13 @@ def logical_divide(A, T):
     if T is None:
         return A
     if type(T) is tuple:
-        return _by_mode_f2(op, logical_divide, A, T)
+        return _by_mode_f2(op, logical_divide_f2, A, T)
     Tf = _tile_f2(T, op, what)
     top = max(Tf.flat_bases, default=0)
     if top >= A.size:
         _fail(op, what, f"expected the tile inside A's domain [0, {A.size}), but it reaches {top} (an F2 layout is "
               f"not extended past its size, so a tile larger than A has no ragged edge to predicate).")
-    return compose_f2(A, _f2_cat(Tf, complement(Tf, A.size)))
+    return compose_f2(A, _f2_cat(Tf, complement_f2(Tf, A.size)))
 
 
 def _unzip_f2(op, fn, A, T, depth=0):
@@ -747,23 +747,23 @@ def _expand(Z, flat_tile):
     return _f2_cat(*(_modes_of(m0) if flat_tile else [m0]), *_modes_of(m1))
 
 
-def zipped_divide(A, T):
+def zipped_divide_f2(A, T):
     """((TileM,TileN,...), (RestM,RestN,...,L,...)): logical_divide with the tiles gathered in mode 0."""
     A = _as_f2(A, "zipped_divide", f"{A}, {T!r}")
-    return _unzip_f2("zipped_divide", logical_divide, A, T)
+    return _unzip_f2("zipped_divide", logical_divide_f2, A, T)
 
 
-def tiled_divide(A, T):
+def tiled_divide_f2(A, T):
     """((TileM,TileN,...), RestM, RestN, ...): zipped_divide with mode 1 unpacked."""
-    return _expand(zipped_divide(A, T), False)
+    return _expand(zipped_divide_f2(A, T), False)
 
 
-def flat_divide(A, T):
+def flat_divide_f2(A, T):
     """(TileM, TileN, ..., RestM, RestN, ...): zipped_divide with both modes unpacked."""
-    return _expand(zipped_divide(A, T), True)
+    return _expand(zipped_divide_f2(A, T), True)
 
 
-def logical_product(A, B):
+def logical_product_f2(A, B):
     """``(A, complement(A, size(A)*cosize(B)) o B)`` with the F2 complement: mode 0 is A, mode 1 places copies of A
     as B says; ``size(R) == size(A)*size(B)`` and R is injective where A and B are.  A tuple B multiplies mode by
     mode.  Refused where A's non-zero bases are dependent (no complement, as CuTe)."""
@@ -772,26 +772,26 @@ def logical_product(A, B):
     if B is None:
         return A
     if type(B) is tuple:
-        return _by_mode_f2(op, logical_product, A, B)
+        return _by_mode_f2(op, logical_product_f2, A, B)
     Bf = _tile_f2(B, op, what)
-    rest = complement(A, A.size * Bf.cosize)
+    rest = complement_f2(A, A.size * Bf.cosize)
     return _f2_cat(A, compose_f2(rest, Bf))
 
 
-def zipped_product(A, B):
+def zipped_product_f2(A, B):
     """((M,N,...), (TileM,TileN,...)): logical_product with like parts gathered."""
     A = _as_f2(A, "zipped_product", f"{A}, {B!r}")
-    return _unzip_f2("zipped_product", logical_product, A, B)
+    return _unzip_f2("zipped_product", logical_product_f2, A, B)
 
 
-def tiled_product(A, B):
+def tiled_product_f2(A, B):
     """((M,N,...), TileM, TileN, ...)."""
-    return _expand(zipped_product(A, B), False)
+    return _expand(zipped_product_f2(A, B), False)
 
 
-def flat_product(A, B):
+def flat_product_f2(A, B):
     """(M, N, ..., TileM, TileN, ...)."""
-    return _expand(zipped_product(A, B), True)
+    return _expand(zipped_product_f2(A, B), True)
 
 
 def _rank_product(op, A, B, raked):
@@ -801,26 +801,26 @@ def _rank_product(op, A, B, raked):
     pad = F2Layout(1, ())
     Ap = _f2_cat(*_modes_of(A), *[pad] * (r - A.rank))
     Bp = _f2_cat(*_modes_of(Bf), *[pad] * (r - Bf.rank))
-    prod = logical_product(Ap, Bp)
+    prod = logical_product_f2(Ap, Bp)
     zipped = _f2_cat(*[_f2_cat(b, a) if raked else _f2_cat(a, b) for a, b in zip(_modes_of(prod[0]),
                                                                                      _modes_of(prod[1]))])
-    return coalesce(zipped, (1,) * r) if raked else zipped
+    return coalesce_f2(zipped, (1,) * r) if raked else zipped
 
 
-def blocked_product(A, B):
+def blocked_product_f2(A, B):
     """Mode i is (A_i, B_i): A's blocks laid out as B says (CuTe 4.x's uncoalesced zip)."""
     return _rank_product("blocked_product", A, B, False)
 
 
-def raked_product(A, B):
+def raked_product_f2(A, B):
     """Mode i is (B_i, A_i), each mode coalesced: A's elements interleaved across B's copies."""
     return _rank_product("raked_product", A, B, True)
 
 
-F2_DIVIDES = {"logical_divide": logical_divide, "zipped_divide": zipped_divide, "tiled_divide": tiled_divide,
-              "flat_divide": flat_divide}
-F2_PRODUCTS = {"logical_product": logical_product, "zipped_product": zipped_product, "tiled_product": tiled_product,
-               "flat_product": flat_product, "blocked_product": blocked_product, "raked_product": raked_product}
+F2_DIVIDES = {"logical_divide": logical_divide_f2, "zipped_divide": zipped_divide_f2, "tiled_divide": tiled_divide_f2,
+              "flat_divide": flat_divide_f2}
+F2_PRODUCTS = {"logical_product": logical_product_f2, "zipped_product": zipped_product_f2, "tiled_product": tiled_product_f2,
+               "flat_product": flat_product_f2, "blocked_product": blocked_product_f2, "raked_product": raked_product_f2}
 
 
 def involves_f2(*xs) -> bool:
