@@ -242,3 +242,181 @@ def test_descriptor_views_name_every_field():
         UmmaInstrDescView(d)
     with pytest.raises(ValueError, match="element_type="):
         UmmaSmemDescView(d, tile)
+
+
+# ---- block-scaled UMMA: scale-factor fragments, MMAView, the block-scaled instruction descriptor -----------------
+
+def _bs_atom(name="SM100_MMA_MXF8F6F4_SS", m=128, n=128, **kw):
+    types = dict(a_type=wb.Float4E2M1FN, b_type=wb.Float4E2M1FN) if "MXF4" in name else \
+        dict(a_type=wb.Float8E4M3FN, b_type=wb.Float8E4M3FN)
+    kw.setdefault("sf_type", wb.Float8E8M0FNU)
+    return wb.mma_atom(name, c_type=wb.Float32, m=m, n=n, **types, **kw)
+
+
+def _sf_expected(frag, i):
+    """(row, K block, copy, buffer) of index i from CuTe's natural coordinate of the fragment's shape:
+    ((MN x copies, (VecSize, NSF)), num_MMA_MN, num_MMA_K, ...) with the first mode j = row + MMA_MN * copy."""
+    shape = frag.layout.shape
+    crd = wb.idx2crd(i, shape)
+    first = shape[0][0]
+    nfirst, rep = wb.size(first), wb.size(first[-1])
+    mn = nfirst // rep
+    j = wb.crd2idx(crd[0][0], first)
+    _, s = crd[0][1]
+    nsf = wb.size(shape[0][1][1])
+    tm = wb.crd2idx(crd[1], shape[1])
+    tk = wb.crd2idx(crd[2], shape[2])
+    buf = wb.crd2idx(tuple(crd[3:]), tuple(shape[3:])) if len(shape) > 3 else 0
+    return j % mn + mn * tm, s + nsf * tk, j // mn, buf
+
+
+@pytest.mark.parametrize("name,m,n,vs,tile_k", [("SM100_MMA_MXF8F6F4_SS", 128, 128, None, 256),
+                                                ("SM100_MMA_MXF4_SS", 128, 64, 16, 128),
+                                                ("SM100_MMA_MXF4_SS", 128, 256, 32, 128),
+                                                ("SM100_MMA_MXF8F6F4_2x1SM_SS", 256, 128, None, 128),
+                                                ("SM100_MMA_MXF4_2x1SM_SS", 128, 64, 16, 64)])
+def test_every_scale_factor_byte_is_drawn_where_the_tmem_model_puts_it(name, m, n, vs, tile_k):
+    """C, SFA and SFB of a block-scaled MMA in one TMEM, each in its allocation: every index of each fragment is
+    drawn at the (lane, column, byte) the TMEM model gives, labelled with the row and K block CuTe's coordinates
+    give (4x1 data path: one copy a lane quarter; 2-SM M=128 SFB: the 2x2 path)."""
+    a = _bs_atom(name, m, n, **({"vs": vs} if vs else {}))
+    tile = (m, n, tile_k)
+    alloc = TmemAllocator()
+    acc = a.make_fragment_C(a.partition_shape_C((m, n)))
+    acc = acc.with_base(alloc.allocate(max(32, 1 << (len(acc.columns()) - 1).bit_length())))
+    base = alloc.allocate(32)
+    sfs = {}
+    if a.thr_id.size == 1 or m == 256:      # CUTLASS's SFA smem layout takes 128-row blocks a CTA (2-SM M=128: none)
+        sfs["SFA"] = a.make_fragment_SFA(wb.shape(a.smem_layout_SFA(tile))).with_base(base)
+        base += len(sfs["SFA"].columns())
+    sfs["SFB"] = a.make_fragment_SFB(wb.shape(a.smem_layout_SFB(tile))).with_base(base)
+    v = TmemView({"C": acc, **sfs}, allocator=alloc, color_by="tensor")
+    for name_, frag in sfs.items():
+        seen = set()
+        n_all = wb.size(frag.layout)
+        nfirst, vsz = wb.size(frag.layout.shape[0][0]), wb.size(frag.layout.shape[0][1][0])
+        idx = np.arange(n_all)
+        sibling = idx % nfirst + nfirst * vsz * (idx // (nfirst * vsz))   # the same index at VecSize coordinate 0
+        offs = np.asarray(frag.layout.offsets())
+        assert (offs[idx] == offs[sibling]).all()          # one factor for all VecSize values: every index checked
+        for i in np.unique(sibling).tolist():
+            lane, col, byte = frag.lane_column(i)
+            cell = v.cell(lane, col)
+            assert cell["tensor"] == name_ and cell["allocation"] == 1, (name_, i)
+            row, block, copy, buf = _sf_expected(frag, i)
+            assert (byte, row, block, copy, buf) in cell["sf"], (name_, i, cell["sf"])
+            seen.add((lane, col, byte))
+        subs = v.all_cells[v.names.index(name_)]["subs"]
+        drawn = {(int(ln), int(c), int(s)) for ln, c, s in zip(*np.nonzero(subs >= 0))}
+        assert drawn == seen                                      # no byte drawn that the model does not put there
+        # every factor sits once in each copy, the copies in distinct lane quarters (4x1) or 32-lane halves (2x2)
+        rows = {}
+        for ln, c, s in seen:
+            for s2, r, bl, cp, b in v.cell(ln, c)["sf"]:
+                if s2 == s:
+                    rows.setdefault((r, bl, b), set()).add((cp, ln // 32))
+        copies = 2 if a.sf_alloc.endswith("2by2") and name_ == "SFB" else 4
+        assert {len(x) for x in rows.values()} == {copies}
+        assert all(len({q for _, q in x}) == copies for x in rows.values())
+    assert v.cell(0, 0)["tensor"] == "C" and v.cell(0, 0)["mn"] == (0, 0)
+    text = _texts(v.to_svg())
+    assert f"colour: tensor ({', '.join(['C'] + list(sfs))})" in text and "scale factors: Float8E8M0FNU" in text
+
+
+def test_tensors_sharing_a_cell_and_sf_in_a_pair_are_refused():
+    a = _bs_atom()
+    sfa = a.make_fragment_SFA(wb.shape(a.smem_layout_SFA((128, 128, 128))))
+    sfb = a.make_fragment_SFB(wb.shape(a.smem_layout_SFB((128, 128, 128))))
+    with pytest.raises(ValueError, match="tensors 'SFA' and 'SFB' both hold lane 0, column 0"):
+        TmemView({"SFA": sfa, "SFB": sfb})
+    with pytest.raises(TypeError, match="a dict of named TMEM tensors"):
+        TmemView({"SFA": a})
+    pair = _atom("SM100_MMA_F16BF16_2x1SM_SS", 256, 128)
+    with pytest.raises(ValueError, match="draw scale-factor fragments one CTA at a time"):
+        TmemView({"SFA": sfa}, pair=pair)
+    with pytest.raises(TypeError, match="pair= a 2x1SM UMMA atom"):
+        TmemView(sfa, pair=a)
+
+
+def test_mma_view_of_block_scaled_atoms_says_which_factor_scales_which_block():
+    for name, m, n, vs in (("SM100_MMA_MXF8F6F4_SS", 128, 64, None), ("SM100_MMA_MXF4_SS", 128, 64, 16),
+                           ("SM100_MMA_MXF8F6F4_2x1SM_SS", 256, 128, None)):
+        a = _bs_atom(name, m, n, **({"vs": vs} if vs else {}))
+        view = MMAView(a)
+        p = {q["name"]: q for q in view.panels}
+        k = a.shape_mnk[2]
+        nb = k // a.sf_vec_size
+        assert list(p) == ["A", "B", "C", "SFA", "SFB"] + [f"tmem{c}" for c in range(a.thr_id.size)] + ["tmem_SFA",
+                                                                                                        "tmem_SFB"]
+        for op, rows in (("A", m), ("B", n)):
+            fill = np.asarray(p[op]["fill"]).reshape(rows, k)
+            assert (fill == np.arange(k)[None, :] // a.sf_vec_size).all()      # value (r, kk) scaled by block kk // vs
+            sf = p["SF" + op]
+            assert (sf["rows"], sf["cols"]) == (rows, nb)
+            assert np.asarray(sf["val"]).reshape(rows, nb)[rows - 1, nb - 1] == rows - 1 + rows * (nb - 1)
+        kt = max(k, 4 * a.sf_vec_size)
+        for op, rows in (("A", m), ("B", n)):     # TMEM panels: byte (lane, 4 c + b) holds SF(r, j), V = r + rows j
+            frag = getattr(a, f"make_fragment_SF{op}")(wb.shape(getattr(a, f"smem_layout_SF{op}")((m, n, kt))))
+            q = p[f"tmem_SF{op}"]
+            val = np.asarray(q["val"]).reshape(q["rows"], q["cols"])
+            for i in range(0, wb.size(frag.layout), 7):
+                lane, col, byte = frag.lane_column(i)
+                row, block, _, _ = _sf_expected(frag, i)
+                expect = row + rows * block if row < rows else -1
+                assert val[lane, 4 * col + byte] == expect, (op, i)
+        assert any("one per" in line for line in view.readout)
+        assert "never run on a Blackwell GPU" in _texts(view.to_svg())
+
+
+def test_block_scaled_instruction_descriptor_view_names_every_field():
+    a = _bs_atom("SM100_MMA_MXF4_SS", 128, 64, vs=16, sf_type=wb.Float8E4M3FN)
+    r = dict(UmmaInstrDescView(a).rows())
+    d = a.instr_desc
+    assert r["a_format [7,10)"] == "1 = E2M1 (kind::mxf4nvf4)" and r["scale_format [23]"].startswith("0 = UE4M3")
+    assert r["n_dim [17,23)"] == "8 = N >> 3: N=64" and r["m_dim [24,29)"] == "8 = M >> 4: M=128"
+    assert r["word"].startswith(f"0x{d.encode():08x}") and "c_format [4,6)" not in r
+    e = _bs_atom()
+    bare = UmmaInstrDescView(e.instr_desc.replace(a_sf_id=2, b_sf_id=3))
+    rb = dict(bare.rows())
+    assert rb["a_sf_id [29,31)"].startswith("2: SFA's byte") and rb["b_sf_id [4,6)"].startswith("3: SFB's byte")
+    assert rb["scale_format [23]"].startswith("1 = UE8M0") and "E4M3 (mxf8f6f4)" in rb["a_format [7,10)"]
+    assert rb["word"].startswith(f"0x{bare.desc.encode():08x}")
+    names = [f[0] for f in bare.desc._FIELDS]               # every field of the descriptor has its row, bits named
+    assert all(any(k.startswith(f + " [") for k in rb) for f in names)
+    word = bare.desc.encode()
+    for f, lo, nbits in bare.desc._FIELDS:
+        assert getattr(bare.desc, f) == (word >> lo) & ((1 << nbits) - 1)
+    assert "UMMA block-scaled instruction descriptor" in _texts(bare.to_svg())
+
+
+def test_tmem_view_of_a_2sm_pair_draws_each_ctas_half_at_every_index():
+    """Both CTAs' TMEM side by side: CTA c's cell (lane, column) holds the C(m, n) that the pair atom's CLayout gives
+    thread c for the fragment index there (M = 256: each CTA 128 rows; M = 128: 64 rows, N's second half in lanes
+    64..127), checked at every index of both CTAs."""
+    for m, n, tile in ((256, 128, (256, 256)), (128, 64, (128, 64))):
+        a = _atom("SM100_MMA_F16BF16_2x1SM_SS", m, n)
+        shape = a.partition_shape_C(tile)
+        acc = a.make_fragment_C(shape)
+        v = TmemView(acc, pair=a)
+        tv = a.tv_layout_C
+        mmn = shape[0]
+        count = 0
+        for cta in range(2):
+            for i in range(wb.size(acc.layout)):
+                lane, col, _ = acc.lane_column(i)
+                (j0, j1), ti, tj = wb.idx2crd(i, shape)
+                jv = wb.crd2idx((j0, j1), mmn)
+                off = tv(cta, jv)
+                expect = (off % m + m * ti, off // m + n * tj)
+                cell = v.cell(lane, col, cta)
+                assert cell["mn"] == expect and cell["index"] == i and cell["cta"] == cta, (m, cta, i)
+                count += 1
+        assert count == 2 * wb.size(acc.layout)
+        mns = {v.cell(ln, c, cta)["mn"] for cta in range(2) for ln in range(128) for c in range(v.source.columns)
+               if v.cell(ln, c, cta)["mn"] is not None}
+        assert mns == {(i, j) for i in range(tile[0]) for j in range(tile[1])}     # the pair covers C exactly once
+    text = _texts(v.to_svg())
+    assert "CTA 0" in text and "CTA 1" in text and "zoom: lanes 0..15, columns 0..15 of CTA 1" in text
+    tc = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b8x", wb.Float32), acc[(None, None), 0, 0])
+    vc = TmemView(acc, copy=tc, pair=a, thread=70)
+    assert vc.cell(70, 0, 1)["thread"] == 70 and "in each CTA of the pair" in vc._readout_lines()[0]

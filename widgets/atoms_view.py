@@ -520,7 +520,7 @@ class MMAView(_AtomsWidget):
 
     def __init__(self, tiled_mma, thread: int = -1, **kw):
         tiled_mma = as_workbench(tiled_mma)
-        if type(tiled_mma).__name__ == "UmmaAtom":   # one tcgen05.mma (Blackwell): its panels are widgets.tmem_view's
+        if type(tiled_mma).__name__ in ("UmmaAtom", "UmmaBlockScaledAtom"):   # one tcgen05.mma (Blackwell): panels from widgets.tmem_view
             from .tmem_view import umma_panels
             self.tiled_mma, self._num_threads = tiled_mma, tiled_mma.thr_id.size
             panels, readout = umma_panels(tiled_mma)

@@ -24,11 +24,17 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from workbench.atoms.sm100 import UmmaAtom
+from workbench.atoms.sm100 import UmmaAtom, UmmaBlockScaledAtom
 from workbench.atoms.tmem import TMEM_COLUMNS, TMEM_LANES, TmemAllocator, TmemTensor, TmemTiledCopy, tmem_column
-from workbench.atoms.umma_desc import _LAYOUT_NAME, UmmaInstrDescriptor, UmmaSmemDescriptor
+from workbench.atoms.umma_desc import (
+    _LAYOUT_NAME,
+    UmmaInstrDescriptor,
+    UmmaInstrDescriptorBlockScaled,
+    UmmaSmemDescriptor,
+)
 from workbench.layout import Layout, complement, make_layout
 from workbench.layout import inttuple as it
+from workbench.layout import shape as it_shape
 
 from .base import SvgFallback
 from .canvas import GridCanvas
@@ -415,7 +421,7 @@ class TmemView(SvgFallback, W.VBox):
         self.cells = cells[0]
         self.all_cells = cells
         self.coords = []
-        for k, (t, role) in enumerate(zip(self.tensors, self.roles)):
+        for t, role in zip(self.tensors, self.roles):
             if role == "sf":
                 self.coords.append([sf_coordinates(t)])
             elif pair is not None:
@@ -786,7 +792,88 @@ def umma_panels(atom: UmmaAtom) -> tuple[list, list]:
     readout = [repr(atom), f"ThrID {atom.thr_id}: {who}", f"A from {src_a}; B from shared memory; C in TMEM",
                f"instruction descriptor 0x{atom.instr_desc.encode():08x}; compiled for sm_100a and emulated here, "
                "never run on a Blackwell GPU"]
+    if isinstance(atom, UmmaBlockScaledAtom):
+        more, lines = _block_scaled_panels(atom, panels)
+        panels[3:3] = more[:2]
+        panels.extend(more[2:])
+        readout[2:2] = lines
     return panels, readout
+
+
+# one colour a scale-factor block along K (A's and B's cells, SFA's and SFB's); factors of the next MMAs along K grey
+SF_BLOCK_FILLS = ["#77aadd", "#ee8866", "#44bb99", "#eedd88", "#99ddff", "#ffaabb", "#bbcc33", "#aaaa00", "#dddddd"]
+
+
+def sf_tile_k(atom) -> int:
+    """The K of the tile whose scale-factor fragments ``MMAView`` draws: the atom's K, or 4 VecSize blocks where that
+    is more (CUTLASS's SF layouts keep 4 K blocks a 32-bit column, so a tile's K is a multiple of 4 * VecSize)."""
+    return max(atom.shape_mnk[2], 4 * atom.sf_vec_size)
+
+
+def _block_scaled_panels(atom, panels):
+    """SFA (M x K/VS), SFB (N x K/VS) as the MMA applies them, A and B coloured by the block that scales each value,
+    and SFA and SFB in the TMEM of a CTA (lanes x bytes: four one-byte factors a 32-bit column)."""
+    from .atoms_view import _panel
+
+    m, n, k = atom.shape_mnk
+    vs, v = atom.sf_vec_size, atom.thr_id.size
+    nb = k // vs
+    for p, rows in ((panels[0], m), (panels[1], n)):    # A (M x K), B (N x K): value (r, kk) scaled by block kk // vs
+        kk = np.arange(k)
+        p["fill"] = np.broadcast_to((kk // vs) % (len(SF_BLOCK_FILLS) - 1), (rows, k)).reshape(-1).tolist()
+        p["fills"], p["fill_name"] = list(SF_BLOCK_FILLS), "scale-factor block"
+        p["note"] += (f"; colour: the K block of {vs} values one scale factor scales "
+                      f"(SF{p['name']}({'m' if p['name'] == 'A' else 'n'}, kk // {vs}))")
+    out = []
+    for name, rows, what in (("SFA", m, "A(m, VS j .. VS j + VS-1)"), ("SFB", n, "B(n, VS j .. VS j + VS-1)")):
+        r, j = np.meshgrid(np.arange(rows), np.arange(nb), indexing="ij")
+        thr = (r // (rows // v)) if (name == "SFA" and v == 2) else np.zeros_like(r)
+        p = _panel(name, f"{name} ({rows} x {nb}) {atom.sf_type}", "M" if name == "SFA" else "N", "K / VS", thr,
+                   r + rows * j)
+        p["fill"], p["fills"], p["fill_name"] = (j % (len(SF_BLOCK_FILLS) - 1)).reshape(-1).tolist(), \
+            list(SF_BLOCK_FILLS), "K block"
+        p["note"] = (f"{name}({'m' if name == 'SFA' else 'n'}, j) scales {what.replace('VS', str(vs))}: "
+                     f"V = {'m' if name == 'SFA' else 'n'} + {rows} j")
+        out.append(p)
+    kt = sf_tile_k(atom)
+    lines = [f"scale factors: {atom.sf_type}, one per {vs} values along K ({nb} a row of this MMA's K = {k}); "
+             f"D = (A x SFA) (B x SFB)^T + C, the sum over K of a(m, kk) b(n, kk) SFA(m, kk/{vs}) SFB(n, kk/{vs})",
+             f"SFA, SFB in TMEM: atom.make_fragment_SFA/SFB(shape(atom.smem_layout_SFA/SFB(tile))), tile (M, N, {kt}): "
+             f"each factor in all {4 if atom.sf_alloc.endswith('4by1') else 2} lane quarters (copies), 4 K blocks a "
+             "32-bit column; the instruction's idesc a_sf_id / b_sf_id (bits 29-30 / 4-5) pick the byte"]
+    tile = (m, n, kt)
+    for name in ("SFA", "SFB"):
+        try:
+            frag = getattr(atom, f"make_fragment_{name}")(it_shape(getattr(atom, f"smem_layout_{name}")(tile)))
+        except ValueError as e:        # e.g. a 2-SM M=128 SFA: CUTLASS's layout has no 64-row blocks; said, not drawn
+            lines.append(f"{name} in TMEM not drawn: {e}")
+            continue
+        sc = sf_coordinates(frag)
+        c = tmem_cells(frag)
+        width = int(c["column"].max()) + 1
+        per = frag.dp // 65536
+        lane, byte = c["lane"], c["column"] * per + c["sub"]
+        thr = np.full((TMEM_LANES, width * per), -1, np.int64)
+        val = np.full((TMEM_LANES, width * per), -1, np.int64)
+        fill = np.full((TMEM_LANES, width * per), -1, np.int64)
+        rows = m if name == "SFA" else n             # V numbered as in the SFA / SFB panel
+        order = np.arange(len(lane))[::-1]
+        order = order[sc["row"][order] < rows]       # SFB rows past N: CUTLASS's padding to 128, left blank
+        thr[lane[order], byte[order]] = 0            # the issuing thread (CTA 0) owns them; copies: lane quarters
+        val[lane[order], byte[order]] = sc["row"][order] + rows * sc["block"][order]
+        blk = sc["block"][order]
+        fill[lane[order], byte[order]] = np.where(blk < nb, blk % (len(SF_BLOCK_FILLS) - 1), len(SF_BLOCK_FILLS) - 1)
+        p = _panel(f"tmem_{name}", f"{name} in TMEM", "lane", f"byte ({width} columns x {per})", thr, val)
+        p["fill"], p["fills"], p["fill_name"] = np.where(fill >= 0, fill, len(SF_BLOCK_FILLS) - 1).reshape(-1).tolist(), \
+            list(SF_BLOCK_FILLS), "K block"
+        p["note"] = (f"{frag}: byte (lane, 4 c + b) holds {name}(r, j) with V = r + {rows} j, r the fragment's row, one "
+                     f"copy a lane quarter; this MMA's factors in colour, grey: the next MMAs' along K (tile K = {kt})"
+                     + ("; CTA c's SFA rows are A rows c M/2 + r" if v == 2 and name == "SFA" else "")
+                     + (f"; blank: rows {n}..{sc['mn'] - 1}, CUTLASS's padding of N to {sc['mn']}"
+                        if name == "SFB" and sc["mn"] > n else ""))
+        out.append(p)
+        lines.append(f"{name} fragment {frag}: columns 0..{width - 1} from its base")
+    return out, lines
 
 
 # ---- descriptor views ----------------------------------------------------------------------------------------
@@ -795,6 +882,9 @@ _MAJOR = {0: "K", 1: "MN"}
 _AB_FORMATS = {"f16": {0: "F16", 1: "BF16"}, "tf32": {2: "TF32"}, "i8": {0: "U8", 1: "S8"},
                "f8f6f4": {0: "E4M3", 1: "E5M2", 3: "E2M3", 4: "E3M2", 5: "E2M1"}}
 _C_FORMATS = {0: "F16", 1: "F32", 2: "S32"}
+_BS_FORMATS = {"mxf8f6f4": _AB_FORMATS["f8f6f4"], "mxf4": {1: "E2M1"}}   # UMMA::MXF8F6F4Format, MXF4Format
+_KIND_FORMATS = {**_AB_FORMATS, **_BS_FORMATS, "mxf4nvf4": _BS_FORMATS["mxf4"]}   # by the atom's .kind
+_SCALE_FORMATS = {0: "UE4M3", 1: "UE8M0"}
 _FIELD_COLORS = ("#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99", "#bbcc33", "#aaaa00", "#dddddd",
                  "#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb")
 
@@ -910,27 +1000,39 @@ class UmmaInstrDescView(_DescView):
     title = "UMMA instruction descriptor (tcgen05.mma idesc, sm_100)"
 
     def __init__(self, atom_or_desc):
-        if isinstance(atom_or_desc, UmmaAtom):
+        if isinstance(atom_or_desc, (UmmaAtom, UmmaBlockScaledAtom)):
             self.atom, self.desc, self.kind = atom_or_desc, atom_or_desc.instr_desc, atom_or_desc.ptx_kind
-        elif type(atom_or_desc) is UmmaInstrDescriptor:
+        elif type(atom_or_desc) in (UmmaInstrDescriptor, UmmaInstrDescriptorBlockScaled):
             self.atom, self.desc, self.kind = None, atom_or_desc, None
         else:
-            raise TypeError(f"UmmaInstrDescView: expected a UMMA atom (wb.mma_atom('SM100_MMA_...', ...)) or a "
-                            f"UmmaInstrDescriptor, but got {type(atom_or_desc).__name__}.")
+            raise TypeError(f"UmmaInstrDescView: expected a UMMA atom (wb.mma_atom('SM100_MMA_...', ...)), a "
+                            f"UmmaInstrDescriptor or a UmmaInstrDescriptorBlockScaled, but got {type(atom_or_desc).__name__}.")
+        self.block_scaled = type(self.desc) is UmmaInstrDescriptorBlockScaled
+        if self.block_scaled:
+            self.title = "UMMA block-scaled instruction descriptor (tcgen05.mma ... .block_scale idesc, sm_100)"
         self._build()
 
     def _fmt(self, code):
         if self.kind is not None:
-            return _AB_FORMATS[self.kind].get(code, f"invalid for kind::{self.kind}")
-        return "/".join(f"{t[code]} ({k})" for k, t in _AB_FORMATS.items() if code in t) or "invalid"
+            return _KIND_FORMATS[self.kind].get(code, f"invalid for kind::{self.kind}")
+        tables = _BS_FORMATS if self.block_scaled else _AB_FORMATS
+        return "/".join(f"{t[code]} ({k})" for k, t in tables.items() if code in t) or "invalid"
 
     def names(self) -> dict:
         d = self.desc
-        return {"a_format": self._fmt(d.a_format), "b_format": self._fmt(d.b_format),
-                "c_format": _C_FORMATS.get(d.c_format, "?"), "a_major": _MAJOR[d.a_major], "b_major": _MAJOR[d.b_major],
-                "n_dim": f"N={d.n_dim << 3}", "m_dim": f"M={d.m_dim << 4}"}
+        out = {"a_format": self._fmt(d.a_format), "b_format": self._fmt(d.b_format),
+               "a_major": _MAJOR[d.a_major], "b_major": _MAJOR[d.b_major],
+               "n_dim": f"N={d.n_dim << 3}", "m_dim": f"M={d.m_dim << 4}"}
+        if self.block_scaled:
+            out.update(scale_format=_SCALE_FORMATS.get(d.scale_format, "?"), a_sf_id=f"byte {d.a_sf_id}",
+                       b_sf_id=f"byte {d.b_sf_id}")
+        else:
+            out["c_format"] = _C_FORMATS.get(d.c_format, "?")
+        return out
 
     def rows(self) -> list[tuple[str, str]]:
+        if self.block_scaled:
+            return self._rows_block_scaled()
         d, nm = self.desc, self.names()
         kind = f" (kind::{self.kind})" if self.kind else ""
         rows = [("sparse_id2 [0,2)", f"{d.sparse_id2}"), ("sparse_flag [2]", f"{d.sparse_flag} (dense)" if not d.sparse_flag
@@ -947,6 +1049,29 @@ class UmmaInstrDescView(_DescView):
                 ("word", f"0x{d.encode():08x} (the 64-bit operand: word << 32 = 0x{d.runtime():016x})")]
         if self.atom is not None:
             rows.insert(0, ("atom", repr(self.atom)))
+        return rows
+
+    def _rows_block_scaled(self) -> list[tuple[str, str]]:
+        d, nm = self.desc, self.names()
+        kind = f" (kind::{self.kind})" if self.kind else ""
+        rows = [("sparse_id2 [0,2)", f"{d.sparse_id2}"),
+                ("sparse_flag [2]", f"{d.sparse_flag} ({'sparse' if d.sparse_flag else 'dense'})"),
+                ("b_sf_id [4,6)", f"{d.b_sf_id}: SFB's byte in its 32-bit TMEM column (the issued descriptor takes it "
+                 "from bits 30..31 of SFB's address: make_runtime_instr_desc_block_scaled)"),
+                ("a_format [7,10)", f"{d.a_format} = {nm['a_format']}{kind}"),
+                ("b_format [10,13)", f"{d.b_format} = {nm['b_format']}{kind}"),
+                ("a_negate [13]", str(d.a_negate)), ("b_negate [14]", str(d.b_negate)),
+                ("a_major [15]", f"{d.a_major} = {nm['a_major']}-major"),
+                ("b_major [16]", f"{d.b_major} = {nm['b_major']}-major"),
+                ("n_dim [17,23)", f"{d.n_dim} = N >> 3: {nm['n_dim']}"),
+                ("scale_format [23]", f"{d.scale_format} = {nm['scale_format']} (UMMA::ScaleFormat: 0 UE4M3, 1 UE8M0)"),
+                ("m_dim [24,29)", f"{d.m_dim} = M >> 4: {nm['m_dim']}"),
+                ("a_sf_id [29,31)", f"{d.a_sf_id}: SFA's byte in its 32-bit TMEM column (as b_sf_id, from SFA's address)"),
+                ("k_size [31]", f"{d.k_size} (CuTe 4.2 never sets it)"),
+                ("word", f"0x{d.encode():08x} (the 64-bit operand: word << 32 = 0x{d.encode() << 32:016x})")]
+        if self.atom is not None:
+            rows.insert(0, ("atom", repr(self.atom)))
+            rows.insert(1, ("no c_format", "block-scaled MMAs accumulate in F32 only; bits 4-5 hold b_sf_id instead"))
         return rows
 
     def __repr__(self):
