@@ -111,6 +111,15 @@ class _UmmaCommon(MMAAtom):
     """What every tcgen05.mma atom shares: one issuing thread (or CTA pair), C in tensor memory."""
 
     __slots__ = ("family", "kind", "cta_group", "a_neg", "b_neg", "c_sat", "m", "n")
+    _NOT_TS = "only TS atoms keep A in tensor memory."   # why an SS atom has no A fragment
+
+    def make_fragment_A(self, shape):
+        """For a TS atom, A as a TMEM tensor (CuTe's FrgTypeA: NonInterleaved 1-SM, Duplicated 2-SM, dense)."""
+        if self.a_source != "tmem":
+            raise ValueError(f"make_fragment_A: {self.family} reads A from shared memory through a descriptor "
+                             f"(make_umma_desc); {self._NOT_TS}")
+        return tmem_frg(self.a_type, shape, self.cta_group,
+                        "Duplicated" if self.cta_group == 2 else "NonInterleaved", storage_bits=self.a_type.bits)
 
     @property
     def instruction(self) -> str:
@@ -175,13 +184,6 @@ class UmmaAtom(_UmmaCommon):
             m_dim=self.m >> 4, n_dim=self.n >> 3, a_major=int(self.major_a == "MN"), b_major=int(self.major_b == "MN"),
             a_negate=int(self.a_neg), b_negate=int(self.b_neg), saturate=int(self.c_sat))
 
-    def make_fragment_A(self, shape):
-        """For a TS atom, A as a TMEM tensor (CuTe's FrgTypeA: NonInterleaved 1-SM, Duplicated 2-SM, dense)."""
-        if self.a_source != "tmem":
-            raise ValueError(f"make_fragment_A: {self.family} reads A from shared memory through a descriptor "
-                             "(make_umma_desc); only TS atoms keep A in tensor memory.")
-        return tmem_frg(self.a_type, shape, self.cta_group,
-                        "Duplicated" if self.cta_group == 2 else "NonInterleaved", storage_bits=self.a_type.bits)
 
     def __repr__(self):
         return (f"mma_atom({self.family!r}, a_type=wb.{self.a_type}, b_type=wb.{self.b_type}, c_type=wb.{self.c_type}, "
@@ -260,6 +262,7 @@ class UmmaBlockScaledAtom(_UmmaCommon):
     ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``); MXF4 and the 2-SM forms are refused there so far."""
 
     __slots__ = ("sf_type", "sf_vec_size", "vs")
+    _NOT_TS = "block-scaled UMMA atoms have no TS form in CuTe 4.2."
 
     @property
     def ptx_kind(self) -> str:
@@ -311,10 +314,6 @@ class UmmaBlockScaledAtom(_UmmaCommon):
     def make_fragment_SFB(self, shape):
         """CuTe's ``make_tensor<FrgTypeSFB>(shape)`` (``UMMA::tmem_sf_frg<sf, SFVecSize, N_SM, false, TmemAlloc>``)."""
         return tmem_sf_frg(self.sf_type, self.sf_vec_size, self.cta_group, False, shape, self.sf_alloc)
-
-    def make_fragment_A(self, shape):
-        raise ValueError(f"make_fragment_A: {self.family} reads A from shared memory through a descriptor "
-                         "(make_umma_desc); block-scaled UMMA atoms have no TS form in CuTe 4.2.")
 
     def smem_layout_SFA(self, tile_mnk):
         """CUTLASS's ``Sm1xxBlockScaledConfig<VS>::deduce_smem_layoutSFA(make_tiled_mma(atom), tile_mnk)``
