@@ -114,6 +114,8 @@ def _config_object(kind, conf, dtype):
         if conf.get("pingpong") is False:
             conf.pop("pingpong")
         conf.setdefault("consumers", 2 if conf.get("pingpong") else conf.get("bm", 128) // 64)
+        if isinstance(conf.get("regs"), list):      # JSON has no tuples
+            conf["regs"] = tuple(conf["regs"])
         return HopperGemm(dtype={"float16": wb.Float16, "bfloat16": wb.BFloat16}[dtype], **conf)
     if kind == "smem":
         from workbench.kernels.gemm_ladder import SmemGemm

@@ -69,7 +69,8 @@ class HopperGemm:
     runs it (``operands`` says which kernel and arguments)."""
 
     def __init__(self, bm=128, bn=256, bk=None, stages=4, consumers=2, group=8, dtype=wb.Float16,
-                 persistent=False, cluster=1, pingpong=False, b_dtype=None, block_scales=False):
+                 persistent=False, cluster=1, pingpong=False, b_dtype=None, block_scales=False, overlap=False,
+                 regs=(40, 232)):
         who = "HopperGemm"
         if dtype not in (wb.Float16, wb.BFloat16) + FP8_TYPES:
             raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM90 F16/BF16 GMMAs) or "
@@ -80,7 +81,8 @@ class HopperGemm:
             raise TypeError(f"{who}: expected B's element type (b_dtype) to be A's ({dtype}) for the F16/BF16 GMMAs, "
                             f"or for fp8 A wb.Float8E4M3FN or wb.Float8E5M2 (an F8 GMMA's B may differ from its A), "
                             f"but got b_dtype={b_dtype!r}.")
-        for name, v in (("persistent", persistent), ("pingpong", pingpong), ("block_scales", block_scales)):
+        for name, v in (("persistent", persistent), ("pingpong", pingpong), ("block_scales", block_scales),
+                        ("overlap", overlap)):
             if type(v) is not bool:
                 raise TypeError(f"{who}: expected {name} to be a bool, but got {type(v).__name__} {v!r}.")
         check_config(who, "consumers", consumers, lambda v: v in (1, 2),
@@ -109,6 +111,17 @@ class HopperGemm:
         if cluster not in (1, 2, 4) or bn % (8 * cluster) or group % cluster:
             raise ValueError(f"HopperGemm: expected cluster 1, 2 or 4 blocks along M that divides group ({group}) and "
                              f"whose slices of B are whole 8-row groups (bn {bn}), but got {cluster}.")
+        if (type(regs) is not tuple or len(regs) != 2 or any(type(r) is not int or r % 8 or not 24 <= r <= 256
+                                                             for r in regs)
+                or 128 * (regs[0] + consumers * regs[1]) > 65536):
+            raise ValueError(f"{who}: expected regs=(producer, consumer): setmaxnreg counts, multiples of 8 in "
+                             f"[24, 256], whose 128 x (producer + {consumers} x consumer) fit the 65,536 registers of "
+                             f"an SM, but got {regs!r}.")
+        if overlap and (pingpong or block_scales or not persistent):
+            raise ValueError(f"{who}: overlap stores a tile's C while the same consumers' next tile's first MMAs run, "
+                             f"so it needs persistent blocks (a next tile), and neither ping-pong (which already "
+                             f"overlaps one consumer's epilogue with the other's MMAs) nor block scales; but got "
+                             f"persistent={persistent}, pingpong={pingpong}, block_scales={block_scales}.")
         if block_scales and not fp8:
             raise ValueError(f"{who}: block scales are for fp8 operands: expected dtype wb.Float8E4M3FN or "
                              f"wb.Float8E5M2, but got {dtype}.")
@@ -133,6 +146,7 @@ class HopperGemm:
         self.b_dtype, self.block_scales = b_dtype, block_scales
         # ping-pong: the consumers take turns at the tensor cores, tile by tile; the blocks are persistent
         self.pingpong, self.persistent = pingpong, persistent or pingpong
+        self.overlap, self.regs = overlap, regs
         self.atom = self.gmma_atom(bn)
         # ping-pong: one warpgroup's atom, repeated down the tile's bm rows
         self.mma = (wb.make_tiled_mma(self.atom, wb.make_layout((1, 1, 1)), (bm, bn, self.atom.shape_mnk[2]))
@@ -286,7 +300,9 @@ class HopperGemm:
                 f"group={self.group}, {self.dtype}{'' if self.b_dtype is self.dtype else f' x {self.b_dtype}'}"
                 f"{', block scales' if self.block_scales else ''}"
                 f"{', ping-pong' if self.pingpong else ', persistent' if self.persistent else ''}"
-                f"{f', cluster={self.cluster}' if self.cluster > 1 else ''})")
+                f"{f', cluster={self.cluster}' if self.cluster > 1 else ''}"
+                f"{', overlap' if self.overlap else ''}"
+                f"{f', regs={self.regs[0]}/{self.regs[1]}' if self.regs != (40, 232) else ''})")
 
 
 FP8_TYPES = (wb.Float8E4M3FN, wb.Float8E5M2)
@@ -359,6 +375,13 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     use_tma = epilogue == "tma"
     en, SC, _, mma_c = cfg.epilogue_tiles(c_type) if use_tma else (None, None, None, None)
     chunks = bn // en if use_tma else 0
+    # a thread's share of one chunk (the same for every staging buffer)
+    chunk_shape = mma_c.get_slice(0).partition_C(wb.make_layout((bm, en))).shape if use_tma else None
+    # overlap: a tile's C, rounded to 16 bits, waits in registers (half the accumulators' count) until the next
+    # tile's first k-tiles' MMAs are issued; a 32-bit C would need as many as the accumulators (no room in 240)
+    overlap = cfg.overlap and use_tma and c_type.bits == 16
+    assert not overlap or chunks <= 4         # bn <= 256 of 16-bit C: at most four 64-column chunks (held below)
+    producer_regs, consumer_regs = cfg.regs
 
     @wb.kernel
     def _consumers_meet(wg):
@@ -386,26 +409,36 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 wb.barrier_arrive(1 + (1 - w), 256)
 
     @wb.kernel
+    def _store_chunk(part, sC, thr_c, tma_c, leader, wg, row0, col0, j):
+        """Chunk j (static) of a tile, part its values in C's type: once its staging buffer (used two chunks ago)
+        has been read by its TMA store, the consumers write part into it and make it visible to the TMA unit; then
+        the leader thread stores it."""
+        if leader:
+            wb.tma_store_wait_group(1)
+        _consumers_meet(wg)
+        buf = sC[None, None, j % 2 + 2 * wg] if pp else sC[None, None, j % 2]
+        wb.copy(part, thr_c.partition_C(buf))
+        wb.fence_proxy_async()
+        _consumers_meet(wg)
+        if leader:
+            wb.tma_store(tma_c, buf, (row0, col0 + j * en))
+            wb.tma_store_commit_group()
+
+    @wb.kernel
+    def _round_chunk(acc, part, j):
+        """The accumulators' chunk j (static) rounded into part (C's type), value for value, each m-block
+        (epilogue_tiles); unrolled, so both stay in registers."""
+        nv, nacc = wb.size(part, mode=0), wb.size(acc, mode=0)     # values per atom call: a chunk's, a tile's
+        for e in range(wb.size(part)):
+            part[e] = acc[(e // nv) * nacc + j * nv + e % nv]
+
+    @wb.kernel
     def _store_by_tma(acc, sC, thr_c, tma_c, leader, wg, row0, col0):
-        """The tile, a chunk of en columns at a time: once the chunk's staging buffer (used two chunks ago) has
-        been read by its TMA store, the consumers round the chunk's accumulators into it and make them visible to
-        the TMA unit; then the leader thread stores it."""
+        """The tile, a chunk of en columns at a time (``_store_chunk``)."""
         for j in range(chunks):
-            if leader:
-                wb.tma_store_wait_group(1)
-            _consumers_meet(wg)
-            buf = sC[None, None, j % 2 + 2 * wg] if pp else sC[None, None, j % 2]
-            dst = thr_c.partition_C(buf)
-            part = wb.make_fragment(dst.shape, sC.element_type)
-            nv, nacc = wb.size(part, mode=0), wb.size(acc, mode=0)     # values per atom call: a chunk's, a tile's
-            for e in range(wb.size(part)):   # the accumulators' chunk j, value for value, each m-block (epilogue_tiles)
-                part[e] = acc[(e // nv) * nacc + j * nv + e % nv]
-            wb.copy(part, dst)
-            wb.fence_proxy_async()
-            _consumers_meet(wg)
-            if leader:
-                wb.tma_store(tma_c, buf, (row0, col0 + j * en))
-                wb.tma_store_commit_group()
+            part = wb.make_fragment(chunk_shape, sC.element_type)
+            _round_chunk(acc, part, j)
+            _store_chunk(part, sC, thr_c, tma_c, leader, wg, row0, col0, j)
 
     @wb.kernel
     def _release(empty, i):
@@ -456,7 +489,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
         first = wb.block_idx().x // cl
         step = wb.grid_dim().x // cl if persistent else mtiles * ntiles
         if tid < 128:
-            wb.warpgroup_reg_dealloc(40)
+            wb.warpgroup_reg_dealloc(producer_regs)
             if tid == 0:
                 it = 0
                 tile = first
@@ -477,7 +510,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         it += 1
                     tile += step
         else:
-            wb.warpgroup_reg_alloc(232)
+            wb.warpgroup_reg_alloc(consumer_regs)
             ctid = tid - 128
             wg = ctid // 128 if pp else 0          # ping-pong: this consumer's tiles are the block's j = wg, wg + 2, ...
             lane = ctid % 128 if pp else ctid
@@ -489,6 +522,11 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 thr_c = mma_c.get_slice(lane)
             if per_tensor:
                 unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
+            if overlap:      # the previous tile's C, chunk by chunk, and where it goes (prow < 0: none pending)
+                held = (wb.make_fragment(chunk_shape, C.element_type), wb.make_fragment(chunk_shape, C.element_type),
+                        wb.make_fragment(chunk_shape, C.element_type), wb.make_fragment(chunk_shape, C.element_type))
+                prow = -1
+                pcol = 0
             j = wg
             tile = first + wg * step
             while tile < mtiles * ntiles:
@@ -518,6 +556,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     else:
                         wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
                         wb.warpgroup_commit_group()
+                        if overlap:   # while they run, chunk kt of the previous tile's C goes out
+                            for h in range(chunks):
+                                if prow >= 0 and kt == h:
+                                    _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
                         wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
                         if kt > 0 and ctid % 128 == 0:
                             _release(empty, (it + S - 1) % S)
@@ -532,13 +574,25 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     for h in range(wb.size(acc) // 32):     # unrolled (static indices: registers, no local memory)
                         for v in range(32):
                             acc[h * 32 + v] = acc[h * 32 + v] * unit
-                if use_tma:
+                if overlap:
+                    for h in range(chunks):          # what fewer k-tiles than chunks left of the previous tile
+                        if prow >= 0 and ktiles <= h:
+                            _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
+                    for h in range(chunks):
+                        _round_chunk(acc, held[h], h)
+                    prow = m0 * bm
+                    pcol = n0 * bn
+                elif use_tma:
                     _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
                 else:
                     cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
                     store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
                 j += turn
                 tile += step * turn
+            if overlap:
+                for h in range(chunks):              # the block's last tile
+                    if prow >= 0:
+                        _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
             if use_tma and lane == 0:
                 wb.tma_store_wait_group(0)     # the staging buffers stay until the last store has read them
         if cl > 1:
