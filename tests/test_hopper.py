@@ -426,6 +426,30 @@ def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("conf", [dict(), dict(regs=(24, 240), stages=3)])
+@pytest.mark.parametrize("mnk,c_dtype", [((300, 392, 64), np.float16), ((260, 248, 200), np.float16),
+                                         ((200, 136, 136), np.float32)])
+def test_an_overlapped_epilogue_stores_each_tile_while_the_next_one_runs_on_the_cpu_executor(conf, mnk, c_dtype):
+    """overlap=True: two persistent blocks walk several 128x128 tiles; each tile's C waits in registers and goes out
+    chunk by chunk during the next tile's first k-tiles (K = 64: one k-tile for two chunks, the rest after the
+    loop), the last tile's after the loop; a 32-bit C takes the plain epilogue.  Exact either way."""
+    m, n, k = mnk
+    cfg = HopperGemm(bm=128, bn=128, bk=64, group=2, persistent=True, overlap=True, **{"stages": 2, **conf})
+    rng = np.random.default_rng(m + k)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, c_dtype)
+    kern, ops = cfg.operands(a, b, c)
+    assert len(ops) == 5                                  # the TMA epilogue
+    kern[(2, 1, 1), (cfg.threads, 1, 1)](*ops)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
+    code = wb.show_code(kern, *ops)
+    # 16-bit C: each 64-column chunk stored at three places (in the k-loop, after it, after the last tile); fp32 C:
+    # four 32-column chunks, once
+    assert code.count("cp.async.bulk.tensor.2d.global.shared::cta") == (6 if c_dtype == np.float16 else 4)
+    assert ("setmaxnreg.inc.sync.aligned.u32 240" in code) == ("regs" in conf)
+
+
 # -- bad input inside kernels ---------------------------------------------------------------------------------
 def _tma_kernel(announce):
     sl = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
@@ -516,8 +540,11 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("conf", [dict(cluster=2), dict(cluster=2, persistent=True), dict(cluster=4, group=8),
-                                  dict(bm=128, bn=128, stages=5, pingpong=True), dict(bm=64, pingpong=True)])
-@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200)])
+                                  dict(bm=128, bn=128, stages=5, pingpong=True), dict(bm=64, pingpong=True),
+                                  dict(persistent=True, overlap=True),
+                                  dict(persistent=True, overlap=True, cluster=2, regs=(24, 240), group=16)])
+# 3000 x 2056: more 128 x 256 tiles (216) than an H100's or H200's SMs, so persistent blocks walk two
+@pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200), (3000, 2056, 136)])
 def test_clustered_and_ping_pong_hopper_gemms_are_exact_on_the_gpu(conf, mnk):
     if not _gpu():
         pytest.skip("needs an SM90 GPU")
