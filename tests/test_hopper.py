@@ -450,6 +450,41 @@ def test_an_overlapped_epilogue_stores_each_tile_while_the_next_one_runs_on_the_
     assert ("setmaxnreg.inc.sync.aligned.u32 240" in code) == ("regs" in conf)
 
 
+@pytest.mark.parametrize("blocks,mnk,c_dtype,conf", [
+    (2, (260, 520, 200), np.float16, dict(overlap=True)),      # 15 tiles: 12 whole, 3 split over the 2 blocks
+    (3, (260, 520, 200), np.float16, dict()),                   # 15 = 5 x 3: whole tiles only
+    (4, (260, 520, 200), np.float32, dict()),                   # 15 tiles: 8 whole, then 7 x 4 k-tiles over 4
+    (5, (100, 100, 448), np.float16, dict(overlap=True)),       # one tile's 7 k-tiles over 5 blocks: split-K
+    (3, (250, 390, 136), np.float32, dict()),                   # ragged: C by the register epilogue
+])
+def test_stream_k_splits_the_last_waves_k_tiles_over_the_blocks_exactly_on_the_cpu_executor(blocks, mnk, c_dtype, conf):
+    """stream_k=True: the tiles of the last two waves are cut into k-tiles dealt out evenly to the blocks; a tile's
+    parts meet in the workspace and the last block to count adds them and stores it.  Exact, for any number of
+    blocks (the workspace sized for the launch's)."""
+    m, n, k = mnk
+    cfg = HopperGemm(bm=128, bn=128, bk=64, stages=2, group=2, persistent=True, stream_k=True, **conf)
+    rng = np.random.default_rng(blocks + m)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, c_dtype)
+    kern, ops = cfg.operands(a, b, c)
+    g = cfg.grid(m, n)[0]                     # its own launch's blocks (2 on the CPU, fewer for fewer tiles)
+    assert [x.shape for x in ops[-2:]] == [(g * 2 * 128 * 128,), (g * 2,)]
+    ws, cnt = np.zeros(blocks * 2 * 128 * 128, np.float32), np.zeros(2 * blocks, np.int32)   # for `blocks`
+    kern[(blocks, 1, 1), (cfg.threads, 1, 1)](*ops[:-2], ws, cnt)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
+    assert not cnt.any()          # every tile's last block set its counter back for the next launch
+    code = wb.show_code(kern, *ops)
+    assert "atom.acq_rel.gpu.add.s32" in code
+
+
+def test_stream_k_needs_a_persistent_cooperative_kernel():
+    for bad in (dict(stream_k=True), dict(stream_k=True, persistent=True, cluster=2),
+                dict(stream_k=True, bm=128, bn=128, pingpong=True), dict(stream_k=1, persistent=True)):
+        with pytest.raises((ValueError, TypeError), match="stream_k"):
+            HopperGemm(**bad)
+
+
 # -- bad input inside kernels ---------------------------------------------------------------------------------
 def _tma_kernel(announce):
     sl = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
@@ -542,7 +577,9 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
 @pytest.mark.parametrize("conf", [dict(cluster=2), dict(cluster=2, persistent=True), dict(cluster=4, group=8),
                                   dict(bm=128, bn=128, stages=5, pingpong=True), dict(bm=64, pingpong=True),
                                   dict(persistent=True, overlap=True),
-                                  dict(persistent=True, overlap=True, cluster=2, regs=(24, 240), group=16)])
+                                  dict(persistent=True, overlap=True, cluster=2, regs=(24, 240), group=16),
+                                  dict(persistent=True, stream_k=True),
+                                  dict(persistent=True, stream_k=True, overlap=True, regs=(24, 240), group=16)])
 # 3000 x 2056: more 128 x 256 tiles (216) than an H100's or H200's SMs, so persistent blocks walk two
 @pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200), (3000, 2056, 136)])
 def test_clustered_and_ping_pong_hopper_gemms_are_exact_on_the_gpu(conf, mnk):

@@ -91,6 +91,7 @@ from .dsl import (
     cp_async_commit_group,
     cp_async_wait_group,
     fence_proxy_async,
+    atomic_add,
     gemm,
     gpu_available,
     grid_dim,
@@ -268,7 +269,7 @@ __all__ = [
     "grid_dim", "sync_threads", "barrier", "barrier_arrive", "shared_tensor", "make_fragment", "copy", "gemm", "cp_async_commit_group",
     "cp_async_wait_group", "range_dynamic", "show_code", "cache_info", "gpu_available", "host_buffers",
     # Hopper in kernels: TMA boxes, mbarriers, warpgroup MMA
-    "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "block_rank_in_cluster", "cluster_sync",
+    "TmaLoad", "make_tma_load", "tma_load", "tma_store", "tma_store_commit_group", "tma_store_wait_group", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "warpgroup_fence", "warpgroup_commit_group", "warpgroup_wait_group", "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "fence_proxy_async", "atomic_add", "block_rank_in_cluster", "cluster_sync",
     # Blackwell in kernels: compiled for sm_100a, emulated on the CPU, never run on a Blackwell GPU here
     "make_tmem_tensor", "tmem_alloc", "tmem_dealloc", "tmem_relinquish_alloc_permit", "tcgen05_commit", "tcgen05_fence_before", "tcgen05_fence_after", "tcgen05_wait_ld", "tcgen05_wait_st",
     # the tuner

@@ -24,6 +24,7 @@ from .builtins import (
 from .frontend import KernelError
 from .ops.cluster import block_rank_in_cluster, cluster_sync
 from .ops.cp_async import cp_async_commit_group, cp_async_wait_group
+from .ops.atomic import atomic_add
 from .ops.fence import fence_proxy_async
 from .ops.mbarrier import (
     mbarrier_arrive,
@@ -68,6 +69,7 @@ __all__ = [
     "warpgroup_reg_alloc",
     "warpgroup_reg_dealloc",
     "fence_proxy_async",
+    "atomic_add",
     "block_rank_in_cluster",
     "cluster_sync",
     # Blackwell: tensor memory, UMMA (ops/tcgen05_*; compiled for sm_100a, emulated on the CPU, never run on a

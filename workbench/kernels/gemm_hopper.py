@@ -70,7 +70,7 @@ class HopperGemm:
 
     def __init__(self, bm=128, bn=256, bk=None, stages=4, consumers=2, group=8, dtype=wb.Float16,
                  persistent=False, cluster=1, pingpong=False, b_dtype=None, block_scales=False, overlap=False,
-                 regs=(40, 232)):
+                 regs=(40, 232), stream_k=False):
         who = "HopperGemm"
         if dtype not in (wb.Float16, wb.BFloat16) + FP8_TYPES:
             raise TypeError(f"{who}: expected dtype wb.Float16 or wb.BFloat16 (the SM90 F16/BF16 GMMAs) or "
@@ -82,7 +82,7 @@ class HopperGemm:
                             f"or for fp8 A wb.Float8E4M3FN or wb.Float8E5M2 (an F8 GMMA's B may differ from its A), "
                             f"but got b_dtype={b_dtype!r}.")
         for name, v in (("persistent", persistent), ("pingpong", pingpong), ("block_scales", block_scales),
-                        ("overlap", overlap)):
+                        ("overlap", overlap), ("stream_k", stream_k)):
             if type(v) is not bool:
                 raise TypeError(f"{who}: expected {name} to be a bool, but got {type(v).__name__} {v!r}.")
         check_config(who, "consumers", consumers, lambda v: v in (1, 2),
@@ -122,6 +122,11 @@ class HopperGemm:
                              f"so it needs persistent blocks (a next tile), and neither ping-pong (which already "
                              f"overlaps one consumer's epilogue with the other's MMAs) nor block scales; but got "
                              f"persistent={persistent}, pingpong={pingpong}, block_scales={block_scales}.")
+        if stream_k and (not persistent or pingpong or block_scales or cluster != 1):
+            raise ValueError(f"{who}: stream_k splits the k-tiles of the last waves' tiles evenly over the persistent "
+                             f"blocks of one cooperative kernel, so it needs persistent=True and neither ping-pong, "
+                             f"block scales nor a cluster; but got persistent={persistent}, pingpong={pingpong}, "
+                             f"block_scales={block_scales}, cluster={cluster}.")
         if block_scales and not fp8:
             raise ValueError(f"{who}: block scales are for fp8 operands: expected dtype wb.Float8E4M3FN or "
                              f"wb.Float8E5M2, but got {dtype}.")
@@ -146,7 +151,8 @@ class HopperGemm:
         self.b_dtype, self.block_scales = b_dtype, block_scales
         # ping-pong: the consumers take turns at the tensor cores, tile by tile; the blocks are persistent
         self.pingpong, self.persistent = pingpong, persistent or pingpong
-        self.overlap, self.regs = overlap, regs
+        self.overlap, self.regs, self.stream_k = overlap, regs, stream_k
+        self._workspaces: dict = {}
         self.atom = self.gmma_atom(bn)
         # ping-pong: one warpgroup's atom, repeated down the tile's bm rows
         self.mma = (wb.make_tiled_mma(self.atom, wb.make_layout((1, 1, 1)), (bm, bn, self.atom.shape_mnk[2]))
@@ -215,11 +221,39 @@ class HopperGemm:
         ta, tb = self.tma(a, b)
         cc = c_operand(c)
         k = ta.shape[1]
+        if self.stream_k:
+            scales = scales + self.workspace(c, self.grid(m, n)[0])
         if tma_storable(cc):
             _, _, box, _ = self.epilogue_tiles(cc.element_type)
             return (self.kernel("tma", cc.element_type, scaling),
                     (ta, tb, wb.make_tma_load(cc, box), cc, k) + scales)
         return self.kernel("registers", None, scaling), (ta, tb, cc, k) + scales
+
+    def workspace(self, c, blocks):
+        """Stream-K's (ws, cnt) for a launch of ``blocks`` blocks writing C: two bm x bn fp32 slots of partial sums
+        a block and one arrival counter per tile of the last two waves, on C's device (torch or cupy on a GPU,
+        numpy for the CPU executor).  The counters start at zero and each tile's last block sets its counter back
+        to zero, so a GPU's pair is allocated once per device and kept: launches on one stream reuse it in turn,
+        but two launches of this configuration at once on different streams would share it (use a configuration
+        object a stream)."""
+        nws, ncnt = blocks * 2 * self.bm * self.bn, 2 * blocks
+        if type(c).__module__.startswith("torch") and c.is_cuda:
+            import torch
+            key = ("torch", c.device.index, blocks)
+            if key not in self._workspaces:
+                self._workspaces[key] = (torch.empty(nws, dtype=torch.float32, device=c.device),
+                                         torch.zeros(ncnt, dtype=torch.int32, device=c.device))
+            pair = self._workspaces[key]
+        elif type(c).__module__ == "numpy" or not wb.gpu_available():
+            import numpy as np                      # the CPU executor: fresh zeros each launch
+            pair = (np.zeros(nws, np.float32), np.zeros(ncnt, np.int32))
+        else:
+            import cupy
+            key = ("cupy", cupy.cuda.runtime.getDevice(), blocks)
+            if key not in self._workspaces:
+                self._workspaces[key] = (cupy.empty(nws, cupy.float32), cupy.zeros(ncnt, cupy.int32))
+            pair = self._workspaces[key]
+        return tuple(wb.from_dlpack(x) for x in pair)
 
     def scale_operands(self, m, n, k, scale_a, scale_b):
         """(scaling, (scale_a, scale_b) as kernel arguments) of an fp8 GEMM: (None, ()) without scales; "tensor":
@@ -301,7 +335,7 @@ class HopperGemm:
                 f"{', block scales' if self.block_scales else ''}"
                 f"{', ping-pong' if self.pingpong else ', persistent' if self.persistent else ''}"
                 f"{f', cluster={self.cluster}' if self.cluster > 1 else ''}"
-                f"{', overlap' if self.overlap else ''}"
+                f"{', overlap' if self.overlap else ''}{', stream-K' if self.stream_k else ''}"
                 f"{f', regs={self.regs[0]}/{self.regs[1]}' if self.regs != (40, 232) else ''})")
 
 
@@ -382,6 +416,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     overlap = cfg.overlap and use_tma and c_type.bits == 16
     assert not overlap or chunks <= 4         # bn <= 256 of 16-bit C: at most four 64-column chunks (held below)
     producer_regs, consumer_regs = cfg.regs
+    sk = cfg.stream_k
 
     @wb.kernel
     def _consumers_meet(wg):
@@ -462,8 +497,54 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
             for i in range(len(vals)):
                 acc[vals[i]] = acc[vals[i]] + part[vals[i]] * f
 
+    @wb.kernel
+    def _unit_start(b, base, rem):
+        """Stream-K: the first unit of block b, when units = base x blocks + rem are dealt out evenly (the first
+        rem blocks one more)."""
+        return b * base + min(b, rem)
+
+    @wb.kernel
+    def _unit_owner(x, base, rem):
+        """Stream-K: the block whose units include unit x (_unit_start's inverse)."""
+        return x // (base + 1) if x < rem * (base + 1) else rem + (x - rem * (base + 1)) // max(base, 1)
+
+    @wb.kernel
+    def _fixup(acc, ws, cnt, last, ctid, st, ktiles, base, rem):
+        """Stream-K: this block computed only part of the k-tiles of stream-K tile st.  Every block that computed
+        part of it writes its partial sums to its slot of the workspace ws (slot 0: the first segment of its units,
+        1: its last), then counts itself on cnt[st]; the last to count adds all the parts, in block order (the
+        same sums in the same order whichever block is last; no block ever waits for another), and returns 1:
+        it stores the tile.  The others return 0."""
+        nv = wb.size(acc)
+        nthr = 128 * consumers
+        t_u0 = st * ktiles
+        me = wb.block_idx().x
+        slot = 0 if _unit_start(me, base, rem) >= t_u0 else 1
+        off = (me * 2 + slot) * nv * nthr + ctid
+        for v in range(nv):                  # coalesced: value v of every consumer thread side by side
+            ws[off + v * nthr] = acc[v]
+        wb.barrier(1, nthr)
+        b_lo = _unit_owner(t_u0, base, rem)
+        b_hi = _unit_owner(t_u0 + ktiles - 1, base, rem)
+        if ctid == 0:    # after the barrier: its acquire-release add publishes every consumer's partial sums
+            old = wb.atomic_add(cnt, st, 1)
+            if old == b_hi - b_lo:
+                cnt[st] = 0                  # the last: the counter is ready for the next launch
+                last[0] = 1
+            else:
+                last[0] = 0
+        wb.barrier(1, nthr)
+        flag = last[0]
+        if flag == 1:
+            acc.fill(0.0)
+            for jb in wb.range_dynamic(b_lo, b_hi + 1):
+                joff = (jb * 2 + (0 if _unit_start(jb, base, rem) >= t_u0 else 1)) * nv * nthr + ctid
+                for v in range(nv):
+                    acc[v] = acc[v] + ws[joff + v * nthr]
+        return flag
+
     @wb.kernel(launch_bounds=cfg.threads)
-    def mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b):
+    def mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b, ws, cnt):
         """C = A @ B^T: a producer warpgroup's first thread streams k-tiles of A and B into a ring of shared stages by
         TMA; the consumer warpgroups multiply each stage with wgmma as soon as its mbarrier says its bytes landed, and
         release it when those MMAs are complete; then the epilogue writes the accumulators to C."""
@@ -488,15 +569,44 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
             wb.sync_threads()
         first = wb.block_idx().x // cl
         step = wb.grid_dim().x // cl if persistent else mtiles * ntiles
+        tiles = mtiles * ntiles
+        # the schedule: whole tiles first = first + i * step below dp; then (stream_k) the units (a k-tile of a
+        # tile) of the tiles from dp on, split evenly: this block's are u_begin <= u < u_end (_sk_schedule)
+        dp = tiles
+        u_begin = 0
+        u_end = 0
+        if sk:
+            nblk = wb.grid_dim().x
+            if tiles % nblk != 0:
+                dp = max(tiles // nblk - 1, 0) * nblk
+            units = (tiles - dp) * ktiles
+            base = units // nblk
+            rem = units % nblk
+            u_begin = _unit_start(wb.block_idx().x, base, rem)
+            u_end = _unit_start(wb.block_idx().x + 1, base, rem)
         if tid < 128:
             wb.warpgroup_reg_dealloc(producer_regs)
             if tid == 0:
                 it = 0
                 tile = first
-                while tile < mtiles * ntiles:
-                    m0, n0 = block_tile(tile, mtiles, ntiles, group // cl)
+                u = u_begin
+                t = 0
+                k0 = 0
+                k1 = 0
+                while tile < dp or u < u_end:
+                    if tile < dp:                    # a whole tile
+                        t = tile
+                        k0 = 0
+                        k1 = ktiles
+                        tile += step
+                    else:                            # stream-K: k-tiles k0..k1 of tile t
+                        t = dp + u // ktiles
+                        k0 = u % ktiles
+                        k1 = min(ktiles, k0 + u_end - u)
+                        u += k1 - k0
+                    m0, n0 = block_tile(t, mtiles, ntiles, group // cl)
                     m0 = m0 * cl + rank
-                    for kt in wb.range_dynamic(ktiles):
+                    for kt in wb.range_dynamic(k0, k1):
                         s = it % S
                         if it >= S:
                             wb.mbarrier_wait(empty, s, (it // S + 1) % 2)
@@ -508,7 +618,6 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                             wb.tma_load(tma_b, wb.local_tile(sB[None, None, s], (bn // cl, bk), (rank, 0)),
                                         (n0 * bn + rank * (bn // cl), kt * bk), full, s, multicast=everyone)
                         it += 1
-                    tile += step
         else:
             wb.warpgroup_reg_alloc(consumer_regs)
             ctid = tid - 128
@@ -520,6 +629,8 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
             if use_tma:
                 sC = wb.shared_tensor(C.element_type, SC)
                 thr_c = mma_c.get_slice(lane)
+            if sk:
+                last = wb.shared_tensor(wb.Int32, 1)     # the fixup's verdict, from the thread that counted
             if per_tensor:
                 unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
             if overlap:      # the previous tile's C, chunk by chunk, and where it goes (prow < 0: none pending)
@@ -529,8 +640,23 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 pcol = 0
             j = wg
             tile = first + wg * step
-            while tile < mtiles * ntiles:
-                m0, n0 = block_tile(tile, mtiles, ntiles, group // cl)
+            u = u_begin
+            t = 0
+            k0 = 0
+            k1 = 0
+            it = 0
+            while tile < dp or u < u_end:
+                if tile < dp:                        # a whole tile (ping-pong: this consumer's every other one)
+                    t = tile
+                    k0 = 0
+                    k1 = ktiles
+                    tile += step * turn
+                else:                                # stream-K: k-tiles k0..k1 of tile t
+                    t = dp + u // ktiles
+                    k0 = u % ktiles
+                    k1 = min(ktiles, k0 + u_end - u)
+                    u += k1 - k0
+                m0, n0 = block_tile(t, mtiles, ntiles, group // cl)
                 m0 = m0 * cl + rank
                 gC = wb.local_tile(C, (bm, bn), (m0, n0))
                 acc = mma.make_fragment_C(thr.partition_C(gC))
@@ -541,8 +667,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     tCc = thr.partition_C(cC)
                 if pp and j > 0:
                     _take_turn(wg)
-                it = j * ktiles                    # the producer's count of stages filled before this tile's
-                for kt in wb.range_dynamic(ktiles):
+                if pp:
+                    it = j * ktiles                # the producer's count of stages filled before this tile's
+                for kt in wb.range_dynamic(k0, k1):
                     s = it % S
                     wb.mbarrier_wait(full, s, (it // S) % 2)
                     if block:    # the k-tile's sums alone, complete, then scaled into the accumulators
@@ -556,12 +683,12 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     else:
                         wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
                         wb.warpgroup_commit_group()
-                        if overlap:   # while they run, chunk kt of the previous tile's C goes out
+                        if overlap:   # while they run, chunk kt - k0 of the previous tile's C goes out
                             for h in range(chunks):
-                                if prow >= 0 and kt == h:
+                                if prow >= 0 and kt - k0 == h:
                                     _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
                         wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
-                        if kt > 0 and ctid % 128 == 0:
+                        if kt > k0 and ctid % 128 == 0:
                             _release(empty, (it + S - 1) % S)
                     it += 1
                 if not block:
@@ -570,25 +697,30 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         _release(empty, (it + S - 1) % S)
                 if pp:
                     _pass_turn(wg)                 # the other consumer's MMAs run while this one stores
-                if per_tensor:
-                    for h in range(wb.size(acc) // 32):     # unrolled (static indices: registers, no local memory)
-                        for v in range(32):
-                            acc[h * 32 + v] = acc[h * 32 + v] * unit
                 if overlap:
                     for h in range(chunks):          # what fewer k-tiles than chunks left of the previous tile
-                        if prow >= 0 and ktiles <= h:
+                        if prow >= 0 and k1 - k0 <= h:
                             _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
-                    for h in range(chunks):
-                        _round_chunk(acc, held[h], h)
-                    prow = m0 * bm
-                    pcol = n0 * bn
-                elif use_tma:
-                    _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
-                else:
-                    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-                    store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
+                whole = 1
+                if sk:
+                    if k1 - k0 < ktiles:             # a part of tile t: the last of its blocks to finish adds them
+                        whole = _fixup(acc, ws, cnt, last, ctid, t - dp, ktiles, base, rem)
+                if whole == 1:
+                    if per_tensor:
+                        for h in range(wb.size(acc) // 32):     # unrolled (static indices: registers, no local memory)
+                            for v in range(32):
+                                acc[h * 32 + v] = acc[h * 32 + v] * unit
+                    if overlap:
+                        for h in range(chunks):
+                            _round_chunk(acc, held[h], h)
+                        prow = m0 * bm
+                        pcol = n0 * bn
+                    elif use_tma:
+                        _store_by_tma(acc, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn)
+                    else:
+                        cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
+                        store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
                 j += turn
-                tile += step * turn
             if overlap:
                 for h in range(chunks):              # the block's last tile
                     if prow >= 0:
@@ -598,26 +730,46 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
         if cl > 1:
             wb.cluster_sync()    # no block leaves while a peer may still arrive on its mbarriers
 
-    if use_tma and scaling:
+    if sk and use_tma and scaling:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k, scale_a, scale_b, ws, cnt):
+            """Stream-K: C = scale_a * scale_b * (A @ B^T) of fp8 A and B, the epilogue by TMA stores."""
+            mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b, ws, cnt)
+    elif sk and use_tma:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k, ws, cnt):
+            """Stream-K: C = A @ B^T, the epilogue through shared memory and TMA stores."""
+            mainloop(tma_a, tma_b, tma_c, C, k, None, None, ws, cnt)
+    elif sk and scaling:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, C, k, scale_a, scale_b, ws, cnt):
+            """Stream-K: C = scale_a * scale_b * (A @ B^T) of fp8 A and B, each thread storing its values."""
+            mainloop(tma_a, tma_b, None, C, k, scale_a, scale_b, ws, cnt)
+    elif sk:
+        @wb.kernel(launch_bounds=cfg.threads)
+        def gemm_tma_wgmma(tma_a, tma_b, C, k, ws, cnt):
+            """Stream-K: C = A @ B^T, each thread storing its accumulators (predicated at C's edges)."""
+            mainloop(tma_a, tma_b, None, C, k, None, None, ws, cnt)
+    elif use_tma and scaling:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k, scale_a, scale_b):
             """C = scale_a * scale_b * (A @ B^T) of fp8 A and B, the epilogue through shared memory and TMA stores."""
-            mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b)
+            mainloop(tma_a, tma_b, tma_c, C, k, scale_a, scale_b, None, None)
     elif use_tma:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, tma_c, C, k):
             """C = A @ B^T, the epilogue through shared memory and TMA stores."""
-            mainloop(tma_a, tma_b, tma_c, C, k, None, None)
+            mainloop(tma_a, tma_b, tma_c, C, k, None, None, None, None)
     elif scaling:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, C, k, scale_a, scale_b):
             """C = scale_a * scale_b * (A @ B^T) of fp8 A and B, each thread storing its values (predicated)."""
-            mainloop(tma_a, tma_b, None, C, k, scale_a, scale_b)
+            mainloop(tma_a, tma_b, None, C, k, scale_a, scale_b, None, None)
     else:
         @wb.kernel(launch_bounds=cfg.threads, cluster=(cl, 1, 1))
         def gemm_tma_wgmma(tma_a, tma_b, C, k):
             """C = A @ B^T, each thread storing its accumulators (predicated at C's edges)."""
-            mainloop(tma_a, tma_b, None, C, k, None, None)
+            mainloop(tma_a, tma_b, None, C, k, None, None, None, None)
 
     return gemm_tma_wgmma
 

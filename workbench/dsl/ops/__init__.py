@@ -8,6 +8,7 @@ Adding an instruction: a new module here (a subclass of ``ir.Instruction`` with 
 """
 
 from . import (  # noqa: F401  (each import registers its builtins and nodes)
+    atomic,
     cluster,
     cp_async,
     fence,
