@@ -208,6 +208,9 @@ FP8_CONFIGS = [       # HopperGemm keyword arguments (dtype e4m3, bk = 128 fp8 e
     dict(bm=128, bn=256, stages=4, group=8, cluster=2),
     dict(bm=128, bn=128, stages=6, group=8),
     dict(bm=128, bn=128, stages=5, group=8, pingpong=True),
+    # the schedule steps of the fp16/bf16 kernel (SCHEDULE_STEPS), on fp8 operands
+    dict(bm=128, bn=256, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240)),
+    dict(bm=128, bn=256, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240), stream_k=True),
 ]
 FP8_BLOCK_CONFIG = dict(bm=128, bn=128, stages=6, group=8, block_scales=True)
 FP8_IRREGULAR = (1000, 1008, 528)   # M, N, K: ragged tiles and k-tiles (N, K multiples of 16: cuBLASLt takes no other)
@@ -322,4 +325,95 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
         out["shapes"][shape_name] = res
         entries.clear()
         torch.cuda.empty_cache()
+    return out
+
+
+# -- the Hopper schedule steps (issue 31): one change per step, each against cuBLAS in the same run ----------------
+SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 tiles, 4 stages, bands of 16 m-tiles
+    ("persistent (rung 7)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True)),
+    ("+ overlapped epilogue, setmaxnreg 24/240", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True,
+                                                      overlap=True, regs=(24, 240))),
+    ("+ stream-K (last two waves)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True,
+                                         regs=(24, 240), stream_k=True)),
+    ("stream-K alone", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, stream_k=True)),
+]
+SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few rows
+    "4096^3": (4096, 4096, 4096),
+    "8192^3": (8192, 8192, 8192),
+    "8192x7168x2048": (8192, 7168, 2048),
+    "4096x28672x8192": (4096, 28672, 8192),
+    "8000^3": (8000, 8000, 8000),
+    "256x4096x4096": (256, 4096, 4096),
+}
+
+
+def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16")) -> dict:
+    """Each step of :data:`SCHEDULE_STEPS` against cuBLAS (``torch.matmul``, C in the inputs' type) at
+    :data:`SCHEDULE_SHAPES`, fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every
+    step, the median ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum
+    relative error against an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
+    if not backend_cupy.gpu_available():
+        return {"gpu": False, "skipped": "skipped: no CUDA GPU is visible (cupy sees none), and the Hopper GEMM "
+                                         "against cuBLAS is a GPU measurement"}
+    if backend_cupy.current_arch() != "sm_90":
+        return {"gpu": True, "skipped": f"skipped: the wgmma kernel needs an SM90 GPU, this is "
+                                        f"{backend_cupy.current_arch()}"}
+    import torch
+
+    from workbench.kernels.gemm_hopper import HopperGemm
+    repeats = repeats or (3 if quick else 5)
+    reps = 10 if quick else 20
+    shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
+    props = torch.cuda.get_device_properties(0)
+    out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
+           "sms": props.multi_processor_count, "torch": torch.__version__,
+           "inputs": ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to the dtype; C in the "
+                      "inputs' type (as torch.matmul writes it); the exactness check at 1000 x 1000 x 504: integers "
+                      "in [-3, 3]"),
+           "timing": TIMING.replace("rung", "step").format(repeats=repeats) + f"; {reps} calls a measurement",
+           "throttling": THROTTLING, "repeats": repeats, "steps": [s for s, _ in SCHEDULE_STEPS], "results": {}}
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for dt_name in dtypes:
+        tdt = getattr(torch, dt_name)
+        wdt = {"float16": wb.Float16, "bfloat16": wb.BFloat16}[dt_name]
+        steps = [(s, HopperGemm(dtype=wdt, **kw)) for s, kw in SCHEDULE_STEPS]
+        m, n, k = 1000, 1000, 504
+        a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).to(tdt)
+        b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).to(tdt)
+        want = (a.float() @ b.float().t()).to(tdt)
+        exact = {}
+        for s, cfg in steps:
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
+            cfg.launch(a, b, c)
+            torch.cuda.synchronize()
+            exact[s] = bool(torch.equal(c, want))
+        for shape_name in shapes:
+            m, n, k = SCHEDULE_SHAPES[shape_name]
+            flop = 2 * m * n * k
+            a = torch.randn(m, k, device="cuda", generator=gen).to(tdt)
+            b = torch.randn(n, k, device="cuda", generator=gen).to(tdt)
+            ref = a.float() @ b.float().t()
+            res = {"mnk": [m, n, k], "dtype": dt_name, "clocks_before": gpu_clocks(), "steps": {}}
+            entries = {}
+            for s, cfg in steps:
+                c = torch.empty((m, n), device="cuda", dtype=tdt)
+                kern, ops = cfg.operands(a, b, c)
+                grid, blk = cfg.grid(m, n), (cfg.threads, 1, 1)
+                entries[s] = (cfg, c, kern, ops, (lambda kk=kern, g=grid, bl=blk, o=ops: kk[g, bl](*o)))
+            runs = {s: [] for s in entries}
+            for _ in range(repeats):
+                for s, (_, _, _, _, fn) in entries.items():
+                    runs[s].append(_times([lambda a=a, b=b: torch.matmul(a, b.t()), fn], reps))
+            res["clocks_after"] = gpu_clocks()
+            res["cublas_tflops"] = flop / statistics.median(t[0] for v in runs.values() for t in v) / 1e12
+            for s, (cfg, c, kern, ops, _) in entries.items():
+                ratios = [t[0] / t[1] for t in runs[s]]
+                attrs = kern.specialize(ops).load_gpu().attributes()
+                res["steps"][s] = {
+                    "config": repr(cfg), "tflops": flop / statistics.median(t[1] for t in runs[s]) / 1e12,
+                    "ratio_to_cublas": statistics.median(ratios), "ratio_spread": _spread(ratios), "ratios": ratios,
+                    "max_rel_error_vs_fp32": float(((c.float() - ref).abs().max() / ref.abs().max()).item()),
+                    "exact_at_1000x1000x504": exact[s], "registers": attrs["registers"],
+                    "local_bytes": attrs["local_bytes"]}
+            out["results"][f"{shape_name} {dt_name}"] = res
     return out

@@ -326,6 +326,8 @@ class HopperGemm:
         clusters = math.ceil(m / (self.bm * cl)) * math.ceil(n / self.bn)
         if self.persistent:
             sms = _sm_count() if wb.gpu_available() else 2 * cl
+            if self.stream_k:            # every SM: fewer tiles than SMs are split along K over all of them
+                return (sms, 1, 1)
             return (min(clusters, sms // cl) * cl, 1, 1)
         return (clusters * cl, 1, 1)
 
