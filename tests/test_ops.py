@@ -570,23 +570,11 @@ def test_tcgen05_block_scaled_mma():
 
 
 def test_tcgen05_block_scaled_mma_errors():
-    """Scale factors another thread copied, read before that copy's commit completed: reported; the 2-SM form refused."""
+    """Scale factors another thread copied, read before that copy's commit completed: reported."""
     with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.mma \(SM100_MMA_MXF8F6F4_SS.*before tcgen05.cp "
                                                     r"32x128b.warpx4"):
         _block_scaled_run(cp_by=32, wait_cp=False)
     _block_scaled_run(cp_by=32, wait_cp=True)           # committed and waited for: exact
-    pair = wb.mma_atom("SM100_MMA_MXF8F6F4_2x1SM_SS", a_type=wb.Float8E4M3FN, b_type=wb.Float8E4M3FN,
-                       c_type=wb.Float32, sf_type=wb.Float8E8M0FNU, m=256, n=64)
-
-    pair_acc = pair.make_fragment_C(pair.partition_shape_C((256, 64)))
-
-    @wb.kernel
-    def pair_mma(x):
-        acc = wb.make_tmem_tensor(0, pair_acc)
-        wb.gemm(pair, acc, (x, acc), (x, acc), acc)
-
-    with pytest.raises(ValueError, match="2-SM block-scaled atoms .* are not lowered yet"):
-        pair_mma[(2, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
 
 
 # -- Blackwell: the 16-lane tcgen05.ld/st shapes (16x256b, 16x128b, 16x64b, 16x32bx2) -----------------------------------
@@ -952,3 +940,292 @@ def test_tcgen05_cta_pair_m128():
     from workbench.dsl.runtime.cupy import compile_ptx
     ptx = compile_ptx(_source(kern, a, b, out), "sm_100a")
     assert ptx.count("tcgen05.mma.cta_group::2.kind::f16") == 4 and "tcgen05.ld.sync.aligned.32x32b.x16.b32" in ptx
+
+
+# -- Blackwell: the 2-SM TS UMMA (A from both CTAs' tensor memory), A put there by the leader's tcgen05.cp.cta_group::2 --
+# Each CTA of the pair holds its M/2 rows of A and N/2 rows of B at the same shared offsets; thread `cp_by` of the
+# leader copies each CTA's A into its own TMEM with one SM100_UTCCP_128dp256bit_2cta copy (tcgen05.cp.cta_group::2),
+# thread 0 of the leader issues the pair's TS MMAs ([a] the one TMEM address of both CTAs' A).  M = 128: each CTA's
+# 64 rows of A are CuTe's Duplicated fragment (lanes 0..63 and again 64..127), so its shared tile holds them twice
+# (`dup_ok=False` breaks one copy).  CPU executor exact; NVRTC for sm_100a, not run on a Blackwell GPU.
+def _make_umma_pair_ts(m, n=64, k=64):
+    atom = wb.mma_atom("SM100_MMA_F16BF16_2x1SM_TS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=m, n=n)
+    tacc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
+    ta_layout = atom.make_fragment_A(atom.partition_shape_A((m, k)))
+    utccp = wb.copy_atom("SM100_UTCCP_128dp256bit_2cta", wb.Float16)
+    tload = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), tacc)
+    sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (128, k))   # 128 lanes' rows
+    sb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (n // 2, k))
+    h = m // 2                                  # A rows a CTA holds
+    nv = h * n // 128                           # accumulator values a thread reads
+
+    @wb.kernel(cluster=(2, 1, 1))
+    def umma_pair_ts(a, b, out, cp_by: wb.Constexpr, wait_cp: wb.Constexpr, dup_ok: wb.Constexpr):
+        t = wb.thread_idx().x
+        r = wb.block_rank_in_cluster()
+        sA = wb.shared_tensor(wb.Float16, sa)
+        sB = wb.shared_tensor(wb.Float16, sb)
+        bars = wb.shared_tensor(wb.Uint64, 2)     # 0: the MMAs done (both CTAs); 1: the copy done (the leader)
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        for i in range(t, 128 * k, 128):          # lane l holds row l % h of this CTA's rows (twice when h = 64)
+            x = a[r * h + (i % 128) % h, i // 128]
+            if dup_ok == 0 and i % 128 == 127 and i // 128 == 5:
+                x = x + 1.0
+            sA[i % 128, i // 128] = x
+        for i in range(t, n // 2 * k, 128):
+            sB[i % (n // 2), i // (n // 2)] = b[r * (n // 2) + i % (n // 2), i // (n // 2)]
+        if t < 32:
+            wb.tmem_alloc(holder, 128, cta_group=2)   # columns 0..n-1: D; 64..95: A (64 16-bit values a lane)
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init(bars, 1, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.cluster_sync()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, tacc)
+        ta = wb.make_tmem_tensor(addr + 64, ta_layout)
+        if r == 0:
+            if t == cp_by:
+                wb.copy(utccp, sA, ta)
+                if cp_by != 0:
+                    wb.tcgen05_commit(bars, 1, cta_group=2)
+            wb.sync_threads()
+            if t == 0:
+                if cp_by != 0 and wait_cp:
+                    wb.mbarrier_wait(bars, 1, 0)
+                    wb.tcgen05_fence_after()
+                wb.gemm(atom, acc, ta, sB, acc, accumulate=False)
+                wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(nv, wb.Float32)
+        wb.copy(tload, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(nv):
+            out[r, t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.cluster_sync()
+        if t < 32:
+            wb.tmem_dealloc(addr, 128, cta_group=2)
+
+    return umma_pair_ts, tload, tacc, nv
+
+
+_UMMA_PAIR_TS = {m: _make_umma_pair_ts(m) for m in (256, 128)}
+
+
+def _umma_pair_ts_run(m, cp_by=0, wait_cp=True, dup_ok=True):
+    kern, tload, tacc, nv = _UMMA_PAIR_TS[m]
+    rng = np.random.default_rng(32)
+    a = rng.integers(-3, 4, (m, 64)).astype(np.float16)
+    b = rng.integers(-3, 4, (64, 64)).astype(np.float16)
+    out = np.full((2, 128, nv), np.nan, np.float32)
+    args = (a, b, out, cp_by, wait_cp, dup_ok)
+    kern[(2, 1, 1), (128, 1, 1)](*args)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    xy = _tmem_copy_coords(tload, tacc, nv)                 # each thread's (row of its CTA's half, column)
+    for r in (0, 1):
+        np.testing.assert_array_equal(out[r], ref[r * (m // 2) + xy[..., 0], xy[..., 1]])
+    assert sorted(map(tuple, xy.reshape(-1, 2).tolist())) == [(i, j) for i in range(m // 2) for j in range(64)]
+    return _source(kern, *args)
+
+
+@pytest.mark.parametrize("m", [256, 128])
+def test_tcgen05_cta_pair_ts(m):
+    """The 2-SM TS UMMA (A from both CTAs' TMEM) equals the product in both CTAs' halves (CPU executor); NVRTC compiles
+    it for sm_100a: the copy is tcgen05.cp.cta_group::2, the MMA's A a TMEM address in brackets."""
+    code = _umma_pair_ts_run(m)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert ptx.count("tcgen05.cp.cta_group::2.128x256b") == 4          # one a 16-wide k-block of A
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::2\.kind::f16 \[%r\d+\], \[%r\d+\], %rd\d+, %r\d+, p;", ptx)) == 4
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_cta_pair_ts_errors_on_the_cpu():
+    """A copy another thread issued, read by the pair's MMA before its commit completed; the two copies of a
+    Duplicated A that differ: reported, not a silent guess."""
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.mma \(SM100_MMA_F16BF16_2x1SM_TS.*before tcgen05.cp "
+                                                    r"128x256b"):
+        _umma_pair_ts_run(256, cp_by=32, wait_cp=False)
+    _umma_pair_ts_run(256, cp_by=32, wait_cp=True)            # committed and waited for: exact
+    with pytest.raises(wb.KernelRuntimeError, match=r"A\[63, 5\] differs between its two copies in TMEM \(lanes 63 and "
+                                                    r"127\).*Duplicated"):
+        _umma_pair_ts_run(128, dup_ok=False)
+
+
+# -- Blackwell: the 2-SM block-scaled UMMA (tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale), M = 256 ---------------
+# Each CTA of the pair holds its 128 rows of A, its 32 of B's 64 rows, its rows' SFA and the whole N's SFB (CUTLASS's
+# 2-SM block-scaled GEMMs: SFA partitioned by the pair's MMA, SFB by the 1-SM MMA_ScaleFactor) at the same shared
+# offsets; thread `cp_by` of the leader copies both CTAs' factors into their TMEM with SM100_UTCCP_4x32dp128bit_2cta
+# (tcgen05.cp.cta_group::2.32x128b.warpx4), thread 0 of the leader issues the pair's MMAs.  `sfb_same=False`: the peer's
+# SFB differs in one factor.  CPU executor exact; NVRTC for sm_100a, not run on a Blackwell GPU.
+PBM, PBN, PBK = 256, 64, 128
+PBS = wb.mma_atom("SM100_MMA_MXF8F6F4_2x1SM_SS", a_type=wb.Float8E4M3FN, b_type=wb.Float8E4M3FN, c_type=wb.Float32,
+                  sf_type=wb.Float8E8M0FNU, m=PBM, n=PBN)
+PBACC = PBS.make_fragment_C(PBS.partition_shape_C((PBM, PBN)))            # this CTA's half: ((128, 64), 1, 1)
+PBSL_A, PBSL_B = PBS.smem_layout_SFA((PBM, PBN, PBK)), PBS.smem_layout_SFB((PBM, PBN, PBK))
+PBSF_A, PBSF_B = PBS.make_fragment_SFA(PBSL_A.shape), PBS.make_fragment_SFB(PBSL_B.shape)
+SF_CP2 = wb.copy_atom("SM100_UTCCP_4x32dp128bit_2cta", wb.Float8E8M0FNU)
+PBLOAD = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), PBACC)
+PBS_A = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (PBM // 2, PBK))
+PBS_B = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (PBN // 2, PBK))
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _umma_pair_block_scaled(a, b, sfa, sfb, c, cp_by: wb.Constexpr, wait_cp: wb.Constexpr, sfb_same: wb.Constexpr):
+    t = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    sA = wb.shared_tensor(wb.Float8E4M3FN, PBS_A)
+    sB = wb.shared_tensor(wb.Float8E4M3FN, PBS_B)
+    sSFA = wb.shared_tensor(wb.Uint8, PBSL_A)       # the ue8m0 scale factors' bits
+    sSFB = wb.shared_tensor(wb.Uint8, PBSL_B)
+    bars = wb.shared_tensor(wb.Uint64, 2)             # 0: the MMAs done (both CTAs); 1: the copies done (the leader)
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    for i in range(t, PBM // 2 * PBK, 128):           # CTA r: A rows 128r.., B rows 32r..
+        sA[i % (PBM // 2), i // (PBM // 2)] = a[r * (PBM // 2) + i % (PBM // 2), i // (PBM // 2)]
+    for i in range(t, PBN // 2 * PBK, 128):
+        sB[i % (PBN // 2), i // (PBN // 2)] = b[r * (PBN // 2) + i % (PBN // 2), i // (PBN // 2)]
+    for i in range(t, 128 * (PBK // 32), 128):        # row i % 128, k-block i // 128: this CTA's SFA, every SFB
+        sSFA[i % 128, 0, i // 128] = sfa[r * 128 + i % 128, i // 128]
+        x = sfb[i % 128, i // 128]
+        if sfb_same == 0 and r == 1 and i == 130:
+            x = wb.Uint8(x + 1)
+        sSFB[i % 128, 0, i // 128] = x
+    if t < 32:
+        wb.tmem_alloc(holder, 128, cta_group=2)       # columns 0..63: D; 64..67: SFA; 68..71: SFB (in each CTA)
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init(bars, 1, 1)
+        wb.mbarrier_init_fence()
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()                                 # both CTAs' tiles and factors in place before the leader's copy
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, PBACC)
+    tsfa = wb.make_tmem_tensor(addr + 64, PBSF_A)
+    tsfb = wb.make_tmem_tensor(addr + 68, PBSF_B)
+    if r == 0:
+        if t == cp_by:
+            wb.copy(SF_CP2, sSFA, tsfa)
+            wb.copy(SF_CP2, sSFB, tsfb)
+            if cp_by != 0:
+                wb.tcgen05_commit(bars, 1, cta_group=2)
+        wb.sync_threads()
+        if t == 0:
+            if cp_by != 0 and wait_cp:
+                wb.mbarrier_wait(bars, 1, 0)
+                wb.tcgen05_fence_after()
+            wb.gemm(PBS, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+    wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(PBN, wb.Float32)
+    wb.copy(PBLOAD, acc, frag)                        # each CTA reads its own half: rows 128r + t
+    wb.tcgen05_wait_ld()
+    for j in range(PBN):
+        c[r * (PBM // 2) + t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    if t < 32:
+        wb.tmem_dealloc(addr, 128, cta_group=2)
+
+
+def _pair_block_scaled_run(cp_by=0, wait_cp=True, sfb_same=True):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(33)
+    # as _block_scaled_run: e4m3 halves up to +-6 and scales 2^-5..2^5, so float64 sums a k-block exactly
+    a = torch.from_numpy(rng.integers(-12, 13, (PBM, PBK)).astype(np.float32) / 2).to(torch.float8_e4m3fn)
+    b = torch.from_numpy(rng.integers(-12, 13, (PBN, PBK)).astype(np.float32) / 2).to(torch.float8_e4m3fn)
+    ea = rng.integers(122, 133, (PBM, PBK // 32)).astype(np.uint8)
+    eb = rng.integers(122, 133, (128, PBK // 32)).astype(np.uint8)      # rows PBN..127: CUTLASS's padding to 128
+    c = torch.full((PBM, PBN), float("nan"))
+    args = (a, b, torch.from_numpy(ea), torch.from_numpy(eb), c, cp_by, wait_cp, sfb_same)
+    _umma_pair_block_scaled[(2, 1, 1), (128, 1, 1)](*args)
+    A = a.double().numpy() * np.repeat(2.0 ** (ea.astype(np.float64) - 127), 32, axis=1)
+    B = b.double().numpy() * np.repeat(2.0 ** (eb[:PBN].astype(np.float64) - 127), 32, axis=1)
+    want = np.zeros((PBM, PBN), np.float32)
+    for kb in range(PBK // 32):
+        k = slice(32 * kb, 32 * kb + 32)
+        want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+    np.testing.assert_array_equal(c.numpy(), want)
+    assert not np.array_equal(want, (A @ B.T).astype(np.float32))      # the rounding a k-block is seen
+    return _source(_umma_pair_block_scaled, *args)
+
+
+def test_tcgen05_cta_pair_block_scaled():
+    """The 2-SM kind::mxf8f6f4 MMA exact in both CTAs' halves (CPU executor); NVRTC compiles it for sm_100a: the
+    factors' copies are tcgen05.cp.cta_group::2.32x128b.warpx4, the MMA [d], a_desc, b_desc, idesc, [sfa], [sfb], p."""
+    code = _pair_block_scaled_run()
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert ptx.count("tcgen05.cp.cta_group::2.32x128b.warpx4") == 2
+    assert "tcgen05.cp.cta_group::1" not in ptx and "tcgen05.mma.cta_group::1" not in ptx
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::2\.kind::mxf8f6f4\.block_scale \[%r\d+\], %rd\d+, %rd\d+, "
+                          r"%r\d+, \[%r\d+\], \[%r\d+\], p;", ptx)) == PBK // 32
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_cta_pair_block_scaled_errors():
+    """Factors another thread copied, read before that copy's commit completed; the two CTAs' SFB copies that differ
+    (which one the pair reads is not documented): reported, not a silent guess."""
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.mma \(SM100_MMA_MXF8F6F4_2x1SM_SS.*before tcgen05.cp "
+                                                    r"32x128b.warpx4"):
+        _pair_block_scaled_run(cp_by=32, wait_cp=False)
+    _pair_block_scaled_run(cp_by=32, wait_cp=True)          # committed and waited for: exact
+    with pytest.raises(wb.KernelRuntimeError, match=r"line \d+\): scale factor 0 of this MMA's K for B row 2 differs between the "
+                                                    r"leader's TMEM \(130\) and the peer's \(131\)"):
+        _pair_block_scaled_run(sfb_same=False)
+
+
+def _ptx_isa_table43(idesc: int) -> dict:
+    """The PTX ISA's Table 43 (instruction descriptor of .kind::mxf8f6f4), field by field from its bit ranges."""
+    f = lambda lo, n: idesc >> lo & ((1 << n) - 1)      # noqa: E731
+    return dict(reserved=(f(0, 2), f(3, 1), f(6, 1), f(24, 3), f(31, 1)), sparse=f(2, 1), b_sf_id=f(4, 2),
+                atype=f(7, 3), btype=f(10, 3), negate=(f(13, 1), f(14, 1)), transpose=(f(15, 1), f(16, 1)),
+                n=f(17, 6) << 3, scale_type=f(23, 1), m=f(27, 2) << 7, a_sf_id=f(29, 2))
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_tcgen05_block_scaled_operands_follow_the_ptx_isa(pair):
+    """Each k-block's block-scaled tcgen05.mma against the PTX ISA's text: the operands in the order "[d-tmem], a-desc,
+    b-desc, idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d"; Table 43's idesc (E4M3 = 0, UE8M0 = 1, M >> 7 at
+    bits 27-28, N >> 3 at 17-22) with the Matrix A / B Scale Factor Data IDs (bits 29-30 / 4-5) the byte of the
+    TMEM word that holds this k-block's factors ("SFA_ID specifies the byte offset in the Tensor Memory word");
+    the factors' addresses carry the same byte in bits 30..31, as CuTe's make_runtime_instr_desc_block_scaled reads
+    it back ("The first 2-bits of TMEM address includes byte address")."""
+    code = _pair_block_scaled_run() if pair else _block_scaled_run()
+    m, n, k = (PBM, PBN, PBK) if pair else (BM, BN, BK)
+    calls = re.findall(r'block_scale \[%0\], %1, %2, %3, \[%5\], \[%6\], p;\\n\}\\n" :: "r"\(\(unsigned\)\(\w+\)\), '
+                       r'"l"\(\w+\), "l"\(\w+\), "r"\(0x([0-9a-f]{8})u\), "r"\(\(unsigned\)\((\w+)\)\), '
+                       r'"r"\(\(unsigned\)\(.+?\) \| 0x([0-9a-f]{8})u\), "r"\(\(unsigned\)\(.+?\) \| 0x([0-9a-f]{8})u\)',
+                       code)
+    assert len(calls) == k // 32
+    for kb, (idesc, acc, sfa_hi, sfb_hi) in enumerate(calls):
+        d = _ptx_isa_table43(int(idesc, 16))
+        assert d == dict(reserved=(0, 0, 0, 0, 0), sparse=0, b_sf_id=kb, atype=0, btype=0, negate=(0, 0),
+                         transpose=(0, 0), n=n, scale_type=1, m=m, a_sf_id=kb), (kb, d)
+        assert int(sfa_hi, 16) == int(sfb_hi, 16) == kb << 30       # k-block kb's factors: byte kb of the word
+        assert acc == ("0" if kb == 0 else "1")                     # accumulate=False overwrites on the first only
+
+
+def test_tcgen05_mxf4_is_refused_saying_what_is_missing():
+    """kind::mxf4 / mxf4nvf4 need 4-bit shared tiles, which kernels do not have: refused, naming each missing piece."""
+    mx4 = wb.mma_atom("SM100_MMA_MXF4_SS", a_type=wb.Float4E2M1FN, b_type=wb.Float4E2M1FN, c_type=wb.Float32,
+                      sf_type=wb.Float8E4M3FN, m=128, n=64, vs=16)
+    mx4_acc = mx4.make_fragment_C(mx4.partition_shape_C((128, 64)))
+
+    @wb.kernel
+    def mxf4(x):
+        acc = wb.make_tmem_tensor(0, mx4_acc)
+        wb.gemm(mx4, acc, (x, acc), (x, acc), acc)
+
+    with pytest.raises(ValueError, match=r"kind::mxf4nvf4 reads Float4E2M1FN A and B packed two per byte.*no kernel "
+                                         r"facts for Float4E2M1FN.*no packed two-per-byte shared tile.*no E2M1 decoding"):
+        mxf4[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))

@@ -258,8 +258,9 @@ class UmmaBlockScaledAtom(_UmmaCommon):
     ``UMMA::InstrDescriptorBlockScaled``) and ``mma_scale_factor`` (CuTe's ``MMA_ScaleFactor``).
 
     Compiled for sm_100a and emulated here; no Blackwell GPU runs it in this workbench.  In kernels:
-    ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` for the 1-SM MXF8F6F4 atom (CuTe DSL's
-    ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``); MXF4 and the 2-SM forms are refused there so far."""
+    ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` for the MXF8F6F4 atoms, 1-SM and 2-SM (CuTe DSL's
+    ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``); MXF4 is refused there so far (kernels cannot hold its 4-bit
+    operands yet)."""
 
     __slots__ = ("sf_type", "sf_vec_size", "vs")
     _NOT_TS = "block-scaled UMMA atoms have no TS form in CuTe 4.2."

@@ -14,13 +14,22 @@ sSFA, tSFA)`` with sSFA a shared tensor of the factors' bits (``wb.Uint8``: kern
 departure from CuTe, whose tensor is of the scale type) laid out as ``atom.smem_layout_SFA(tile)`` and tSFA the TMEM
 tensor of ``atom.make_fragment_SFA`` of that shape: one ``tcgen05.cp.cta_group::1.32x128b.warpx4`` per 512-byte block
 (32 rows of 16 bytes into 32 lanes x 4 columns, broadcast to the four lane quarters), each value proven to land where
-the fragment keeps it.  Not yet in kernels: the 4dp256bit / 2x64dp128bit shapes, the 2-CTA (``_2cta``) atoms and
-decompression.  Compiled for sm_100a
+the fragment keeps it.
+
+The 2-CTA atoms (``SM100_UTCCP_128dp256bit_2cta``, ``_128dp128bit_2cta``, ``_4x32dp128bit_2cta``:
+``tcgen05.cp.cta_group::2``) are issued by one thread of the pair's even CTA (the leader, as CUTLASS's 2-SM
+block-scaled GEMMs do): each CTA's shared tile at the descriptor's offset into its own TMEM at the one address.  The
+PTX ISA says "When .cta_group::2 is specified, the data is copied into the Tensor Memory of both the current and the
+peer CTAs" without naming the peer's source; that each CTA's own shared memory is read is what CUTLASS relies on
+(each CTA's TMA loads its own SFA rows, the leader issues one copy for the pair, and the leader's pipeline barrier
+counts both CTAs' bytes).  An odd CTA's copy is refused at run time, not guessed.  Not yet in kernels: the
+4dp256bit / 2x64dp128bit shapes and decompression.  Compiled for sm_100a
 (NVRTC, in the tests) and emulated by the CPU executor; no Blackwell GPU is lent here, so it has never run on one.
 
 CPU semantics: the issuing thread reads the shared tile at issue, writes the TMEM cells and marks them pending until
 the mbarrier of a later ``tcgen05.commit`` completes: another thread reading them before (a tcgen05.ld, an MMA issued
-by another thread) is an error, as is freeing them.
+by another thread) is an error, as is freeing them; a 2-CTA copy marks both CTAs' cells, its commit (cta_group::2)
+completes both.
 """
 
 from __future__ import annotations
@@ -42,13 +51,14 @@ _CPS: dict = {}      # id -> (node, the shared walk, (lanes, columns, sub-words)
 
 
 class Tcgen05Cp(ir.Instruction):
-    """``tcgen05.cp.cta_group::1.{shape} [taddr], sdesc``: addr = the TMEM address expression of the block's lane 0,
-    src = (shared buffer, element offset of the tile's aligned base, GmmaDescriptor of the block from there)."""
+    """``tcgen05.cp.cta_group::{1|2}.{shape} [taddr], sdesc``: addr = the TMEM address expression of the block's lane
+    0, src = (shared buffer, element offset of the tile's aligned base, GmmaDescriptor of the block from there);
+    cta_group 2: issued by the pair's leader, each CTA's shared block at that offset into its own TMEM at addr."""
 
-    __slots__ = ("atom", "shape", "addr", "src", "key")
+    __slots__ = ("atom", "shape", "addr", "src", "key", "cta_group")
 
-    def __init__(self, atom, shape, addr, src, key):
-        self.atom, self.shape, self.addr, self.src, self.key = atom, shape, addr, src, key
+    def __init__(self, atom, shape, addr, src, key, cta_group=1):
+        self.atom, self.shape, self.addr, self.src, self.key, self.cta_group = atom, shape, addr, src, key, cta_group
 
     def describe(self):
         return f"tcgen05.cp {self.shape} ({self.atom.name}, line {self.line})"
@@ -58,19 +68,51 @@ class Tcgen05Cp(ir.Instruction):
         n = em.fresh("_cpdesc")
         em.w(d, f"const unsigned long long {n} = ((unsigned long long)((({saddr(sbuf, base)}) + {desc.start}u) >> 4) "
                 f"& 0x3FFFull) | 0x{umma_static_bits(desc):016x}ull;")
-        em.w(d, f'asm volatile("tcgen05.cp.cta_group::1.{self.shape} [%0], %1;\\n" :: '
+        em.w(d, f'asm volatile("tcgen05.cp.cta_group::{self.cta_group}.{self.shape} [%0], %1;\\n" :: '
                 f'"r"((unsigned)({expr(self.addr)})), "l"({n}) : "memory");')
 
     def python(self, em, d):
         sbuf, base, _ = self.src
-        em.w(d, f"_tc_cp(_tmem(_BS), {self.key}, {sbuf.name}, {pyexpr(base)}, {pyexpr(self.addr)}, "
-                f"_thread_id(_tx, _ty, _tz, _bdx, _bdy))")
+        tid = "_thread_id(_tx, _ty, _tz, _bdx, _bdy)"
+        if self.cta_group == 2:       # both CTAs' shared blocks, by buffer name
+            em.w(d, f"_tc_cp2(_tmem(_BS), {self.key}, '{sbuf.name}', {pyexpr(base)}, {pyexpr(self.addr)}, {tid}, "
+                    "_RANK, _CBS, _CS)")
+            return
+        em.w(d, f"_tc_cp(_tmem(_BS), {self.key}, {sbuf.name}, {pyexpr(base)}, {pyexpr(self.addr)}, {tid})")
 
 
 def _tc_cp(st, key, arr, base, addr, thread):
-    node, walk, (lanes, cols, sub) = _CPS[key]
+    node = _CPS[key][0]
     what = node.describe()
     st.one_issuer(node, thread, what)
+    ls, cs = _cp_write(st, key, arr, base, addr, what)
+    st.pending[ls, cs] = st.begin(thread, what)
+
+
+def _tc_cp2(st, key, name, base, addr, thread, rank, cbs, css):
+    """tcgen05.cp.cta_group::2 issued by the pair's leader: each CTA's shared block at the same offset into its own
+    TMEM at addr (CUTLASS's 2-SM block-scaled GEMMs: each CTA's own SFA rows in its shared memory, one copy by the
+    leader)."""
+    node = _CPS[key][0]
+    what = node.describe()
+    if rank & 1:
+        raise KernelRuntimeError(f"{what} is issued by the odd CTA of its pair (cluster rank {rank}): a pair's "
+                                 "tcgen05.cp.cta_group::2 is issued by the even CTA, the leader (as CUTLASS does; what an "
+                                 "odd issuer's copy reads and writes is not documented, so it is not emulated)")
+    st.one_issuer(node, thread, what)
+    if rank + 1 >= len(css):
+        raise KernelRuntimeError(f"{what}: block rank {rank} has no peer CTA in a cluster of {len(css)} blocks")
+    peer = tmem_state(cbs[rank + 1])
+    ls, cs = _cp_write(st, key, css[rank][name], base, addr, f"{what} (leader CTA)")
+    _cp_write(peer, key, css[rank + 1][name], base, addr, f"{what} (peer CTA)")
+    i = st.begin(thread, what)
+    st.pending[ls, cs] = i
+    st.mark_remote(i, peer, ls, cs)
+
+
+def _cp_write(st, key, arr, base, addr, what):
+    """One CTA's part of a copy: its shared block into its TMEM cells; (lanes, columns) written."""
+    _, walk, (lanes, cols, sub) = _CPS[key]
     idx = base + walk
     if idx.min() < 0 or idx.max() >= arr.shape[0]:
         raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
@@ -83,10 +125,10 @@ def _tc_cp(st, key, arr, base, addr, thread):
         at = sub == s
         keep = ~np.uint32(((1 << bits) - 1) << (int(s) * bits))
         st.cells[ls[at], cs[at]] = (st.cells[ls[at], cs[at]] & keep) | (raw[at] << np.uint32(int(s) * bits))
-    st.pending[ls, cs] = st.begin(thread, what)
+    return ls, cs
 
 
-Tcgen05Cp.cpu_helpers = {"_tc_cp": _tc_cp, "_tmem": tmem_state, "_thread_id": thread_id}
+Tcgen05Cp.cpu_helpers = {"_tc_cp": _tc_cp, "_tc_cp2": _tc_cp2, "_tmem": tmem_state, "_thread_id": thread_id}
 
 
 def utccp_copy(cx, atom, src, dst, pred=None):
@@ -98,14 +140,14 @@ def utccp_copy(cx, atom, src, dst, pred=None):
     if pred is not None:
         raise ValueError(f"{name}: tcgen05.cp takes no predicate.")
     shape, cta = atom.shape_info
-    if shape == "4x32dp128bit" and cta == 1:
-        return _sf_copy(cx, atom, src, dst, name)
-    if shape not in _SHAPES or cta != 1:
-        raise ValueError(f"{name}: kernels lower the 1-CTA 128dp256bit, 128dp128bit and 4x32dp128bit UTCCP atoms so "
-                         "far (tcgen05.cp.cta_group::1.128x256b / 128x128b / 32x128b.warpx4); the 4dp/2x64dp shapes "
-                         "and the 2-CTA atoms are not lowered yet.")
+    if shape == "4x32dp128bit":
+        return _sf_copy(cx, atom, src, dst, name, cta)
+    if shape not in _SHAPES:
+        raise ValueError(f"{name}: kernels lower the 128dp256bit, 128dp128bit and 4x32dp128bit UTCCP atoms (_1cta and "
+                         "_2cta) so far (tcgen05.cp.cta_group::{1|2}.128x256b / 128x128b / 32x128b.warpx4); the 4dp / "
+                         "2x64dp shapes and decompression are not lowered yet.")
     ptx_shape, row_bits = _SHAPES[shape]
-    tcgen05_cta_group(cx, 1, name)
+    tcgen05_cta_group(cx, cta, name)
     if tmem_view(dst) is None:
         raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
     t = atom.value_type
@@ -140,19 +182,21 @@ def utccp_copy(cx, atom, src, dst, pred=None):
                              "laid out.")
         addr = ir.binop("+", ir.binop("//", dst.offset, per), c0)
         key = len(_CPS)
-        node = Tcgen05Cp(atom, ptx_shape, ir.as_expr(addr), blk, key)
+        node = Tcgen05Cp(atom, ptx_shape, ir.as_expr(addr), blk, key, cta)
         _CPS[key] = (node, smem_walk(blk[2], 128, kat), (want_l, want_c, want_s))
         cx.emit(node)
     cx.mark_written(dst.buf)
 
 
-def _sf_copy(cx, atom, src, dst, name):
+def _sf_copy(cx, atom, src, dst, name, cta=1):
     """Scale factors, shared -> TMEM (CUTLASS's block-scaled GEMMs' SF copy): src a shared tensor laid out as a
     block-scaled atom's ``smem_layout_SFA/SFB(tile)``, dst its TMEM fragment (``make_fragment_SFA/SFB`` of that
     shape).  One ``tcgen05.cp.cta_group::1.32x128b.warpx4`` per 512-byte block of src (32 rows x 16 bytes): byte
     16 i + 4 j + b of the block to lane i + 32 q (every q < 4: the copy is broadcast to the four lane quarters),
-    column j, byte b of the destination; each value's cells proven to be where the fragment keeps it."""
-    tcgen05_cta_group(cx, 1, name)
+    column j, byte b of the destination; each value's cells proven to be where the fragment keeps it.  ``cta`` 2
+    (``_2cta``, ``tcgen05.cp.cta_group::2``): issued by the pair's leader, each CTA's src (at the same shared offset)
+    into its own TMEM."""
+    tcgen05_cta_group(cx, cta, name)
     if tmem_view(dst) is None:
         raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
     t = atom.value_type
@@ -224,7 +268,7 @@ def _sf_copy(cx, atom, src, dst, name):
         walk = np.tile(smem_walk(blk[2], 32, 16), (4, 1))             # the 32 rows, once for each lane quarter
         addr = ir.binop("+", ir.binop("//", dst.offset, 4), c0)
         key = len(_CPS)
-        node = Tcgen05Cp(atom, "32x128b.warpx4", ir.as_expr(addr), blk, key)
+        node = Tcgen05Cp(atom, "32x128b.warpx4", ir.as_expr(addr), blk, key, cta)
         _CPS[key] = (node, walk, (walk_l, walk_c, walk_s))
         cx.emit(node)
     cx.mark_written(dst.buf)

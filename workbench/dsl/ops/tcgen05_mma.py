@@ -14,14 +14,17 @@ The A and B descriptors are derived from each k-block's tile while tracing and p
 here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from tensor memory instead: pass the TMEM
 tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
-k-block.  Not yet in kernels: TS 2-SM atoms, the non-scaled kinds other than f16 (F16BF16) with a Float32
-accumulator, 2-SM block-scaled atoms (refused with a message), MXF4 (4-bit operands have no storage in kernels yet).
+k-block.  Not yet in kernels (refused with a message): the non-scaled kinds other than f16 (F16BF16) with a Float32
+accumulator, and MXF4 (``SM100_MMA_MXF4_SS`` / ``_2x1SM_SS``, kind::mxf4 and kind::mxf4nvf4): their Float4E2M1FN
+operands, two per byte in shared memory, have no storage in kernels yet (no kernel facts for the type in
+``workbench/_element_types.py``, no packed shared tile, no descriptor proof of 4-bit tiles, no E2M1 decoding on the
+CPU).
 
 **Block-scaled** (``SM100_MMA_MXF8F6F4_SS``, ``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale``):
 ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` (CuTe DSL's ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``; a
 tuple in kernels), tSFA/tSFB the TMEM tensors ``wb.make_tmem_tensor(addr, atom.make_fragment_SFA(
 atom.smem_layout_SFA((M, N, K)).shape))`` (SFB likewise), filled by ``wb.copy`` with ``SM100_UTCCP_4x32dp128bit_1cta``
-(``tcgen05_cp.py``).  Each k-block's ``[d], a_desc, b_desc, idesc, [sfa], [sfb], p`` (CuTe's ``fma``, the PTX ISA's
+(``_2cta`` for the pair's ``SM100_MMA_MXF8F6F4_2x1SM_SS``; ``tcgen05_cp.py``).  Each k-block's ``[d], a_desc, b_desc, idesc, [sfa], [sfb], p`` (CuTe's ``fma``, the PTX ISA's
 operand order) passes the k-block's scale-factor addresses, the byte of the column in bits 30..31 and in the
 instruction descriptor's a_sf_id / b_sf_id (CuTe's ``make_runtime_instr_desc_block_scaled``).  CPU semantics: D =
 sum_k (A[m,k] SFA[m,k/32]) (B[n,k] SFB[n,k/32]) (+ D), the fp8 values and ue8m0 scales (2^(e-127)) decoded exactly,
@@ -30,6 +33,19 @@ precision are not modelled); each scale factor is read where CuTe's ``tmem_sf_fr
 quarters, whose copies must agree (which one the hardware reads is not documented); factors another thread's
 tcgen05.cp still writes are an error, as for a TS atom's A; a NaN scale (0xFF) or a NaN/inf operand gives IEEE
 float64 results.
+
+Checked against the PTX ISA (tcgen05.mma, "Block Scaling", "Scale Factor A ID", and Table 43 "Instruction
+descriptor format for .kind::mxf8f6f4"): the operand order is the ISA's "[d-tmem],  a-desc,  b-desc, idesc,
+[scale-A-tmem], [scale-B-tmem], enable-input-d" (CuTe's ``SM100_MMA_MXF8F6F4_SS::fma`` emits the same); Table 43 puts
+the "Matrix B Scale Factor Data ID" at bits 4-5 and the "Matrix A Scale Factor Data ID" at bits 29-30, M >> 7 at bits
+27-28 (CuTe's m_dim = M >> 4 at 24..28, the same bits for M = 128, 256), "UE8M0 = 1" at bit 23; for scale_vec::1X /
+block32 "SFA_ID specifies the byte offset in the Tensor Memory word that must be used for the scale factor matrix",
+and "Scale factors for A and B matrices need to be duplicated to all 32 lane partitions of tensor memory" (hence the
+four copies above).  Each k-block's ids are the byte of its factors, so they agree with the ISA; the scale-factor
+address operands also carry that byte in bits 30..31, which the ISA's TMEM address (lane 31..16, column 15..0) does
+not define: this follows CuTe, whose ``make_runtime_instr_desc_block_scaled`` reads the ids from those bits ("The
+first 2-bits of TMEM address includes byte address") and whose ``fma`` passes the same addresses to the instruction.
+``test_tcgen05_block_scaled_operands_follow_the_ptx_isa`` decodes every emitted idesc by Table 43.
 
 **2-SM atoms** (``SM100_MMA_F16BF16_2x1SM_SS``, ``tcgen05.mma.cta_group::2``): one thread of the *even* CTA of a pair
 (the leader; cluster ranks 2k, 2k+1) issues ``wb.gemm(atom, acc, sA, sB, acc)`` for both; each CTA holds, at the same
@@ -46,6 +62,20 @@ issues the operation, the peer CTA should be active", data-path Layout A (M = 25
 is that 2x2 organization).  CUTLASS issues the pair's MMA from the even CTA only; which half an odd issuer would
 address is not stated in these sources, so an MMA issued by the odd CTA is refused (a run-time error), not guessed.
 
+``SM100_MMA_F16BF16_2x1SM_TS`` (``tcgen05.mma.cta_group::2.kind::f16 [d], [a], b_desc, idesc``): each CTA holds its
+M/2 rows of A in its own TMEM at the one address ``[a]`` (CuTe 4.2's ``MMA_Traits<SM100_MMA_F16BF16_2x1SM_TS>``:
+FrgTypeA ``tmem_frg_2sm<a_type, a_type, Duplicated>``, ``fma(tmem_a, desc_b, tmem_c, ...)``): pass this CTA's
+``atom.make_fragment_A(atom.partition_shape_A((M, K)))``, 128 lanes (M = 128: CuTe's Duplicated 2x2 atom, the 64
+rows in lanes 0..63 and again in 64..127; the two copies must agree on the CPU, since which copy feeds which half of
+the data path is not documented).  In a pair kernel every tcgen05 instruction is cta_group::2 (the PTX ISA), so A
+reaches TMEM by the leader's ``tcgen05.cp.cta_group::2`` (``SM100_UTCCP_128dp256bit_2cta``) or each CTA's tcgen05.st.
+
+``SM100_MMA_MXF8F6F4_2x1SM_SS`` (M = 256, CuTe's only M): as the 1-SM block-scaled form issued by the leader, SFA in
+each CTA's TMEM (its 128 rows), SFB (the whole N, rounded up to 128) in each CTA's TMEM (CUTLASS's 2-SM block-scaled
+GEMMs partition SFA by the pair's MMA and SFB by the 1-SM ``MMA_ScaleFactor``, and copy both with one
+``SM100_UTCCP_4x32dp128bit_2cta`` from the leader), all at the same TMEM addresses; the two CTAs' SFB copies must
+agree on the CPU (which one the pair reads is not documented).
+
 CPU semantics: the issuing thread computes D = A B^T (+ D) exactly (float64, rounded once to Float32) from the
 shared tiles as the descriptors address them, writes the TMEM cells of ``acc`` at once and marks them pending: a
 thread reading one before the mbarrier of the MMA's commit completes raises (the executor completes asynchronous work
@@ -55,7 +85,8 @@ executor's TMA lands at issue, so such a kernel reads whatever the peer's stage 
 result shows); nor is an MMA overwriting an accumulator that another thread has not finished loading
 (a missing "accumulator empty" wait: the executor's tcgen05.ld completes at issue and usually runs first).  A TS atom's A cells are read at issue too: cells another thread's tcgen05.cp (or MMA)
 still writes are an error (only one thread's own tcgen05 operations are ordered, in issue order, without a commit and
-an mbarrier wait).
+an mbarrier wait).  For a pair MMA the same holds in the peer CTA: its A (TS) and scale-factor cells must be final
+or written by the issuing thread's own earlier cta_group::2 copy.
 """
 
 from __future__ import annotations
@@ -123,23 +154,27 @@ class Umma(ir.Instruction):
 
     def python(self, em, d):
         bb, bo, _ = self.b
-        if self.atom.cta_group == 2:      # SS only: A and B by buffer name, read in both CTAs of the pair
-            ab, ao, _ = self.a
-            em.w(d, f"_umma2(_tmem(_BS), {self.key}, '{ab.name}', {pyexpr(ao)}, '{bb.name}', {pyexpr(bo)}, "
-                    f"{pyexpr(self.d)}, {pyexpr(self.accumulate)}, _thread_id(_tx, _ty, _tz, _bdx, _bdy), _RANK, _CBS, _CS)")
-            return
+        sf = ""
         if self.sf is not None:
             (fa, _), (fb, _) = self.sf
-            em.w(d, f"_umma_bs(_tmem(_BS), {self.key}, {self.a[0].name}, {pyexpr(self.a[1])}, {bb.name}, {pyexpr(bo)}, "
-                    f"{pyexpr(self.d)}, {pyexpr(self.accumulate)}, {pyexpr(fa)}, {pyexpr(fb)}, "
-                    f"_thread_id(_tx, _ty, _tz, _bdx, _bdy))")
-            return
+            sf = f", {pyexpr(fa)}, {pyexpr(fb)}"
         if self.ts:
             a = f"None, {pyexpr(self.a)}"
+        elif self.atom.cta_group == 2:      # the pair reads A and B by buffer name, in both CTAs' shared memory
+            a = f"'{self.a[0].name}', {pyexpr(self.a[1])}"
         else:
             a = f"{self.a[0].name}, {pyexpr(self.a[1])}"
-        em.w(d, f"_umma(_tmem(_BS), {self.key}, {a}, {bb.name}, {pyexpr(bo)}, {pyexpr(self.d)}, "
-                f"{pyexpr(self.accumulate)}, _thread_id(_tx, _ty, _tz, _bdx, _bdy))")
+        b = f"'{bb.name}'" if self.atom.cta_group == 2 else bb.name
+        tid = "_thread_id(_tx, _ty, _tz, _bdx, _bdy)"
+        if self.atom.cta_group == 2:
+            em.w(d, f"_umma2(_tmem(_BS), {self.key}, {a}, {b}, {pyexpr(bo)}, {pyexpr(self.d)}, "
+                    f"{pyexpr(self.accumulate)}, {tid}, _RANK, _CBS, _CS{sf})")
+        elif self.sf is not None:
+            em.w(d, f"_umma_bs(_tmem(_BS), {self.key}, {a}, {b}, {pyexpr(bo)}, {pyexpr(self.d)}, "
+                    f"{pyexpr(self.accumulate)}{sf}, {tid})")
+        else:
+            em.w(d, f"_umma(_tmem(_BS), {self.key}, {a}, {b}, {pyexpr(bo)}, {pyexpr(self.d)}, "
+                    f"{pyexpr(self.accumulate)}, {tid})")
 
 
 def umma_static_bits(desc) -> int:
@@ -168,11 +203,15 @@ def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     st.pending[ls, cs] = st.begin(thread, what)
 
 
-def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, rank, cbs, cs):
+def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, rank, cbs, cs, sfa=None, sfb=None):
     """A pair MMA issued by the leader: D_v = A_v B^T (+ D_v) in CTA v's TMEM (v = 0 the leader, 1 its peer), A_v the
-    rows CTA v holds, B both CTAs' rows (the leader's first), every operand at the same shared offsets in both."""
-    node, walk_a, walk_b, lanes, cols = _CALLS[key]
+    rows CTA v holds (SS: in its shared memory; TS: in its TMEM at the one address ``base_a``), B both CTAs' rows (the
+    leader's first), every operand at the same shared offsets / TMEM address in both.  Block-scaled (sfa/sfb given):
+    SFA_v from CTA v's TMEM; SFB, the whole N's factors, held by each CTA (CUTLASS's MMA_ScaleFactor partitioning),
+    whose two copies must agree (which CTA's copy the pair's tensor cores read is not documented)."""
+    node, walk_a, walk_b, lanes, cols = _CALLS[key][:5]
     what = node.describe()
+    atom = node.atom
     if rank & 1:
         raise KernelRuntimeError(f"{what} is issued by the odd CTA of its pair (cluster rank {rank}): the pair's "
                                  "tcgen05.mma.cta_group::2 is issued by one thread of the even CTA, the leader (as CUTLASS "
@@ -181,20 +220,65 @@ def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, r
     if rank + 1 >= len(cs):
         raise KernelRuntimeError(f"{what}: block rank {rank} has no peer CTA in a cluster of {len(cs)} blocks")
     states = [st, tmem_state(cbs[rank + 1])]
-    A = [read_smem(cs[rank + v][a_name], base_a, walk_a, what, node.atom.a_type) for v in (0, 1)]
-    B = np.concatenate([read_smem(cs[rank + v][b_name], base_b, walk_b, what, node.atom.b_type) for v in (0, 1)])
+    side = ("leader", "peer")
+    bs = sfa is not None
+    if node.ts:
+        A = [read_tmem_a(states[v], base_a, walk_a, atom, thread, f"{what} ({side[v]} CTA's A)", st) for v in (0, 1)]
+    elif bs:
+        A = [_fp8_values(_smem_raw(cs[rank + v][a_name], base_a, walk_a, what), atom.a_type) for v in (0, 1)]
+    else:
+        A = [read_smem(cs[rank + v][a_name], base_a, walk_a, what, atom.a_type) for v in (0, 1)]
+    if bs:
+        B = np.concatenate([_fp8_values(_smem_raw(cs[rank + v][b_name], base_b, walk_b, what), atom.b_type)
+                            for v in (0, 1)])
+        ta, tb = _CALLS[key][5:7]
+        ea = [_read_sf(states[v], sfa, ta, thread, f"{what} ({side[v]} CTA's SFA)", "SFA", st) for v in (0, 1)]
+        eb = [_read_sf(states[v], sfb, tb, thread, f"{what} ({side[v]} CTA's SFB)", "SFB", st) for v in (0, 1)]
+        bad = np.argwhere(eb[0] != eb[1])
+        if bad.size:
+            n, j = (int(x) for x in bad[0])
+            raise KernelRuntimeError(f"{what}: scale factor {j} of this MMA's K for B row {n} differs between the leader's TMEM "
+                                     f"({int(eb[0][n, j])}) and the peer's ({int(eb[1][n, j])}): each CTA of the pair holds "
+                                     "the whole N's SFB (CUTLASS's 2-SM block-scaled GEMMs copy it into both); which "
+                                     "CTA's copy the pair's MMA reads is not documented, so differing copies are an error "
+                                     "here, not a guess.")
+    else:
+        B = np.concatenate([read_smem(cs[rank + v][b_name], base_b, walk_b, what, atom.b_type) for v in (0, 1)])
     ls, cs_ = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
     for v in (0, 1):
-        states[v].check_columns(ls, cs_, f"{what} ({('leader', 'peer')[v]} CTA's half)")
+        states[v].check_columns(ls, cs_, f"{what} ({side[v]} CTA's half)")
     i = st.begin(thread, what)
     for v in (0, 1):
         f32 = states[v].cells.view(np.float32)
+        if bs:
+            f32[ls, cs_] = _bs_result(A[v], B, ea[v], eb[v], atom.sf_vec_size, f32[ls, cs_].astype(np.float64),
+                                      accumulate)
+            continue
         D = A[v] @ B.T
         if accumulate:
             D = D + f32[ls, cs_].astype(np.float64)
         f32[ls, cs_] = D.astype(np.float32)
     st.pending[ls, cs_] = i
     st.mark_remote(i, states[1], ls, cs_)
+
+
+def read_tmem_a(st, addr, table, atom, thread, what, owner):
+    """A TS atom's A (M/V, K) from one CTA's TMEM.  A 2-SM M = 128 atom's A is CuTe's Duplicated fragment: the 64
+    rows in lanes 0..63 and again in lanes 64..127, whose two copies must agree (which copy feeds which half of the
+    data path is not documented)."""
+    vals = read_tmem_values(st, addr, table, atom.a_type, thread, what, owner)
+    rows = atom.m // atom.cta_group
+    if vals.shape[0] == rows:
+        return vals
+    lo, hi = vals[:rows], vals[rows:]
+    bad = np.argwhere((lo != hi) & ~(np.isnan(lo) & np.isnan(hi)))
+    if bad.size:
+        r, k = (int(x) for x in bad[0])
+        raise KernelRuntimeError(f"{what}: A[{r}, {k}] differs between its two copies in TMEM (lanes {r} and {r + rows}): "
+                                 f"a 2-SM M = {atom.m} TS atom's A is CuTe's Duplicated fragment (each row in both lane "
+                                 "halves); which copy the tensor core reads is not documented, so differing copies are "
+                                 "an error here, not a guess.")
+    return lo
 
 
 def read_smem(arr, base, walk, what, etype):
@@ -213,14 +297,15 @@ def decode(raw, etype):
     return raw.astype(np.float64)
 
 
-def read_tmem_values(st, addr, table, etype, thread, what):
+def read_tmem_values(st, addr, table, etype, thread, what, owner=None):
     """A TS operand from TMEM: ``table`` = (lanes, 32-bit columns, sub-word index) of each element relative to the
     TMEM address ``addr``; the cells must be allocated and final, or written by an earlier tcgen05 operation of this
-    same thread (one thread's tcgen05.cp and tcgen05.mma execute in issue order)."""
+    same thread (one thread's tcgen05.cp and tcgen05.mma execute in issue order; ``owner``: the issuing CTA's state
+    when st is the peer's)."""
     lanes, cols, sub = table
     ls, cs = lanes + (addr >> 16), cols + (addr & 0xFFFF)
     st.check_columns(ls, cs, what)
-    _final_or_mine(st, ls, cs, thread, what)
+    _final_or_mine(st, ls, cs, thread, what, owner)
     bits = etype.bits
     word = st.cells[ls, cs]
     raw = (word >> (sub * bits).astype(np.uint32)) & np.uint32((1 << bits) - 1)
@@ -229,11 +314,13 @@ def read_tmem_values(st, addr, table, etype, thread, what):
     return decode(raw.astype(np.uint16).view(np.float16), etype) if bits == 16 else decode(raw.view(np.float32), etype)
 
 
-def _final_or_mine(st, ls, cs, thread, what):
-    """Cells an MMA reads must be final, or written by an earlier tcgen05 operation of this same thread."""
+def _final_or_mine(st, ls, cs, thread, what, owner=None):
+    """Cells an MMA reads must be final, or written by an earlier tcgen05 operation of this same thread (of the CTA
+    ``owner``, the issuer's, when st is a pair's peer: the leader's cta_group::2 copies write both CTAs)."""
+    own = st if owner is None else owner
     p = st.pending[ls, cs]
-    mine = set(st.uncommitted.get(thread, ())) | {i for ids, _ in st.inflight for i in ids
-                                                  if st.issued_by.get(i) == thread}
+    mine = set(own.uncommitted.get(thread, ())) | {i for ids, _ in own.inflight for i in ids
+                                                   if own.issued_by.get(i) == thread}
     foreign = (p != 0) & ~np.isin(p, list(mine))
     if foreign.any():
         st.read(ls[foreign], cs[foreign], what)          # raises, naming the writer
@@ -251,13 +338,13 @@ def _fp8_values(raw, etype):
     return _FP8[code][raw.astype(np.int64)]
 
 
-def _read_sf(st, addr, table, thread, what, which):
+def _read_sf(st, addr, table, thread, what, which, owner=None):
     """The scale-factor bytes (MN, NSF) one block-scaled MMA reads at TMEM address ``addr``: each (row, factor) at
     its four replicas (one a 32-lane sub-partition, as tmem_sf_frg lays them out), which must agree."""
     rl, rc, rb = table                         # (4, MN, NSF): lanes and columns from addr, bytes in the column
     ls, cs = rl + (addr >> 16), rc + (addr & 0xFFFF)
     st.check_columns(ls.ravel(), cs.ravel(), what)
-    _final_or_mine(st, ls.ravel(), cs.ravel(), thread, what)
+    _final_or_mine(st, ls.ravel(), cs.ravel(), thread, what, owner)
     vals = (st.cells[ls, cs] >> (8 * rb).astype(np.uint32)) & np.uint32(0xFF)
     bad = np.argwhere(vals != vals[0])
     if bad.size:
@@ -301,28 +388,31 @@ def _umma_bs(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, sfa, sfb,
     atom = node.atom
     A = _fp8_values(_smem_raw(arr_a, base_a, walk_a, what), atom.a_type)
     B = _fp8_values(_smem_raw(arr_b, base_b, walk_b, what), atom.b_type)
-    vs = atom.sf_vec_size
-    ea = np.repeat(_read_sf(st, sfa, ta, thread, what, "SFA"), vs, axis=1)     # (M, K) exponents
-    eb = np.repeat(_read_sf(st, sfb, tb, thread, what, "SFB"), vs, axis=1)
+    ea = _read_sf(st, sfa, ta, thread, what, "SFA")
+    eb = _read_sf(st, sfb, tb, thread, what, "SFB")
     ls, cs = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
     st.check_columns(ls, cs, what)
     f32 = st.cells.view(np.float32)
-    C = f32[ls, cs].astype(np.float64)
+    f32[ls, cs] = _bs_result(A, B, ea, eb, atom.sf_vec_size, f32[ls, cs].astype(np.float64), accumulate)
+    st.pending[ls, cs] = st.begin(thread, what)
+
+
+def _bs_result(A, B, ea, eb, vs, C, accumulate):
+    """sum_k (A[m,k] 2^(ea[m,k/vs]-127)) (B[n,k] 2^(eb[n,k/vs]-127)) (+ C), exact (integers), rounded once to
+    Float32; a NaN/inf operand or a NaN scale (ue8m0 0xFF) through IEEE float64 arithmetic."""
+    ea, eb = np.repeat(ea, vs, axis=1), np.repeat(eb, vs, axis=1)     # (M, K), (N, K) exponents
     if not (np.isfinite(A).all() and np.isfinite(B).all() and (ea != 255).all() and (eb != 255).all()
             and (not accumulate or np.isfinite(C).all())):
-        # a NaN/inf operand or a NaN scale (ue8m0 0xFF): IEEE float64 arithmetic carries it to the result
         D = (A * np.exp2(np.where(ea == 255, np.nan, ea - 127.0))) @ (B * np.exp2(np.where(eb == 255, np.nan, eb - 127.0))).T
         if accumulate:
             D = D + C
-        f32[ls, cs] = D.astype(np.float32)
-    else:
-        Ai = (A * 65536).astype(np.int64).astype(object) << ea.astype(object)
-        Bi = (B * 65536).astype(np.int64).astype(object) << eb.astype(object)
-        S = Ai @ Bi.T
-        if accumulate:
-            S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (_SHIFT - 149))
-        f32[ls, cs] = np.array([_to_f32(int(x), _SHIFT) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
-    st.pending[ls, cs] = st.begin(thread, what)
+        return D.astype(np.float32)
+    Ai = (A * 65536).astype(np.int64).astype(object) << ea.astype(object)
+    Bi = (B * 65536).astype(np.int64).astype(object) << eb.astype(object)
+    S = Ai @ Bi.T
+    if accumulate:
+        S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (_SHIFT - 149))
+    return np.array([_to_f32(int(x), _SHIFT) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
 
 
 def _smem_raw(arr, base, walk, what):
@@ -410,7 +500,9 @@ def tmem_table(layout, count, rows, per):
 
 def _tmem_a(a, atom, M, ka, kat):
     """TS: [(TMEM address expression of k-block kb)] and the (lanes, columns, sub-words) table of one k-block,
-    proven to be the atom's A fragment (make_fragment_A's layout, cell by cell)."""
+    proven to be the atom's A fragment (make_fragment_A's layout, cell by cell).  A 2-SM atom's fragment is one
+    CTA's (CuTe's tmem_frg_2sm Duplicated: M/2 rows in 128 lanes; for M = 128 the 64 rows twice, lanes 0..63 and
+    64..127), at the same address in both CTAs."""
     view = tmem_view(a)
     if view is None:
         raise ValueError(f"gemm({atom.name}): a TS UMMA atom reads A from tensor memory: pass the TMEM tensor "
@@ -420,10 +512,11 @@ def _tmem_a(a, atom, M, ka, kat):
         raise TypeError(f"gemm({atom.name}): the atom's A operand is {atom.a_type}, but the TMEM tensor holds {a.etype}.")
     per = 32 // a.etype.bits
     want = atom.make_fragment_A(atom.partition_shape_A((M, ka))).layout
-    if a.layout.size != M * ka or any(a.layout(i) != want(i) for i in range(M * ka)):
+    rows = want.size // ka            # M, or a 2-SM atom's 128 lanes of one CTA's M/2 rows (Duplicated at M = 128)
+    if a.layout.size != want.size or any(a.layout(i) != want(i) for i in range(want.size)):
         raise ValueError(f"gemm({atom.name}): expected A as the atom's TMEM fragment {want} (make_fragment_A), but got "
                          f"{a.layout}.")
-    lanes, cols, sub = tmem_table(a.layout, M * ka, M, per)
+    lanes, cols, sub = tmem_table(a.layout, want.size, rows, per)
     addrs = []
     for kb in range(ka // kat):
         l0, c0, s0 = lanes[0, kb * kat], cols[0, kb * kat], sub[0, kb * kat]
@@ -452,12 +545,9 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
                         "(SM100_MMA_MXF8F6F4_SS); this atom takes the A and B tiles themselves.")
     if not bs and (atom.kind != "F16BF16" or atom.c_type is not ir.Float32):
         raise ValueError(f"gemm({atom.name}): kernels run kind::f16 UMMA atoms with a Float32 accumulator so far "
-                         "(SM100_MMA_F16BF16_SS, _TS or _2x1SM_SS, c_type=wb.Float32); the other kinds are not lowered "
-                         "yet.")
+                         "(SM100_MMA_F16BF16_SS, _TS, _2x1SM_SS or _2x1SM_TS, c_type=wb.Float32); the other kinds are "
+                         "not lowered yet.")
     ts = atom.a_source == "tmem"
-    if atom.cta_group == 2 and ts:
-        raise ValueError(f"gemm({atom.name}): 2-SM TS atoms (A from both CTAs' tensor memory, CuTe's Duplicated "
-                         "fragment) are not lowered yet; use SM100_MMA_F16BF16_2x1SM_SS.")
     tcgen05_cta_group(cx, atom.cta_group, f"gemm({atom.name})")
     dv, cv = tmem_view(d), tmem_view(c)
     if dv is None or cv is None:
@@ -483,7 +573,7 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     bits = atom.b_type.bits
     name = f"gemm({atom.name})"
     if ts:
-        a_addrs, a_table = _tmem_a(a, atom, M, ka, kat)
+        a_addrs, a_table = _tmem_a(a, atom, M, ka, kat)     # both CTAs' A at one TMEM address for a pair
     else:
         ops_a = smem_operand(a, "A", name, atom.major_a, M // V, ka, kat, bits, V == 2)
     ops_b = smem_operand(b, "B", name, atom.major_b, N // V, ka, kat, bits, V == 2)
@@ -502,7 +592,7 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
             da = ops_a[kb]
             node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key,
                         ((addr_a, byte_a), (addr_b, byte_b)))
-            _CALLS[key] = (node, smem_walk(da[2], M, kat), smem_walk(db[2], N, kat), lanes, cols, tab_a, tab_b)
+            _CALLS[key] = (node, smem_walk(da[2], M // V, kat), smem_walk(db[2], N // V, kat), lanes, cols, tab_a, tab_b)
             cx.emit(node)
             continue
         if ts:
@@ -520,12 +610,14 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
 def _block_scaled_operands(atom, a, b):
     """(A, SFA, B, SFB) of a block-scaled gemm, a = (A, SFA) and b = (B, SFB); what kernels lower so far."""
     name = f"gemm({atom.name})"
-    if atom.cta_group == 2:
-        raise ValueError(f"{name}: 2-SM block-scaled atoms (tcgen05.mma.cta_group::2 ... block_scale, the scale factors "
-                         "in both CTAs' tensor memory) are not lowered yet; use the 1-SM SM100_MMA_MXF8F6F4_SS.")
     if atom.kind != "MXF8F6F4":
-        raise ValueError(f"{name}: kind::{atom.ptx_kind} takes 4-bit operands (Float4E2M1FN), which kernels cannot hold "
-                         "in memory yet; kernels lower SM100_MMA_MXF8F6F4_SS (Float8E4M3FN / Float8E5M2 A and B) so far.")
+        raise ValueError(f"{name}: kind::{atom.ptx_kind} reads Float4E2M1FN A and B packed two per byte in shared "
+                         "memory, which kernels cannot hold yet: the element-type table (workbench/_element_types.py) has "
+                         "no kernel facts for Float4E2M1FN (so wb.shared_tensor refuses it), and there is no packed "
+                         "two-per-byte shared tile (storing one 4-bit value rewrites the byte it shares), no proof of a "
+                         "UMMA descriptor over 4-bit K-major tiles (64 values = 32 bytes a k-block) and no E2M1 decoding "
+                         "in the CPU executor.  Kernels lower SM100_MMA_MXF8F6F4_SS and SM100_MMA_MXF8F6F4_2x1SM_SS "
+                         "(Float8E4M3FN / Float8E5M2 A and B) so far.")
     for x, w in ((a, "a"), (b, "b")):
         if type(x) not in (list, tuple) or len(x) != 2:
             raise TypeError(f"{name}: a block-scaled MMA takes {w} = ({w.upper()}, SF{w.upper()}) (CuTe DSL's "
@@ -542,7 +634,7 @@ def _sf_operand(atom, t, which, M, N, ka):
     if tmem_view(t) is None:
         raise ValueError(f"{name}: SF{which} lives in tensor memory: pass wb.make_tmem_tensor(addr, atom.make_fragment_SF"
                          f"{which}(atom.smem_layout_SF{which}((M, N, K)).shape)) (filled by wb.copy with "
-                         f"SM100_UTCCP_4x32dp128bit_1cta), but got {t}.")
+                         f"SM100_UTCCP_4x32dp128bit_{atom.cta_group}cta), but got {t}.")
     if t.etype is not atom.sf_type:
         raise TypeError(f"{name}: the atom's scale factors are {atom.sf_type}, but SF{which} holds {t.etype}.")
     try:
@@ -560,7 +652,7 @@ def _sf_operand(atom, t, which, M, N, ka):
                          f"columns), but its offset is {t.offset}.")
     rows = want[0][0].size // 4                 # MMA_MN; the mode's other factor: the four lane-quarter copies
     vs, nsf = atom.sf_vec_size, atom.shape_mnk[2] // atom.sf_vec_size
-    used = M if which == "A" else N
+    used = M // atom.cta_group if which == "A" else N      # a pair: this CTA's rows of A, every column of B
     dp = 65536 * 4
     m, q, j = np.meshgrid(np.arange(used), np.arange(4), np.arange(nsf), indexing="ij")
     out, first = [], None
