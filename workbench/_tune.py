@@ -12,8 +12,8 @@ GEMM's configuration space per (shape, dtype), pick the fastest correct one and 
     python -m workbench tune --kind cpu --shapes 16x16x16 --workers 2         # anywhere: the CPU executor
     python -m workbench tune --kind hopper --shapes 4096x4096x4096 --ray auto  # over a Ray cluster
 
-Spaces (``kind``): ``"hopper"`` (``HopperGemm``: bm/bn/bk/stages/group/persistent/cluster/pingpong; SM90, fp16 and
-bf16, C in the inputs' type as cuBLAS writes it), ``"smem"`` (``SmemGemm``, rungs 3-5: fp16 in, fp32 C) and
+Spaces (``kind``): ``"hopper"`` (``HopperGemm``: bm/bn/bk/stages/group/persistent/cluster/pingpong/overlap/regs/
+stream_k; SM90, fp16 and bf16, C in the inputs' type as cuBLAS writes it), ``"smem"`` (``SmemGemm``, rungs 3-5: fp16 in, fp32 C) and
 ``"cpu"`` (a small SIMT GEMM on the CPU executor, fp32: what the tests sweep; its times are host wall times of the
 CPU executor, not GPU measurements).  ``configs=[{...}, ...]`` replaces the space by the given configurations.
 
@@ -79,6 +79,11 @@ def default_configs(kind: str) -> list[dict]:
         out.append(dict(bm=128, bn=256, bk=32, stages=8, group=8))
         out += [dict(bm=128, bn=128, bk=64, stages=5, group=8, pingpong=True),
                 dict(bm=64, bn=256, bk=64, stages=4, group=8, pingpong=True)]
+        # the schedule steps (benchmarks/hopper_schedules.py): the overlapped epilogue with 24/240 registers, stream-K
+        for group in (8, 16):
+            for extra in (dict(overlap=True, regs=[24, 240]), dict(stream_k=True),
+                          dict(overlap=True, regs=[24, 240], stream_k=True)):
+                out.append(dict(bm=128, bn=256, bk=64, stages=4, group=group, persistent=True, **extra))
     elif kind == "smem":
         for bm, bn, warps in ((128, 128, (2, 2)), (128, 256, (2, 4)), (256, 128, (4, 2))):
             for bk in (32, 64):

@@ -27,6 +27,23 @@ consumer thread stores the chunk by TMA while the next one is written; the TMA c
 Otherwise (``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and
 B: the TMA reads zeros outside them.
 
+Schedules (``benchmarks/hopper_schedules.py`` measures each step against cuBLAS):
+
+* ``overlap=True`` (persistent, cooperative): a tile's C, rounded to 16 bits, waits in registers (64 a thread at
+  128 x 256) while the same consumers issue the next tile's first k-tiles' MMAs, one 64-column chunk stored by TMA
+  after each k-tile's MMAs are issued, instead of with the tensor cores idle (the block's last tile after its loop).
+  A 32-bit C keeps the plain epilogue (its 128 registers a thread would not fit beside the accumulators).
+* ``regs=(producer, consumer)``: the setmaxnreg split (40/232 by default; 24/240 as the open worklogs use).
+* ``stream_k=True`` (persistent, cooperative, no cluster): a block on every SM; the tiles of all but the last two
+  waves are whole, those of the last two are cut into k-tiles dealt out evenly to the blocks (the Stream-K paper's
+  "DP + two-tile SK" hybrid; fewer tiles than SMs: split-K over all of them).  A block that computed part of a tile
+  writes its fp32 partial sums to a workspace (``workspace``: two bm x bn slots a block) and counts itself
+  (``wb.atomic_add``, acquire-release); the last to count adds every part in block order and stores the tile, so no
+  block waits for another and the sums are the same whichever block is last.  Departure from CUTLASS's stream-K,
+  whose fixup waits on a peer's flag: here the last arriver reduces, which needs no co-residency.  It pays where a
+  tile's k-loop is long beside its 128 KiB of partial sums (8192^3 on an H200: 0.96x -> 0.99x cuBLAS) and costs
+  where it is short (4096^3: 0.96x -> 0.89x): the tuner picks per shape.
+
 FP8 (``dtype=wb.Float8E4M3FN`` or ``wb.Float8E5M2``, ``b_dtype`` either of them: CuTe's SM90 F8 GMMA atoms,
 ``SM90_64x{bn}x32_F32{A}{B}_SS_TN``, K-major only): the same pipeline with 128-byte k-tiles (``bk=128`` fp8 elements,
 ``Layout_K_SW128_Atom`` for 8-bit), fp32 accumulators, C in bf16/fp16/fp32, K a multiple of 16 (16-byte TMA rows).
