@@ -76,6 +76,47 @@ def test_cluster(backend):
     assert "%%cluster_ctarank" in code and "barrier.cluster.arrive" in code
 
 
+# -- atomic: atom.add.acq_rel.gpu.s32, the last of a block group to count reads what the others wrote ---------------
+@wb.kernel
+def _last_adds(part, cnt, out):
+    """Each block writes its value, then its thread 0 counts it; the block that counts last (old == blocks - 1)
+    adds every block's value: what a stream-K tile's fixup does."""
+    t, b = wb.thread_idx().x, wb.block_idx().x
+    nb = wb.grid_dim().x
+    flag = wb.shared_tensor(wb.Int32, wb.make_layout(1))
+    part[b * 32 + t] = (b + 1) * (t + 1)
+    wb.sync_threads()
+    if t == 0:
+        old = wb.atomic_add(cnt, 0, 1)
+        flag[0] = 1 if old == nb - 1 else 0
+        out[32 + b] = old
+    wb.sync_threads()
+    if flag[0] == 1:
+        s = 0
+        for j in wb.range_dynamic(nb):
+            s += part[j * 32 + t]
+        out[t] = s
+
+
+def test_atomic(backend):
+    blocks = 6
+    part = backend.array(np.zeros(blocks * 32, np.int32))
+    cnt = backend.array(np.zeros(1, np.int32))
+    out = backend.array(np.full(32 + blocks, -1, np.int32))
+    _last_adds[(blocks, 1, 1), (32, 1, 1)](part, cnt, out)
+    got = backend.numpy(out)
+    np.testing.assert_array_equal(got[:32], (np.arange(1, 33)) * sum(range(1, blocks + 1)))
+    assert sorted(got[32:]) == list(range(blocks)) and backend.numpy(cnt)[0] == blocks   # each count seen once
+    assert "atom.acq_rel.gpu.add.s32" in _source(_last_adds, part, cnt, out)
+    with pytest.raises(TypeError, match="global tensor of Int32"):
+        _bad_atomic[(1, 1, 1), (32, 1, 1)](np.zeros(4, np.float32))
+
+
+@wb.kernel
+def _bad_atomic(x):
+    wb.atomic_add(x, 0, 1)
+
+
 # -- vector_copy: 128-bit accesses where proven ---------------------------------------------------------------------
 def test_vector_copy(backend):
     x = np.arange(4096, dtype=np.float32)
@@ -1229,3 +1270,49 @@ def test_tcgen05_mxf4_is_refused_saying_what_is_missing():
     with pytest.raises(ValueError, match=r"kind::mxf4nvf4 reads Float4E2M1FN A and B packed two per byte.*no kernel "
                                          r"facts for Float4E2M1FN.*no packed two-per-byte shared tile.*no E2M1 decoding"):
         mxf4[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
+
+
+_CP2_A = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW32_Atom", wb.Float16), (128, 16))
+_CP2 = wb.copy_atom("SM100_UTCCP_128dp256bit_2cta", wb.Float16)
+_CP2_FRAG = wb.mma_atom("SM100_MMA_F16BF16_2x1SM_TS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=256,
+                        n=64).make_fragment_A(((128, 16), 1, 1))
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _cp2_from(x, issuer: wb.Constexpr):
+    t = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    sA = wb.shared_tensor(wb.Float16, _CP2_A)
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    bars = wb.shared_tensor(wb.Uint64, 1)
+    for i in range(t, 128 * 16, 128):
+        sA[i % 128, i // 128] = x[i % 128, i // 128]
+    if t < 32:
+        wb.tmem_alloc(holder, 32, cta_group=2)
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init_fence()
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    if t == 0:
+        if r == issuer:
+            wb.copy(_CP2, sA, wb.make_tmem_tensor(addr, _CP2_FRAG))
+            wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+    wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    if t < 32:
+        wb.tmem_dealloc(addr, 32, cta_group=2)
+
+
+def test_tcgen05_cp_2cta_from_the_odd_cta_is_refused():
+    """A pair's tcgen05.cp.cta_group::2 issued by the odd CTA: what it would read and write is not documented, so the
+    CPU executor reports it; from the leader the same kernel runs."""
+    x = np.arange(128 * 16, dtype=np.float16).reshape(128, 16)
+    _cp2_from[(2, 1, 1), (128, 1, 1)](x, 0)
+    with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.cp 128x256b \(SM100_UTCCP_128dp256bit_2cta.*issued by the "
+                                                    r"odd CTA of its pair \(cluster rank 1\)"):
+        _cp2_from[(2, 1, 1), (128, 1, 1)](x, 1)
