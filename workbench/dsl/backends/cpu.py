@@ -525,6 +525,33 @@ def host_view(address: int, etype, lo: int, hi: int):
     return np.frombuffer(buf, dtype=dt)
 
 
+# The order the executor runs a grid's blocks (clusters) in, each to its end: the grid's, or (block_order("reverse"))
+# the other way round.  A GPU promises neither, so a kernel whose blocks meet through global memory (an atomic count,
+# workbench/dsl/ops/atomic.py) is tested both ways.
+_BLOCK_ORDER = ["grid"]
+
+
+def _order(r, rev):
+    return reversed(r) if rev else r
+
+
+class block_order:
+    """``with block_order("reverse"):`` the CPU executor runs a grid's blocks last to first (tests of kernels whose
+    blocks meet through global memory); ``"grid"`` is the default order."""
+
+    def __init__(self, order):
+        if order not in ("grid", "reverse"):
+            raise ValueError(f"block_order: expected 'grid' or 'reverse', but got {order!r}.")
+        self.order = order
+
+    def __enter__(self):
+        self.saved = _BLOCK_ORDER[0]
+        _BLOCK_ORDER[0] = self.order
+
+    def __exit__(self, *exc):
+        _BLOCK_ORDER[0] = self.saved
+
+
 class CompiledCPU:
     """A specialization's Python translation, ready to run grids on host memory."""
 
@@ -565,9 +592,10 @@ class CompiledCPU:
         gx, gy, gz = grid
         bx, by, bz = block
         cx, cy, cz = self.ir.cluster
-        for gbz in range(0, gz, cz):
-            for gby in range(0, gy, cy):
-                for gbx in range(0, gx, cx):   # one cluster (one block without clusters), ranks x fastest
+        rev = _BLOCK_ORDER[0] == "reverse"
+        for gbz in _order(range(0, gz, cz), rev):
+            for gby in _order(range(0, gy, cy), rev):
+                for gbx in _order(range(0, gx, cx), rev):   # one cluster (one block without clusters), ranks x fastest
                     bidxs = [(gbx + i, gby + j, gbz + k) for k in range(cz) for j in range(cy) for i in range(cx)]
                     Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(b.etype.storage)) for b in self.shared}
                           for _ in bidxs]

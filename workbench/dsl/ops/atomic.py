@@ -10,10 +10,10 @@ What it is for: counting arrivals between blocks that never wait for one another
 (``workbench/kernels/gemm_hopper.py``).  A block that *waits* for another block's add (a spin) is deliberately not
 offered: CUDA does not promise that the other block runs at the same time.
 
-CPU semantics: the executor runs a grid's blocks (clusters) one after another, each to its end, and each thread's add
-happens where that thread reaches it: the read-modify-write is exact (two's complement wrap), the index is
-bounds-checked like any global access, and the order of blocks is the grid's order (a GPU's is not fixed, so a kernel
-whose result depends on which block adds first differs there; the stream-K kernel's does not).
+CPU semantics: the executor runs a grid's blocks (clusters) one after another, each to its end, in the grid's order
+or, inside ``workbench.dsl.backends.cpu.block_order("reverse")``, last to first (a GPU promises neither, so a kernel
+whose blocks meet through a count is tested both ways); each thread's add happens where that thread reaches it, the
+read-modify-write exact (two's complement wrap) and its index bounds-checked like any global access.
 """
 
 from __future__ import annotations
