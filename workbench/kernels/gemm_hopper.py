@@ -549,6 +549,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
         me = wb.block_idx().x
         b_lo = _unit_owner(t_u0, base, rem)
         b_hi = _unit_owner(t_u0 + ktiles - 1, base, rem)
+        wb.barrier(1, nthr)  # every consumer has read the flag of this block's previous fixup before it is rewritten
         if ctid == 0:        # the head's block: has every other part been counted?  (an add of 0: an acquire read)
             last[0] = 0
             if me == b_lo:
