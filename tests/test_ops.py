@@ -1256,20 +1256,284 @@ def test_tcgen05_block_scaled_operands_follow_the_ptx_isa(pair):
         assert acc == ("0" if kb == 0 else "1")                     # accumulate=False overwrites on the first only
 
 
-def test_tcgen05_mxf4_is_refused_saying_what_is_missing():
-    """kind::mxf4 / mxf4nvf4 need 4-bit shared tiles, which kernels do not have: refused, naming each missing piece."""
-    mx4 = wb.mma_atom("SM100_MMA_MXF4_SS", a_type=wb.Float4E2M1FN, b_type=wb.Float4E2M1FN, c_type=wb.Float32,
-                      sf_type=wb.Float8E4M3FN, m=128, n=64, vs=16)
-    mx4_acc = mx4.make_fragment_C(mx4.partition_shape_C((128, 64)))
+# -- Blackwell: kind::mxf4 / mxf4nvf4 (e2m1 x e2m1, packed two a byte in shared memory) ------------------------------
+# 128 x 64 x 128 e2m1: TMA loads each 4-bit tile as its packed bytes (a Uint8 descriptor, the tile's layout recast to
+# bytes), thread 0 copies the scale factors into TMEM and issues the two k-blocks' MMAs.  CPU executor; NVRTC for
+# sm_100a (no Blackwell GPU is lent here, so it has not run on one).
+XM, XN, XK = 128, 64, 128
+_X_A4 = wb.tile_to_shape(wb.recast_layout(4, 8, wb.umma_smem_atom("Layout_K_SW64_Atom", wb.Uint8)), (XM, XK))
+_X_B4 = wb.tile_to_shape(wb.recast_layout(4, 8, wb.umma_smem_atom("Layout_K_SW64_Atom", wb.Uint8)), (XN, XK))
+_X_LOAD = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32),
+                            BSA.make_fragment_C(BSA.partition_shape_C((XM, XN))))
+
+
+def _make_mxf4(vs, sf_type):
+    atom = wb.mma_atom("SM100_MMA_MXF4_SS", a_type=wb.Float4E2M1FN, b_type=wb.Float4E2M1FN, c_type=wb.Float32,
+                       sf_type=sf_type, m=XM, n=XN, vs=vs)
+    tacc = atom.make_fragment_C(atom.partition_shape_C((XM, XN)))
+    sl_a, sl_b = atom.smem_layout_SFA((XM, XN, XK)), atom.smem_layout_SFB((XM, XN, XK))
+    sf_a, sf_b = atom.make_fragment_SFA(sl_a.shape), atom.make_fragment_SFB(sl_b.shape)
+    cp = wb.copy_atom("SM100_UTCCP_4x32dp128bit_1cta", sf_type)
+    nsf = 64 // vs                                   # factors a k-block (K = 64) holds per row
 
     @wb.kernel
-    def mxf4(x):
-        acc = wb.make_tmem_tensor(0, mx4_acc)
-        wb.gemm(mx4, acc, (x, acc), (x, acc), acc)
+    def mxf4(tma_a, tma_b, sfa, sfb, c, element_access: wb.Constexpr):
+        t = wb.thread_idx().x
+        sA = wb.shared_tensor(wb.Float4E2M1FN, _X_A4)
+        sB = wb.shared_tensor(wb.Float4E2M1FN, _X_B4)
+        sSFA = wb.shared_tensor(wb.Uint8, sl_a)      # the scale factors' bits
+        sSFB = wb.shared_tensor(wb.Uint8, sl_b)
+        bars = wb.shared_tensor(wb.Uint64, 2)        # 0: the MMAs done; 1: the tiles landed
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        if element_access:
+            sA[0, 0] = sA[0, 1]
+        for i in range(t, 128 * (XK // vs), 128):    # row i % 128, factor j = i // 128 (K vs*j .. vs*j + vs - 1)
+            j = i // 128
+            sSFA[i % 128 + 128 * vs * (j % nsf), 0, j // nsf] = sfa[i % 128, j]
+            sSFB[i % 128 + 128 * vs * (j % nsf), 0, j // nsf] = sfb[i % 128, j]
+        if t < 32:
+            wb.tmem_alloc(holder, 128)               # columns 0..63: D; 64..: SFA; 96..: SFB
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init(bars, 1, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, tacc)
+        tsfa = wb.make_tmem_tensor(addr + 64, sf_a)
+        tsfb = wb.make_tmem_tensor(addr + 96, sf_b)
+        if t == 0:
+            wb.mbarrier_arrive_and_expect_tx(bars, 1, (XM + XN) * XK // 2)
+            wb.tma_load(tma_a, sA, (0, 0), bars, 1)
+            wb.tma_load(tma_b, sB, (0, 0), bars, 1)
+            wb.mbarrier_wait(bars, 1, 0)
+            wb.copy(cp, sSFA, tsfa)
+            wb.copy(cp, sSFB, tsfb)
+            wb.gemm(atom, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(XN, wb.Float32)
+        wb.copy(_X_LOAD, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(XN):
+            c[t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        if t < 32:
+            wb.tmem_dealloc(addr, 128)
 
-    with pytest.raises(ValueError, match=r"kind::mxf4nvf4 reads Float4E2M1FN A and B packed two per byte.*no kernel "
-                                         r"facts for Float4E2M1FN.*no packed two-per-byte shared tile.*no E2M1 decoding"):
-        mxf4[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
+    return atom, mxf4
+
+
+_MXF4 = {(32, "ue8m0"): _make_mxf4(32, wb.Float8E8M0FNU), (16, "ue4m3"): _make_mxf4(16, wb.Float8E4M3FN),
+         (16, "ue8m0"): _make_mxf4(16, wb.Float8E8M0FNU)}
+_E2M1_VALUES = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+
+
+def _pack_e2m1(codes):
+    """(R, K) 4-bit codes -> (R, K/2) bytes, element 2j in byte j's low nibble (NVIDIA's __nv_fp4x2_e2m1)."""
+    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+
+
+def _mxf4_run(vs, sf, element_access=False, sf_sign=False):
+    atom, kernel = _MXF4[(vs, sf)]
+    rng = np.random.default_rng(6)
+    ca, cb = rng.integers(0, 16, (XM, XK)), rng.integers(0, 16, (XN, XK))     # every E2M1 code
+    if sf == "ue8m0":
+        sa, sb = rng.integers(120, 135, (128, XK // vs)), rng.integers(120, 135, (128, XK // vs))
+        scale = lambda x: 2.0 ** (x.astype(np.float64) - 127)                   # noqa: E731
+    else:                                   # ue4m3: every positive finite code, subnormals included
+        sa, sb = rng.integers(1, 127, (128, XK // vs)), rng.integers(1, 127, (128, XK // vs))
+        scale = lambda x: np.where(x >> 3 == 0, (x & 7) / 8 * 2.0 ** -6,        # noqa: E731
+                                   (1 + (x & 7) / 8) * 2.0 ** ((x >> 3).astype(np.float64) - 7))
+    if sf_sign:
+        sa[3, 1] |= 0x80
+    a8, b8 = _pack_e2m1(ca), _pack_e2m1(cb)
+    c = np.full((XM, XN), np.nan, np.float32)
+    tma_a = wb.make_tma_load(a8, wb.recast_layout(8, 4, _X_A4))
+    tma_b = wb.make_tma_load(b8, wb.recast_layout(8, 4, _X_B4))
+    args = (tma_a, tma_b, sa.astype(np.uint8), sb.astype(np.uint8), c, element_access)
+    kernel[(1, 1, 1), (128, 1, 1)](*args)
+    A = _E2M1_VALUES[ca] * np.repeat(scale(sa), vs, axis=1)
+    B = _E2M1_VALUES[cb] * np.repeat(scale(sb[:XN]), vs, axis=1)
+    want = np.zeros((XM, XN), np.float32)
+    for kb in range(XK // 64):              # float64 sums a k-block exactly here; rounded once an MMA, as the MMA
+        k = slice(64 * kb, 64 * kb + 64)
+        want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+    np.testing.assert_array_equal(c, want)
+    assert not np.array_equal(want, (A @ B.T).astype(np.float32))          # the rounding a k-block is seen
+    return _source(kernel, *args)
+
+
+@pytest.mark.parametrize("vs,sf", sorted(_MXF4))
+def test_tcgen05_mxf4_mma(vs, sf):
+    """kind::mxf4 (vs 32, ue8m0) and kind::mxf4nvf4 (vs 16, ue4m3 or ue8m0): packed e2m1 tiles loaded by TMA as bytes,
+    every E2M1 code and scale, exact on the CPU executor; NVRTC compiles it for sm_100a (PTX and cubin; no Blackwell
+    GPU is lent here, so it has not run on one)."""
+    code = _mxf4_run(vs, sf)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    kind = "mxf4" if vs == 32 else "mxf4nvf4"
+    calls = re.findall(rf"tcgen05\.mma\.cta_group::1\.kind::{kind}\.block_scale\.block{vs} \[%r\d+\], %rd\d+, "
+                       r"%rd\d+, %r\d+, \[%r\d+\], \[%r\d+\], p;", ptx)
+    assert len(calls) == XK // 64
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 2
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_mxf4_operands_follow_the_ptx_isa():
+    """Each k-block's idesc by the PTX ISA's instruction-descriptor table for .kind::mxf4 / mxf4nvf4 (E2M1 = 1 in the
+    A/B type fields, the scale type UE8M0 = 1 / UE4M3 = 0 at bit 23); the scale-factor ids name the byte where the
+    k-block's factors start: 0 or 2 for mxf4 (two factors a k-block), 0 for mxf4nvf4 (four, the whole word, the next
+    k-block one column on); the smem descriptors' start addresses step by the k-block's 32 bytes."""
+    for vs, sf in sorted(_MXF4):
+        code = _mxf4_run(vs, sf)
+        calls = re.findall(r'block_scale\.block\d+ \[%0\], %1, %2, %3, \[%5\], \[%6\], p;\\n\}\\n" :: '
+                           r'"r"\(\(unsigned\)\(\w+\)\), "l"\(\w+\), "l"\(\w+\), "r"\(0x([0-9a-f]{8})u\), '
+                           r'"r"\(\(unsigned\)\((\w+)\)\), "r"\(\(unsigned\)\((.+?)\) \| 0x([0-9a-f]{8})u\), '
+                           r'"r"\(\(unsigned\)\((.+?)\) \| 0x([0-9a-f]{8})u\)', code)
+        assert len(calls) == XK // 64, (vs, sf)
+        for kb, (idesc, acc, _, sfa_hi, _, sfb_hi) in enumerate(calls):
+            d = _ptx_isa_table43(int(idesc, 16))
+            byte = 2 * kb if vs == 32 else 0
+            assert (d["atype"] & 3, d["btype"] & 3) == (1, 1), (vs, sf, d)     # E2M1
+            assert d["scale_type"] == (1 if sf == "ue8m0" else 0), (vs, sf, d)
+            assert (d["a_sf_id"], d["b_sf_id"]) == (byte, byte), (vs, sf, kb, d)
+            assert (d["m"], d["n"], d["sparse"], d["transpose"]) == (XM, XN, 0, (0, 0))
+            assert int(sfa_hi, 16) == int(sfb_hi, 16) == byte << 30
+            assert acc == ("0" if kb == 0 else "1")
+
+
+def test_tcgen05_mxf4_refusals():
+    """What kernels refuse of 4-bit operands, each with its reason."""
+    with pytest.raises(wb.KernelError, match=r"holds Float4E2M1FN, packed two a byte: a 4-bit element is half a byte"):
+        _mxf4_run(32, "ue8m0", element_access=True)        # one 4-bit element read or written by a thread
+    with pytest.raises(wb.KernelRuntimeError, match=r"ue4m3 scale factor \[3, 1\] is 0x.., its sign bit set"):
+        _mxf4_run(16, "ue4m3", sf_sign=True)
+    atom = _MXF4[(32, "ue8m0")][0]
+    acc_l = atom.make_fragment_C(atom.partition_shape_C((XM, XN)))
+    unpacked = wb.tile_to_shape(wb.make_layout((8, 128), stride=(1, 8)), (XM, XK))       # neighbours along K in two bytes
+
+    @wb.kernel
+    def bad_tile(x):
+        s = wb.shared_tensor(wb.Float4E2M1FN, unpacked)
+        acc = wb.make_tmem_tensor(0, acc_l)
+        wb.gemm(atom, acc, (s, acc), (s, acc), acc)
+
+    with pytest.raises(wb.KernelError, match=r"does not (keep each pair of neighbouring values along K in one byte|pack into "
+                                             r"bytes)"):
+        bad_tile[(1, 1, 1), (128, 1, 1)](np.zeros(4, np.float32))
+    @wb.kernel
+    def copy_4bit(x):
+        s = wb.shared_tensor(wb.Float4E2M1FN, _X_A4)
+        s2 = wb.shared_tensor(wb.Float4E2M1FN, _X_A4)
+        wb.copy(s, s2)
+
+    with pytest.raises(wb.KernelError, match=r"holds Float4E2M1FN, packed two a byte"):
+        copy_4bit[(1, 1, 1), (32, 1, 1)](np.zeros(4, np.float32))      # wb.copy moves elements: refused too
+    with pytest.raises(TypeError, match=r"a 4-bit tile is moved as its packed bytes"):
+        @wb.kernel
+        def f16_tma(tma):
+            s = wb.shared_tensor(wb.Float4E2M1FN, _X_A4)
+            bars = wb.shared_tensor(wb.Uint64, 1)
+            wb.tma_load(tma, s, (0, 0), bars, 0)
+
+        f16_tma[(1, 1, 1), (32, 1, 1)](wb.make_tma_load(np.zeros((XM, XK // 4), np.float16),
+                                                        wb.recast_layout(16, 4, _X_A4)))
+
+
+# The pair's kind::mxf4nvf4 (SM100_MMA_MXF4_2x1SM_SS, vs 16, ue4m3): 256 x 64 x 128, each CTA's TMA loads its 128 rows
+# of A and 32 of B as bytes, the leader copies both CTAs' factors (tcgen05.cp.cta_group::2) and issues the MMAs.
+PXS = wb.mma_atom("SM100_MMA_MXF4_2x1SM_SS", a_type=wb.Float4E2M1FN, b_type=wb.Float4E2M1FN, c_type=wb.Float32,
+                  sf_type=wb.Float8E4M3FN, m=PBM, n=PBN, vs=16)
+PXSL_A, PXSL_B = PXS.smem_layout_SFA((PBM, PBN, PBK)), PXS.smem_layout_SFB((PBM, PBN, PBK))
+PXSF_A, PXSF_B = PXS.make_fragment_SFA(PXSL_A.shape), PXS.make_fragment_SFB(PXSL_B.shape)
+PX_A = wb.tile_to_shape(wb.recast_layout(4, 8, wb.umma_smem_atom("Layout_K_SW64_Atom", wb.Uint8)), (PBM // 2, PBK))
+PX_B = wb.tile_to_shape(wb.recast_layout(4, 8, wb.umma_smem_atom("Layout_K_SW64_Atom", wb.Uint8)), (PBN // 2, PBK))
+PX_CP2 = wb.copy_atom("SM100_UTCCP_4x32dp128bit_2cta", wb.Float8E4M3FN)
+
+
+@wb.kernel(cluster=(2, 1, 1))
+def _umma_pair_mxf4(tma_a, tma_b, sfa, sfb, c):
+    t = wb.thread_idx().x
+    r = wb.block_rank_in_cluster()
+    sA = wb.shared_tensor(wb.Float4E2M1FN, PX_A)
+    sB = wb.shared_tensor(wb.Float4E2M1FN, PX_B)
+    sSFA = wb.shared_tensor(wb.Uint8, PXSL_A)
+    sSFB = wb.shared_tensor(wb.Uint8, PXSL_B)
+    bars = wb.shared_tensor(wb.Uint64, 2)             # 0: the MMAs done (both CTAs); 1: this CTA's tiles landed
+    holder = wb.shared_tensor(wb.Uint32, 1)
+    for i in range(t, 128 * (PBK // 16), 128):        # row i % 128, factor j = i // 128: four a k-block
+        j = i // 128
+        sSFA[i % 128 + 128 * 16 * (j % 4), 0, j // 4] = sfa[r * 128 + i % 128, j]
+        sSFB[i % 128 + 128 * 16 * (j % 4), 0, j // 4] = sfb[i % 128, j]
+    if t < 32:
+        wb.tmem_alloc(holder, 128, cta_group=2)       # columns 0..63: D; 64..: SFA; 96..: SFB (in each CTA)
+    if t == 0:
+        wb.mbarrier_init(bars, 0, 1)
+        wb.mbarrier_init(bars, 1, 1)
+        wb.mbarrier_init_fence()
+        wb.mbarrier_arrive_and_expect_tx(bars, 1, (PBM // 2 + PBN // 2) * PBK // 2)
+        wb.tma_load(tma_a, sA, (r * (PBM // 2), 0), bars, 1)
+        wb.tma_load(tma_b, sB, (r * (PBN // 2), 0), bars, 1)
+        wb.mbarrier_wait(bars, 1, 0)
+    wb.fence_proxy_async()
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()                                 # both CTAs' tiles and factors in place before the leader's MMA
+    wb.tcgen05_fence_after()
+    addr = holder[0]
+    acc = wb.make_tmem_tensor(addr, PBACC)
+    tsfa = wb.make_tmem_tensor(addr + 64, PXSF_A)
+    tsfb = wb.make_tmem_tensor(addr + 96, PXSF_B)
+    if r == 0 and t == 0:
+        wb.copy(PX_CP2, sSFA, tsfa)
+        wb.copy(PX_CP2, sSFB, tsfb)
+        wb.gemm(PXS, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
+        wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+    wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(PBN, wb.Float32)
+    wb.copy(PBLOAD, acc, frag)                        # each CTA reads its own half: rows 128r + t
+    wb.tcgen05_wait_ld()
+    for j in range(PBN):
+        c[r * (PBM // 2) + t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    if t < 32:
+        wb.tmem_dealloc(addr, 128, cta_group=2)
+
+
+def test_tcgen05_cta_pair_mxf4():
+    """The pair's kind::mxf4nvf4 with packed e2m1 tiles (half of A and of B in each CTA) and ue4m3 factors: exact on
+    the CPU executor; NVRTC compiles it for sm_100a (not run on a Blackwell GPU: none is lent here)."""
+    rng = np.random.default_rng(7)
+    ca, cb = rng.integers(0, 16, (PBM, PBK)), rng.integers(0, 16, (PBN, PBK))
+    sa, sb = rng.integers(1, 127, (PBM, PBK // 16)), rng.integers(1, 127, (128, PBK // 16))
+    ue4m3 = lambda x: np.where(x >> 3 == 0, (x & 7) / 8 * 2.0 ** -6,                    # noqa: E731
+                               (1 + (x & 7) / 8) * 2.0 ** ((x >> 3).astype(np.float64) - 7))
+    c = np.full((PBM, PBN), np.nan, np.float32)
+    args = (wb.make_tma_load(_pack_e2m1(ca), wb.recast_layout(8, 4, PX_A)),
+            wb.make_tma_load(_pack_e2m1(cb), wb.recast_layout(8, 4, PX_B)), sa.astype(np.uint8), sb.astype(np.uint8), c)
+    _umma_pair_mxf4[(2, 1, 1), (128, 1, 1)](*args)
+    A = _E2M1_VALUES[ca] * np.repeat(ue4m3(sa), 16, axis=1)
+    B = _E2M1_VALUES[cb] * np.repeat(ue4m3(sb[:PBN]), 16, axis=1)
+    want = np.zeros((PBM, PBN), np.float32)
+    for kb in range(PBK // 64):
+        k = slice(64 * kb, 64 * kb + 64)
+        want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+    np.testing.assert_array_equal(c, want)
+    code = _source(_umma_pair_mxf4, *args)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::2\.kind::mxf4nvf4\.block_scale\.block16 \[%r\d+\], %rd\d+, "
+                          r"%rd\d+, %r\d+, \[%r\d+\], \[%r\d+\], p;", ptx)) == PBK // 64
+    assert len(compile_cubin(code, "sm_100a")) > 0
 
 
 _CP2_A = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW32_Atom", wb.Float16), (128, 16))

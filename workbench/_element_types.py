@@ -36,6 +36,11 @@ class ElementType:
         """Bits of one whole element (all lanes)."""
         return self.width * self.lanes
 
+    def storage_count(self, n: int) -> int:
+        """Entries of its storage (KERNEL_FACTS) that hold n elements: n, or for a packed 4-bit type (two values a
+        byte) the bytes, rounded up."""
+        return -(-n * self.bits // 8) if self.bits < 8 else n
+
     @property
     def is_float(self) -> bool:
         return self.kind not in ("int", "uint", "bool", "complex")
@@ -102,6 +107,9 @@ ALL_SCALAR_TYPES = tuple(_REGISTRY.values())
 #   ptx           its PTX type in tensor-core instructions (None: no tensor core takes it)
 #   tma_code      cuTensorMapEncodeTiled's CUtensorMapDataType (TMA moves bits: fp8 as bytes; None: not movable)
 #   pack          struct code of a scalar kernel parameter in its 8-byte slot (None: not a scalar parameter)
+# Float4E2M1FN (kind::mxf4 / mxf4nvf4 operands) is held packed, two values a byte, the even-indexed value in the low
+# nibble (CuTe's subbyte layout, NVIDIA's __nv_fp4x2_e2m1); memory of it is bytes (storage_count), moved whole by
+# TMA as Uint8 and read by tcgen05.mma: no thread reads or writes one 4-bit element (the byte it shares would race).
 KERNEL_FACTS = {
     Boolean: ("bool", "bool", None, None, "?7x"),
     Int8: ("signed char", "int8", "s8", 0, "b7x"),
@@ -119,6 +127,7 @@ KERNEL_FACTS = {
     TFloat32: ("float", "float32", "tf32", 7, None),
     Float8E4M3FN: ("unsigned char", "uint8", "e4m3", 0, None),
     Float8E5M2: ("unsigned char", "uint8", "e5m2", 0, None),
+    Float4E2M1FN: ("unsigned char", "uint8", "e2m1", None, None),
 }
 for _et, (_c, _s, _p, _m, _k) in KERNEL_FACTS.items():
     _et.kernel_ctype, _et.storage, _et.ptx, _et.tma_code, _et.pack = _c, _s, _p, _m, _k

@@ -165,8 +165,10 @@ def shared_tensor(cx, element_type, layout):
     """A __shared__ tensor of element_type laid out by a static layout (cosize elements), or by a swizzled one
     (``composition(wb.Swizzle(3, 3, 3), layout)``: offsets in elements, the buffer aligned to the swizzle's period,
     at least 128 bytes, so that the swizzle's bank pattern is the one drawn and wgmma/TMA see the same function).  Beyond 48 KiB in all, the kernel's shared tensors move to dynamic
-    shared memory, which every launch then reserves."""
-    if type(element_type) is not ElementType or element_type not in ir.STORAGE_TYPES:
+    shared memory, which every launch then reserves.  ``wb.Float4E2M1FN`` tiles (kind::mxf4 operands) are packed two a
+    byte, filled by TMA of their bytes and read by tcgen05.mma only (no element access)."""
+    if type(element_type) is not ElementType or (element_type not in ir.STORAGE_TYPES
+                                                 and element_type.name != "Float4E2M1FN"):
         raise TypeError(f"Expected an element type such as wb.Float32, but got {element_type!r}.")
     lay = layout if type(layout) in (Layout, ComposedLayout) else make_layout(layout)
     if not lay.is_static or (type(lay) is ComposedLayout and (type(lay.offset) is not int or type(lay.inner) is not Swizzle)):

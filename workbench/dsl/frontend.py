@@ -239,7 +239,7 @@ class Lowering:
         buf = ir.Buffer(self.fresh("smem"), etype, "smem", align, count=count)
         start = -(-self.shared_bytes // align) * align
         buf.smem_offset = start      # its byte offset in the block's shared memory (dynamic shared memory)
-        self.shared_bytes = start + count * (etype.bits // 8)
+        self.shared_bytes = start + etype.storage_count(count) * max(1, etype.bits // 8)
         self.shared.append(buf)
         self.emit(ir.SharedDecl(buf))
         return buf
@@ -859,6 +859,7 @@ def _addressable(t):
     if t.buf.space not in ("gmem", "smem", "rmem"):
         raise TypeError(f"Expected a tensor of global, shared or register memory to index, but got {t}: tensor memory is "
                         "read and written by wb.copy with a TMEM copy atom (SM100_TMEM_LOAD/STORE), not element by element.")
+    V.refuse_packed(t.buf)
 
 
 def _offset(t, crd):

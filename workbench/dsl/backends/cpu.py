@@ -46,6 +46,7 @@ from .. import ir
 from ..runtime import limits as _limits
 from ..runtime.limits import MAX_BLOCK, MAX_GRID, MAX_SMEM_OPTIN, MAX_STATIC_SMEM, MAX_THREADS_PER_BLOCK
 from ..scheduling import WAITS, Barrier, BarrierArrive, ClusterBarrier, Collective, Spin, Sync
+from ..views import refuse_packed
 
 
 class KernelRuntimeError(RuntimeError):
@@ -309,6 +310,7 @@ def pyexpr(e, exact=True) -> str:
             return _wrap(r, _vt(e))    # abs(INT_MIN) == INT_MIN, as in C
         return r
     if k is ir.Load:
+        refuse_packed(e.buf)
         if e.buf.etype is BFloat16:
             return f"_bf2f({e.buf.name}.item({index(e.buf, e.offset)}))"
         return f"{e.buf.name}.item({index(e.buf, e.offset)})"
@@ -435,6 +437,7 @@ class PyEmitter:
         if k is ir.Let or k is ir.Assign:
             self.w(d, f"{s.var.name} = {conv(s.expr, s.var.type)}")
         elif k is ir.Store:
+            refuse_packed(s.buf)
             # codegen stores (T)value, or __float2half(value) for Float16 (bfloat16: its bits, tf32: rounded)
             et = s.buf.etype
             t = ir.Float32 if et in (Float16, BFloat16, TFloat32) else et
@@ -597,7 +600,7 @@ class CompiledCPU:
             for gby in _order(range(0, gy, cy), rev):
                 for gbx in _order(range(0, gx, cx), rev):   # one cluster (one block without clusters), ranks x fastest
                     bidxs = [(gbx + i, gby + j, gbz + k) for k in range(cz) for j in range(cy) for i in range(cx)]
-                    Ss = [{b.name: np.zeros(b.count, dtype=np.dtype(b.etype.storage)) for b in self.shared}
+                    Ss = [{b.name: np.zeros(b.etype.storage_count(b.count), dtype=np.dtype(b.etype.storage)) for b in self.shared}
                           for _ in bidxs]
                     mbs: list = [{} for _ in bidxs]     # each block's mbarriers
                     bss: list = [{} for _ in bidxs]     # each block's state of op modules (BlockState values)

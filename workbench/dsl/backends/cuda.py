@@ -23,6 +23,7 @@ from ..._element_types import (
     Uint64,
 )
 from .. import ir
+from ..views import refuse_packed
 
 VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 _F32 = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "cos": "cosf", "tan": "tanf", "tanh": "tanhf",
@@ -97,6 +98,7 @@ def expr(e) -> str:
             name = {"abs": "llabs" if e.type in (Int64, Uint64) else "abs"}.get(e.fn, e.fn)
         return f"{name}({args})"
     if k is ir.Load:
+        refuse_packed(e.buf)
         if e.buf.etype is Float16:
             return f"_wb_h2f({e.buf.name}[{expr(e.offset)}])"
         if e.buf.etype is BFloat16:
@@ -162,6 +164,7 @@ class Emitter:
         elif k is ir.Assign:
             self.w(d, f"{s.var.name} = {expr(s.expr)};")
         elif k is ir.Store:
+            refuse_packed(s.buf)
             v = s.value
             v = _unrounded(s)
             if type(v) is ir.Load and v.buf.etype is s.buf.etype and s.buf.etype in (Float16, BFloat16):
@@ -206,7 +209,7 @@ class Emitter:
             if self.dynamic_smem:   # one extern array for the block; each tensor at its byte offset
                 self.w(d, f"{ctype(b.etype)}* const {b.name} = reinterpret_cast<{ctype(b.etype)}*>(_wb_smem + {b.smem_offset});")
             else:
-                self.w(d, f"__shared__ __align__({b.align}) {ctype(b.etype)} {b.name}[{b.count}];")
+                self.w(d, f"__shared__ __align__({b.align}) {ctype(b.etype)} {b.name}[{b.etype.storage_count(b.count)}];")
         elif k is ir.LocalDecl:   # static indices keep it in registers; aligned for 128-bit copies
             b = s.buf
             self.w(d, f"__align__(16) {ctype(b.etype)} {b.name}[{b.count}];")

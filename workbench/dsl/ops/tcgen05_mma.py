@@ -15,10 +15,7 @@ here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from 
 tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
 k-block.  Not yet in kernels (refused with a message): the non-scaled kinds other than f16 (F16BF16) with a Float32
-accumulator, and MXF4 (``SM100_MMA_MXF4_SS`` / ``_2x1SM_SS``, kind::mxf4 and kind::mxf4nvf4): their Float4E2M1FN
-operands, two per byte in shared memory, have no storage in kernels yet (no kernel facts for the type in
-``workbench/_element_types.py``, no packed shared tile, no descriptor proof of 4-bit tiles, no E2M1 decoding on the
-CPU).
+accumulator.
 
 **Block-scaled** (``SM100_MMA_MXF8F6F4_SS``, ``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale``):
 ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` (CuTe DSL's ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``; a
@@ -33,6 +30,22 @@ precision are not modelled); each scale factor is read where CuTe's ``tmem_sf_fr
 quarters, whose copies must agree (which one the hardware reads is not documented); factors another thread's
 tcgen05.cp still writes are an error, as for a TS atom's A; a NaN scale (0xFF) or a NaN/inf operand gives IEEE
 float64 results.
+
+**MXF4** (``SM100_MMA_MXF4_SS``: ``vs=32`` is ``tcgen05.mma...kind::mxf4.block_scale.block32``, ue8m0 scales;
+``vs=16`` is ``kind::mxf4nvf4.block_scale.block16``, ue4m3 (``sf_type=wb.Float8E4M3FN``) or ue8m0 scales; K = 64 a
+k-block): the same call, sA/sB ``wb.shared_tensor(wb.Float4E2M1FN, layout)`` tiles, K-major, packed two values a byte
+(the even K in the low nibble, as CuTe's subbyte storage and NVIDIA's ``__nv_fp4x2_e2m1``), laid out by a byte UMMA
+atom recast to 4 bits (``wb.tile_to_shape(wb.recast_layout(4, 8, wb.umma_smem_atom("Layout_K_SW128_Atom",
+wb.Uint8)), (MN, K))``, CuTe's ``Layout_K_SW128_Atom<float_e2m1_t>``: the same bytes) and filled by ``wb.tma_load``
+of their packed bytes (``tma.py``); no thread reads or writes one 4-bit element (refused: the byte is shared).  The
+descriptors are those of the tile's bytes (``recast_layout(8, 4, ...)``, each byte proven to hold the two K-neighbours
+the tile maps there, then proven and cross-checked as an 8-bit K-major tile of K/2 bytes, 32 a k-block).  CPU
+semantics as above, E2M1 decoded exactly (codes 0..7: 0, 0.5, 1, 1.5, 2, 3, 4, 6; 8..15 their negatives), ue4m3
+scales as the E4M3 value of their low 7 bits (0x7F NaN; a set sign bit is an error, the format being unsigned).  Each
+k-block's factors: for mxf4 two bytes of a TMEM word (a_sf_id / b_sf_id 0 or 2), for mxf4nvf4 the whole word (id 0),
+the next k-block one column on.  ``SM100_MMA_MXF4_2x1SM_SS`` is the pair's block-scaled form below with these
+operands (each CTA's TMA loads its half of A's and of B's rows).  Compiled for sm_100a and emulated, as every tcgen05
+instruction here; never run on a Blackwell GPU.
 
 Checked against the PTX ISA (tcgen05.mma, "Block Scaling", "Scale Factor A ID", and Table 43 "Instruction
 descriptor format for .kind::mxf8f6f4"): the operand order is the ISA's "[d-tmem],  a-desc,  b-desc, idesc,
@@ -103,7 +116,7 @@ from .. import ir
 from ..atoms_in_kernels import GEMM_LOWERINGS, decode_register
 from ..backends.cpu import KernelRuntimeError, pyexpr
 from ..backends.cuda import expr, saddr
-from ..views import KTensor
+from ..views import KTensor, packed_bytes
 from .mbarrier import expr_identity
 from .tcgen05_alloc import NO_BLACKWELL, tcgen05_cta_group, thread_id, tmem_state, tmem_view
 
@@ -225,11 +238,11 @@ def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, r
     if node.ts:
         A = [read_tmem_a(states[v], base_a, walk_a, atom, thread, f"{what} ({side[v]} CTA's A)", st) for v in (0, 1)]
     elif bs:
-        A = [_fp8_values(_smem_raw(cs[rank + v][a_name], base_a, walk_a, what), atom.a_type) for v in (0, 1)]
+        A = [_operand_values(_smem_raw(cs[rank + v][a_name], base_a, walk_a, what), atom.a_type) for v in (0, 1)]
     else:
         A = [read_smem(cs[rank + v][a_name], base_a, walk_a, what, atom.a_type) for v in (0, 1)]
     if bs:
-        B = np.concatenate([_fp8_values(_smem_raw(cs[rank + v][b_name], base_b, walk_b, what), atom.b_type)
+        B = np.concatenate([_operand_values(_smem_raw(cs[rank + v][b_name], base_b, walk_b, what), atom.b_type)
                             for v in (0, 1)])
         ta, tb = _CALLS[key][5:7]
         ea = [_read_sf(states[v], sfa, ta, thread, f"{what} ({side[v]} CTA's SFA)", "SFA", st) for v in (0, 1)]
@@ -251,8 +264,8 @@ def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, r
     for v in (0, 1):
         f32 = states[v].cells.view(np.float32)
         if bs:
-            f32[ls, cs_] = _bs_result(A[v], B, ea[v], eb[v], atom.sf_vec_size, f32[ls, cs_].astype(np.float64),
-                                      accumulate)
+            f32[ls, cs_] = _bs_result(A[v], B, ea[v], eb[v], atom, f32[ls, cs_].astype(np.float64), accumulate,
+                                      what)
             continue
         D = A[v] @ B.T
         if accumulate:
@@ -326,12 +339,21 @@ def _final_or_mine(st, ls, cs, thread, what, owner=None):
         st.read(ls[foreign], cs[foreign], what)          # raises, naming the writer
 
 
-# -- block-scaled (kind::mxf8f6f4) ---------------------------------------------------------------------------------
+# -- block-scaled (kind::mxf8f6f4, mxf4, mxf4nvf4) ---------------------------------------------------------------
 _FP8 = {}
+# E2M1 (sign, 2 exponent bits of bias 1, 1 mantissa bit): the values of codes 0..7; 8..15 are their negatives
+_E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+_E2M1 = np.concatenate([_E2M1, -_E2M1])
 
 
-def _fp8_values(raw, etype):
-    """fp8 bit patterns (as the executor holds them: bytes) as their exact float64 values."""
+def _operand_values(raw, etype):
+    """A block-scaled MMA's operand bits as the executor holds them (bytes) as exact float64 values: fp8 one a byte;
+    Float4E2M1FN packed, (mn, K/2) bytes -> (mn, K) values, element 2j in byte j's low nibble, 2j + 1 in its high."""
+    if etype.bits == 4:
+        r = raw.astype(np.int64)
+        out = np.empty((r.shape[0], 2 * r.shape[1]))
+        out[:, 0::2], out[:, 1::2] = _E2M1[r & 15], _E2M1[r >> 4]
+        return out
     code = {"Float8E4M3FN": "E4M3", "Float8E5M2": "E5M2"}[etype.name]
     if code not in _FP8:
         _FP8[code] = np.array([decode_register(code, x) for x in range(256)])
@@ -376,9 +398,6 @@ def _to_f32(n: int, s: int) -> float:
     return sign * math.ldexp(q, lsb)
 
 
-_SHIFT = 16 + 16 + 127 + 127     # fp8 values * 2**16 and ue8m0 scales * 2**127 are integers: a product * 2**286 is
-
-
 def _umma_bs(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, sfa, sfb, thread):
     """One block-scaled MMA (one k-block): D = sum_k (A[m,k] SFA[m,k/vs]) (B[n,k] SFB[n,k/vs]) (+ D), the sum exact
     (integers), rounded once to Float32."""
@@ -386,33 +405,62 @@ def _umma_bs(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, sfa, sfb,
     what = node.describe()
     st.one_issuer(node, thread, what)
     atom = node.atom
-    A = _fp8_values(_smem_raw(arr_a, base_a, walk_a, what), atom.a_type)
-    B = _fp8_values(_smem_raw(arr_b, base_b, walk_b, what), atom.b_type)
+    A = _operand_values(_smem_raw(arr_a, base_a, walk_a, what), atom.a_type)
+    B = _operand_values(_smem_raw(arr_b, base_b, walk_b, what), atom.b_type)
     ea = _read_sf(st, sfa, ta, thread, what, "SFA")
     eb = _read_sf(st, sfb, tb, thread, what, "SFB")
     ls, cs = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
     st.check_columns(ls, cs, what)
     f32 = st.cells.view(np.float32)
-    f32[ls, cs] = _bs_result(A, B, ea, eb, atom.sf_vec_size, f32[ls, cs].astype(np.float64), accumulate)
+    f32[ls, cs] = _bs_result(A, B, ea, eb, atom, f32[ls, cs].astype(np.float64), accumulate, what)
     st.pending[ls, cs] = st.begin(thread, what)
 
 
-def _bs_result(A, B, ea, eb, vs, C, accumulate):
-    """sum_k (A[m,k] 2^(ea[m,k/vs]-127)) (B[n,k] 2^(eb[n,k/vs]-127)) (+ C), exact (integers), rounded once to
-    Float32; a NaN/inf operand or a NaN scale (ue8m0 0xFF) through IEEE float64 arithmetic."""
-    ea, eb = np.repeat(ea, vs, axis=1), np.repeat(eb, vs, axis=1)     # (M, K), (N, K) exponents
-    if not (np.isfinite(A).all() and np.isfinite(B).all() and (ea != 255).all() and (eb != 255).all()
+def _scales(raw, sf_type, what):
+    """Scale-factor bytes as (integers n, shift s: each factor is n * 2**-s exactly; NaN mask).  ue8m0: 2^(e-127),
+    0xFF NaN; ue4m3 (wb.Float8E4M3FN standing for it): the E4M3 value of the low 7 bits (multiples of 2^-9), 0x7F NaN;
+    a ue4m3 factor with its sign bit set is an error here (the format is unsigned; what the tensor core makes of
+    the bit is not documented, so it is not guessed)."""
+    r = raw.astype(np.int64)
+    if sf_type.name == "Float8E8M0FNU":
+        return np.vectorize(lambda e: 1 << int(e), otypes=[object])(r), 127, r == 255
+    bad = np.argwhere(r >= 128)
+    if bad.size:
+        m, j = (int(x) for x in bad[0])
+        raise KernelRuntimeError(f"{what}: ue4m3 scale factor [{m}, {j}] is 0x{int(r[m, j]):02x}, its sign bit set: ue4m3 "
+                                 "is unsigned (the PTX ISA's scale format); what the tensor core does with the bit is not "
+                                 "documented, so it is an error here, not a guess.")
+    if "E4M3" not in _FP8:
+        _FP8["E4M3"] = np.array([decode_register("E4M3", x) for x in range(256)])
+    v = _FP8["E4M3"][r]
+    nan = np.isnan(v)
+    return np.vectorize(lambda x: int(x * 512), otypes=[object])(np.where(nan, 0.0, v)), 9, nan
+
+
+def _bs_result(A, B, sa, sb, atom, C, accumulate, what):
+    """sum_k (A[m,k] SFA[m,k/vs]) (B[n,k] SFB[n,k/vs]) (+ C), exact (integers), rounded once to Float32; a NaN/inf
+    operand or a NaN scale through IEEE float64 arithmetic.  sa/sb: the factors' bytes (MN, NSF)."""
+    vs = atom.sf_vec_size
+    (na, s, nan_a), (nb, _, nan_b) = _scales(sa, atom.sf_type, what), _scales(sb, atom.sf_type, what)
+    na, nb = np.repeat(na, vs, axis=1), np.repeat(nb, vs, axis=1)       # (M, K), (N, K) factors, as n * 2**-s
+    nan_a, nan_b = np.repeat(nan_a, vs, axis=1), np.repeat(nan_b, vs, axis=1)
+    if not (np.isfinite(A).all() and np.isfinite(B).all() and not nan_a.any() and not nan_b.any()
             and (not accumulate or np.isfinite(C).all())):
-        D = (A * np.exp2(np.where(ea == 255, np.nan, ea - 127.0))) @ (B * np.exp2(np.where(eb == 255, np.nan, eb - 127.0))).T
+        fa = np.where(nan_a, np.nan, na.astype(np.float64) * 2.0 ** -s)
+        fb = np.where(nan_b, np.nan, nb.astype(np.float64) * 2.0 ** -s)
+        D = (A * fa) @ (B * fb).T
         if accumulate:
             D = D + C
         return D.astype(np.float32)
-    Ai = (A * 65536).astype(np.int64).astype(object) << ea.astype(object)
-    Bi = (B * 65536).astype(np.int64).astype(object) << eb.astype(object)
-    S = Ai @ Bi.T
-    if accumulate:
-        S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (_SHIFT - 149))
-    return np.array([_to_f32(int(x), _SHIFT) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
+    # fp8 and fp4 values * 2**16 are integers, so each product is an integer * 2**-shift
+    Ai = (A * 65536).astype(np.int64).astype(object) * na
+    Bi = (B * 65536).astype(np.int64).astype(object) * nb
+    S, shift = Ai @ Bi.T, 32 + 2 * s
+    if accumulate:                 # C * 2**149 is an integer (Float32's smallest subnormal is 2**-149)
+        if shift < 149:
+            S, shift = S * (1 << (149 - shift)), 149
+        S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (shift - 149))
+    return np.array([_to_f32(int(x), shift) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
 
 
 def _smem_raw(arr, base, walk, what):
@@ -435,7 +483,17 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
     if type(t) is not KTensor or t.buf.space != "smem":
         raise ValueError(f"{name}: {which} is read from shared memory through a descriptor: pass "
                          f"the shared tile ({'N' if which == 'B' else 'M'}, K), but got {t}.")
-    lay = t.layout
+    lay, offset, etype = t.layout, t.offset, t.etype
+    if bits == 4:      # packed two a byte: the descriptor reads the tile's bytes, (mn, K/2) of them (K-major)
+        if major != "K":
+            raise ValueError(f"{name}: kernels read 4-bit {which} tiles K-major only (each byte two neighbours along "
+                             "K); got an MN-major atom.")
+        lay0 = lay
+        offset, lay = packed_bytes(t, f"{name}, operand {which}", along="K")
+        rk = lay.outer if type(lay) is ComposedLayout else lay
+        if rk[0].size != mn or lay0[1].size != k_total:
+            raise ValueError(f"{name}: expected {which} as a shared ({mn}, K) tile, K a multiple of {kat}, but got {t}.")
+        etype, bits, k_total, kat = ir.Uint8, 8, k_total // 2, kat // 2
     sw, inner = None, 0
     if type(lay) is ComposedLayout:
         sw, inner, lay = lay.inner, lay.offset, lay.outer
@@ -446,7 +504,7 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
         raise ValueError(f"{name}: expected {which} as a shared ({mn}, K) tile ({'N' if which == 'B' else 'M'} = "
                          f"{mn}, {whose}; K a multiple of {kat}), but got {t}.")
     period = sw.size * bits // 8 if sw is not None and sw.bits else 16
-    dv = divisibility_of(t.offset) if t.offset != 0 else 1 << 30
+    dv = divisibility_of(offset) if offset != 0 else 1 << 30
     if (dv * bits // 8) % period or t.buf.align < period:
         raise ValueError(f"{name}: the {which} tile must start on its swizzle's period ({period} bytes) in a "
                          f"buffer aligned to it, so that the descriptor's swizzle is the tile's; pass the whole shared tile.")
@@ -467,7 +525,7 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
         except ValueError as e:
             raise ValueError(f"{name}, operand {which} (k-block {kb}): {e}") from None
         try:
-            ud = make_umma_desc(tile, t.etype, major)
+            ud = make_umma_desc(tile, etype, major)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{name}, operand {which} (k-block {kb}): {e}") from None
         if major == "K" and (sw is None or not sw.bits) and kat * bits == 128:
@@ -477,7 +535,7 @@ def smem_operand(t, which, name, major, mn, k_total, kat, bits, per_cta=False):
         if ud.encode() >> 16 != umma_static_bits(desc) >> 16:
             raise ValueError(f"{name}, operand {which}: the descriptor's walk (LBO {desc.lbo}, SBO {desc.sbo}) "
                              f"and CuTe's make_umma_desc ({ud}) disagree for {tile}.")
-        out.append((t.buf, ir.as_expr(t.offset), desc))
+        out.append((t.buf, ir.as_expr(offset), desc))
     return out
 
 
@@ -571,6 +629,7 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     if type(ka) is not int or ka % kat:
         raise ValueError(f"gemm({atom.name}): expected B as a shared (N, K) tile with K a multiple of {kat}, but got {b}.")
     bits = atom.b_type.bits
+    kat_b = kat * bits // 8 if bits < 8 else kat     # a k-block's K in what the walk addresses (4-bit: bytes)
     name = f"gemm({atom.name})"
     if ts:
         a_addrs, a_table = _tmem_a(a, atom, M, ka, kat)     # both CTAs' A at one TMEM address for a pair
@@ -592,7 +651,8 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
             da = ops_a[kb]
             node = Umma(atom, ir.as_expr(d.offset), da, db, acc0 if kb == 0 else ir.as_expr(1), key,
                         ((addr_a, byte_a), (addr_b, byte_b)))
-            _CALLS[key] = (node, smem_walk(da[2], M // V, kat), smem_walk(db[2], N // V, kat), lanes, cols, tab_a, tab_b)
+            _CALLS[key] = (node, smem_walk(da[2], M // V, kat_b), smem_walk(db[2], N // V, kat_b), lanes, cols, tab_a,
+                           tab_b)
             cx.emit(node)
             continue
         if ts:
@@ -608,16 +668,8 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
 
 
 def _block_scaled_operands(atom, a, b):
-    """(A, SFA, B, SFB) of a block-scaled gemm, a = (A, SFA) and b = (B, SFB); what kernels lower so far."""
+    """(A, SFA, B, SFB) of a block-scaled gemm, a = (A, SFA) and b = (B, SFB)."""
     name = f"gemm({atom.name})"
-    if atom.kind != "MXF8F6F4":
-        raise ValueError(f"{name}: kind::{atom.ptx_kind} reads Float4E2M1FN A and B packed two per byte in shared "
-                         "memory, which kernels cannot hold yet: the element-type table (workbench/_element_types.py) has "
-                         "no kernel facts for Float4E2M1FN (so wb.shared_tensor refuses it), and there is no packed "
-                         "two-per-byte shared tile (storing one 4-bit value rewrites the byte it shares), no proof of a "
-                         "UMMA descriptor over 4-bit K-major tiles (64 values = 32 bytes a k-block) and no E2M1 decoding "
-                         "in the CPU executor.  Kernels lower SM100_MMA_MXF8F6F4_SS and SM100_MMA_MXF8F6F4_2x1SM_SS "
-                         "(Float8E4M3FN / Float8E5M2 A and B) so far.")
     for x, w in ((a, "a"), (b, "b")):
         if type(x) not in (list, tuple) or len(x) != 2:
             raise TypeError(f"{name}: a block-scaled MMA takes {w} = ({w.upper()}, SF{w.upper()}) (CuTe DSL's "

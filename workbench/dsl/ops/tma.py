@@ -5,6 +5,13 @@ driver encodes with ``cuTensorMapEncodeTiled``, passed as a ``__grid_constant__`
 ``wb.tma_store_commit_group()`` / ``wb.tma_store_wait_group(n)`` (``cp.async.bulk.commit_group`` /
 ``wait_group.read``).
 
+A 4-bit shared tile (``wb.Float4E2M1FN``, two values a byte: kind::mxf4 operands) is loaded as its packed bytes:
+``wb.make_tma_load`` of a ``wb.Uint8`` tensor of them ((MN, K/2) for a K-major tile) with the tile's layout recast to
+bytes (``wb.recast_layout(8, 4, layout)``), and ``wb.tma_load`` into the 4-bit tile proves, value by value, that each
+byte of the box holds the two neighbouring values the tile maps there (the even one in the low nibble).  This
+departs from CuTe's spelling only: CuTe's ``make_tma_atom`` takes the 4-bit tensor itself; here the descriptor is
+of the bytes, since kernels take no 4-bit global tensors.
+
 CPU semantics: a load copies its box at once (zeros outside the tensor) and completes its bytes on the mbarrier
 (``mbarrier.py``), into every block its multicast mask names; a store writes the box's elements inside the tensor;
 bulk groups complete at issue.
@@ -23,7 +30,7 @@ from .. import ir
 from ..backends.cpu import KernelRuntimeError, host_view, pyexpr
 from ..backends.cuda import expr, saddr
 from ..builtins import builtin, static_group_count
-from ..views import KTensor
+from ..views import KTensor, packed_bytes
 from .mbarrier import bar_key, bar_operand, expr_identity, mb_complete_tx, mb_index, peer, tx_ledger
 
 
@@ -216,10 +223,16 @@ def _tma_tile(tma, t, what):
                         f"but got {type(tma).__name__}.")
     if type(t) is not KTensor or t.buf.space != "smem":
         raise TypeError(f"{what}: expected a shared tensor (one box), but got {t if type(t) is KTensor else type(t).__name__}.")
-    if t.etype.bits != tma.etype.bits:
-        raise TypeError(f"{what}: the descriptor moves {tma.etype} ({tma.etype.bits} bits), but the tile holds {t.etype}.")
+    packed = t.etype.bits == 4 and tma.etype.bits == 8    # a 4-bit tile moved as its packed bytes
+    if t.etype.bits != tma.etype.bits and not packed:
+        raise TypeError(f"{what}: the descriptor moves {tma.etype} ({tma.etype.bits} bits), but the tile holds {t.etype}"
+                        + (" (a 4-bit tile is moved as its packed bytes: make the descriptor of a wb.Uint8 tensor of "
+                           "them, with the tile's layout recast to bytes, wb.recast_layout(8, 4, layout))."
+                           if t.etype.bits == 4 else "."))
     want = tma.box.smem_layout
-    lay = t.layout
+    offset, lay = t.offset, t.layout
+    if packed:
+        offset, lay = packed_bytes(t, what)
     inner_off = 0
     if type(lay) is ComposedLayout:
         inner_off = lay.offset
@@ -233,12 +246,13 @@ def _tma_tile(tma, t, what):
         want_outer = want.outer if type(want) is ComposedLayout else want
     if type(lay) is not Layout or not lay.is_static or lay.size != want_outer.size or \
             not np.array_equal(lay.offsets(), want_outer.offsets()):
-        raise ValueError(f"{what}: the tile {t.layout} is not laid out as the descriptor's box {want} (element by "
-                         "element); slice one box of the shared tensor the descriptor was made for.")
+        raise ValueError(f"{what}: the tile {t.layout}{' (as bytes: ' + str(lay) + ')' if packed else ''} is not laid "
+                         f"out as the descriptor's box {want} (element by element); slice one box of the shared tensor "
+                         "the descriptor was made for.")
     align = tma.box.alignment
-    nb = t.etype.bits // 8
-    base = ir.binop("+", t.offset, inner_off)
-    for x in (t.offset, inner_off):
+    nb = max(1, t.etype.bits // 8)
+    base = ir.binop("+", offset, inner_off)
+    for x in (offset, inner_off):
         d = divisibility_of(x) if x != 0 else 1 << 30
         if (d * nb) % align:
             raise ValueError(f"{what}: the TMA writes boxes at {align}-byte aligned shared addresses "

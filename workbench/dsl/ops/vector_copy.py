@@ -231,6 +231,9 @@ def copy(cx, *args, pred=None):
     prove it safe.  ``wb.copy(tiled_copy, src, dst, pred=None)`` (CuTe DSL's ``cute.copy``): through a copy atom
     (a TiledCopy, a thread's slice of one, or a copy atom): ldmatrix, cp.async, universal copies; pred: one
     Boolean per atom call (cp.async zero-fills where it is false, the others skip)."""
+    for t in args[-2:]:          # 4-bit tiles move by TMA only (views.refuse_packed says why)
+        if type(t) is V.KTensor:
+            V.refuse_packed(t.buf)
     if len(args) == 3:
         through = ATOM_COPIES.get(type(args[0]))
         if through is None:
