@@ -247,3 +247,25 @@ def test_the_fp8_section_says_what_the_committed_files_hold():
     assert " and ".join(f"{r:.3f}x" for r in sorted(best["H100-quick"])) in text
     assert f"from {min(fast):.3f}x to {max(fast):.3f}x" in text
     assert f"{min(block):.2f}x to {max(block):.2f}x" in text
+
+
+def test_the_schedule_section_says_what_the_committed_files_hold():
+    # the prose's figures are the committed H200 schedule steps' (the overlap's gain over the rung, stream-K at 8192^3
+    # and 4096^3, the 256-row shape) and the ncu file's tensor-pipe figures, so a re-measured file must be re-read
+    text = "".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown"
+                   and "".join(c["source"]).startswith("Read per row (the starred step"))
+    assert text
+    r = json.loads((REPO / "benchmarks" / "results" / "hopper-schedules-H200.json").read_text())["results"]
+    ratio = {name: {s: v["ratio_to_cublas"] for s, v in e["steps"].items()} for name, e in r.items()}
+    rung, ov, sk = "persistent (rung 7)", "+ overlapped epilogue, setmaxnreg 24/240", "+ stream-K (last two waves)"
+    gains = [100 * (v[ov] - v[rung]) for n, v in ratio.items() if not n.startswith("256x")]
+    assert f"worth {min(gains):.1f} to {max(gains):.1f} points" in text
+    assert f"8192³: {max(ratio['8192^3 float16'].values()):.3f}x" in text
+    assert f"{max(ratio['8192^3 bfloat16'].values()):.3f}" == f"{max(ratio['8192^3 float16'].values()):.3f}"
+    assert f"4096³: {ratio['4096^3 float16'][sk]:.3f}x" in text
+    few = ratio["256x4096x4096 float16"]
+    assert f"lifts {few[rung]:.2f}x to {max(few.values()):.2f}x (fp16)" in text
+    ncu = (REPO / "benchmarks" / "results" / "hopper-ncu-4096-H200.txt").read_text()
+    pipe = [float(line.split()[-1]) for line in ncu.splitlines()
+            if "sm__pipe_tensor_op_hmma_cycles_active" in line and not line.startswith("#")]
+    assert f"busy {round(pipe[0])}% of its active\ncycles and ours {round(pipe[2])}%" in text
