@@ -80,7 +80,7 @@ def default_configs(kind: str) -> list[dict]:
         out += [dict(bm=128, bn=128, bk=64, stages=5, group=8, pingpong=True),
                 dict(bm=64, bn=256, bk=64, stages=4, group=8, pingpong=True)]
         # the schedule steps (benchmarks/hopper_schedules.py): the overlapped epilogue with 24/240 registers, stream-K
-        for group in (8, 16):
+        for group in (8, 16, 32):       # 32: the LLM projections' best band with stream-K (tune-group-H200.txt)
             for extra in (dict(overlap=True, regs=[24, 240]), dict(stream_k=True),
                           dict(overlap=True, regs=[24, 240], stream_k=True)):
                 out.append(dict(bm=128, bn=256, bk=64, stages=4, group=group, persistent=True, **extra))
