@@ -486,6 +486,19 @@ def test_stream_k_splits_the_last_waves_k_tiles_over_the_blocks_exactly_on_the_c
     assert "atom.acq_rel.gpu.add.s32" in code
 
 
+def test_stream_k_with_a_workspace_too_small_for_the_grid_runs_whole_tiles():
+    """A launch of more blocks than its workspace has slots for (a hand-made grid, not cfg.grid's) would write past
+    it on a GPU: it runs every tile whole instead, and is still exact (the CPU executor checks every index)."""
+    cfg = HopperGemm(bm=128, bn=128, bk=64, stages=2, group=2, persistent=True, stream_k=True)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (260, 200)).astype(np.float16)
+    b = rng.integers(-3, 4, (520, 200)).astype(np.float16)
+    c = np.full((260, 520), np.nan, np.float16)
+    kern, ops = cfg.operands(a, b, c)                     # a workspace for cfg.grid's 2 blocks
+    kern[(4, 1, 1), (cfg.threads, 1, 1)](*ops)
+    np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float16))
+
+
 def test_stream_k_needs_a_persistent_cooperative_kernel():
     for bad in (dict(stream_k=True), dict(stream_k=True, persistent=True, cluster=2),
                 dict(stream_k=True, bm=128, bn=128, pingpong=True), dict(stream_k=1, persistent=True)):

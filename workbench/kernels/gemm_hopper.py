@@ -611,13 +611,15 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
         step = wb.grid_dim().x // cl if persistent else mtiles * ntiles
         tiles = mtiles * ntiles
         # the schedule: whole tiles first = first + i * step below dp; then (stream_k) the units (a k-tile of a
-        # tile) of the tiles from dp on, split evenly: this block's are u_begin <= u < u_end (_sk_schedule)
+        # tile) of the tiles from dp on, split evenly: this block's are u_begin <= u < u_end (_unit_start)
         dp = tiles
         u_begin = 0
         u_end = 0
         if sk:
             nblk = wb.grid_dim().x
-            if tiles % nblk != 0:
+            # a launch of more blocks than the workspace has slots for (not cfg.grid's) runs whole tiles only:
+            # slower, never out of its bounds
+            if tiles % nblk != 0 and wb.shape(ws)[0] >= nblk * (2 * bm * bn) and wb.shape(cnt)[0] >= 2 * nblk:
                 dp = max(tiles // nblk - 1, 0) * nblk
             units = (tiles - dp) * ktiles
             base = units // nblk
