@@ -1113,6 +1113,25 @@ PBSL_A, PBSL_B = PBS.smem_layout_SFA((PBM, PBN, PBK)), PBS.smem_layout_SFB((PBM,
 PBSF_A, PBSF_B = PBS.make_fragment_SFA(PBSL_A.shape), PBS.make_fragment_SFB(PBSL_B.shape)
 SF_CP2 = wb.copy_atom("SM100_UTCCP_4x32dp128bit_2cta", wb.Float8E8M0FNU)
 PBLOAD = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), PBACC)
+
+
+@wb.kernel
+def _pair_read_back(bars, acc, c, r, t, addr):
+    """A 2-SM block-scaled test's end: once the pair's MMA is committed, each CTA reads its own half of the
+    accumulator (rows 128r + t) into c and the pair frees its tensor memory."""
+    wb.mbarrier_wait(bars, 0, 0)
+    wb.tcgen05_fence_after()
+    frag = wb.make_fragment(PBN, wb.Float32)
+    wb.copy(PBLOAD, acc, frag)                        # each CTA reads its own half: rows 128r + t
+    wb.tcgen05_wait_ld()
+    for j in range(PBN):
+        c[r * (PBM // 2) + t, j] = frag[j]
+    wb.tcgen05_fence_before()
+    wb.cluster_sync()
+    if t < 32:
+        wb.tmem_dealloc(addr, 128, cta_group=2)
+
+
 PBS_A = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (PBM // 2, PBK))
 PBS_B = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float8E4M3FN), (PBN // 2, PBK))
 
@@ -1164,17 +1183,7 @@ def _umma_pair_block_scaled(a, b, sfa, sfb, c, cp_by: wb.Constexpr, wait_cp: wb.
                 wb.tcgen05_fence_after()
             wb.gemm(PBS, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
             wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
-    wb.mbarrier_wait(bars, 0, 0)
-    wb.tcgen05_fence_after()
-    frag = wb.make_fragment(PBN, wb.Float32)
-    wb.copy(PBLOAD, acc, frag)                        # each CTA reads its own half: rows 128r + t
-    wb.tcgen05_wait_ld()
-    for j in range(PBN):
-        c[r * (PBM // 2) + t, j] = frag[j]
-    wb.tcgen05_fence_before()
-    wb.cluster_sync()
-    if t < 32:
-        wb.tmem_dealloc(addr, 128, cta_group=2)
+    _pair_read_back(bars, acc, c, r, t, addr)
 
 
 def _pair_block_scaled_run(cp_by=0, wait_cp=True, sfb_same=True):
@@ -1495,17 +1504,7 @@ def _umma_pair_mxf4(tma_a, tma_b, sfa, sfb, c):
         wb.copy(PX_CP2, sSFB, tsfb)
         wb.gemm(PXS, acc, (sA, tsfa), (sB, tsfb), acc, accumulate=False)
         wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
-    wb.mbarrier_wait(bars, 0, 0)
-    wb.tcgen05_fence_after()
-    frag = wb.make_fragment(PBN, wb.Float32)
-    wb.copy(PBLOAD, acc, frag)                        # each CTA reads its own half: rows 128r + t
-    wb.tcgen05_wait_ld()
-    for j in range(PBN):
-        c[r * (PBM // 2) + t, j] = frag[j]
-    wb.tcgen05_fence_before()
-    wb.cluster_sync()
-    if t < 32:
-        wb.tmem_dealloc(addr, 128, cta_group=2)
+    _pair_read_back(bars, acc, c, r, t, addr)
 
 
 def test_tcgen05_cta_pair_mxf4():
