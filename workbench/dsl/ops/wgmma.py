@@ -31,7 +31,7 @@ from ..atoms_in_kernels import (
     tv_indices,
 )
 from ..backends.cpu import pyexpr
-from ..backends.cuda import registers, saddr
+from ..backends.cuda import expr, registers
 from ..builtins import builtin, static_group_count
 from ..views import KTensor
 
@@ -66,8 +66,16 @@ class Wgmma(ir.Instruction):
         descs = []
         for sbuf, base, desc in (self.a, self.b) if not a_regs else (self.b,):
             n = em.fresh("_desc")
-            em.w(d, f"const unsigned long long {n} = ((unsigned long long)((({saddr(sbuf, base)}) + {desc.start}u) >> 4) "
-                      f"& 0x3FFFull) | 0x{desc.static_bits():016x}ull;")
+            # the start field, (address + start) >> 4, as (buffer >> 4 | the static low word), hoisted out of the
+            # loops by the compiler, plus (tile offset >> 4) + start / 16, one add in the k-loop: the same sum,
+            # since a shared buffer and start are 16-byte aligned, and no carry out of the 14-bit field, since
+            # shared memory ends below 256 KiB (where the 64-bit (address + start) >> 4 & mask | bits took eight)
+            st, lo, hi = desc.static_bits(), desc.static_bits() & 0xFFFFFFFF, desc.static_bits() >> 32
+            assert desc.start % 16 == 0 and lo & 0x3FFF == 0, (desc.start, hex(st))
+            nb = sbuf.etype.bits // 8
+            em.w(d, f"const unsigned long long {n} = (0x{hi:08x}ull << 32) | (unsigned)(((((unsigned)"
+                    f"__cvta_generic_to_shared({sbuf.name})) >> 4) | 0x{lo:08x}u) + ((unsigned)(({expr(base)}) * {nb}) >> 4)"
+                    f" + {desc.start // 16}u);")
             descs.append(n)
         nr = len(regs)
         acc = "{" + ", ".join(f"%{i}" for i in range(nr)) + "}"
