@@ -365,15 +365,20 @@ def _tmem_round_trip(x, y):
         wb.tmem_dealloc(addr, 64)
 
 
-def test_tcgen05_store_round_trip():
-    """tcgen05.st of each thread's row, tcgen05.ld of it back (CPU executor; NVRTC for sm_100a, not run on a GPU)."""
+def _tmem_round_trip_run():
     x = np.arange(UM * UN, dtype=np.float32).reshape(UM, UN)
     y = np.zeros_like(x)
     _tmem_round_trip[(1, 1, 1), (128, 1, 1)](x, y)
     np.testing.assert_array_equal(y, 2 * x)
+    return _source(_tmem_round_trip, x, y)
+
+
+def test_tcgen05_store_round_trip():
+    """tcgen05.st of each thread's row, tcgen05.ld of it back (CPU executor; NVRTC for sm_100a, not run on a GPU)."""
+    code = _tmem_round_trip_run()
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_ptx
-    ptx = compile_ptx(_source(_tmem_round_trip, x, y), "sm_100a")
+    ptx = compile_ptx(code, "sm_100a")
     assert "tcgen05.st.sync.aligned.32x32b.x16.b32" in ptx and "tcgen05.wait::st.sync.aligned" in ptx
 
 
@@ -618,6 +623,171 @@ def test_tcgen05_block_scaled_mma_errors():
     _block_scaled_run(cp_by=32, wait_cp=True)           # committed and waited for: exact
 
 
+# -- Blackwell: the non-scaled kinds other than f16: kind::tf32, kind::f8f6f4 (fp8), kind::i8 (Int32 accumulator) ------
+# One 128x64 tile, four k-blocks (K = 1024 bits a row: one 128-byte swizzle row), SS; exact against numpy where each
+# k-block's sum is rounded once (the CPU executor's semantics); NVRTC compiles each for sm_100a (never run on a GPU).
+def _make_umma_kind(a_type, b_type, c_type, ts=False):
+    bits = a_type.bits
+    k = 1024 // bits
+    name = "SM100_MMA_" + {32: "TF32", 8: "S8" if c_type is wb.Int32 else "F8F6F4"}[bits] + ("_TS" if ts else "_SS")
+    atom = wb.mma_atom(name, a_type=a_type, b_type=b_type, c_type=c_type, m=UM, n=UN)
+    acc_l = atom.make_fragment_C(atom.partition_shape_C((UM, UN)))
+    load = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", c_type), acc_l)
+    st_a = wb.Float32 if a_type is wb.TFloat32 else a_type        # tf32 read from Float32 tiles (as SM80/SM90's)
+    st_b = wb.Float32 if b_type is wb.TFloat32 else b_type
+    la = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", st_a), (UM, k))
+    lb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", st_b), (UN, k))
+    a_frag = atom.make_fragment_A(atom.partition_shape_A((UM, k))) if ts else None
+    cp = wb.copy_atom("SM100_UTCCP_128dp256bit_1cta", st_a) if ts else None
+
+    @wb.kernel
+    def umma_kind(a, b, c):
+        t = wb.thread_idx().x
+        sA = wb.shared_tensor(st_a, la)
+        sB = wb.shared_tensor(st_b, lb)
+        bars = wb.shared_tensor(wb.Uint64, 1)
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        for i in range(t, UM * k, 128):
+            sA[i % UM, i // UM] = a[i % UM, i // UM]
+        for i in range(t, UN * k, 128):
+            sB[i % UN, i // UN] = b[i % UN, i // UN]
+        if t < 32:
+            wb.tmem_alloc(holder, 128)
+        if t == 0:
+            wb.mbarrier_init(bars, 0, 1)
+            wb.mbarrier_init_fence()
+        wb.fence_proxy_async()
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, acc_l)
+        if t == 0:
+            if ts:
+                tA = wb.make_tmem_tensor(addr + 64, a_frag)
+                wb.copy(cp, sA, tA)
+                wb.gemm(atom, acc, tA, sB, acc, accumulate=False)
+            else:
+                wb.gemm(atom, acc, sA, sB, acc, accumulate=False)
+            wb.tcgen05_commit(bars, 0)
+        wb.mbarrier_wait(bars, 0, 0)
+        wb.tcgen05_fence_after()
+        frag = wb.make_fragment(UN, c_type)
+        wb.copy(load, acc, frag)
+        wb.tcgen05_wait_ld()
+        for j in range(UN):
+            c[t, j] = frag[j]
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        if t < 32:
+            wb.tmem_dealloc(addr, 128)
+
+    return umma_kind, atom
+
+
+def _fp8(rng, shape, dtype, lo, hi):
+    """Random finite fp8 values of exponent field lo..hi (a range whose k-block sums float64 holds exactly)."""
+    torch = pytest.importorskip("torch")
+    mant = 3 if dtype is wb.Float8E4M3FN else 2
+    codes = (rng.integers(lo, hi + 1, shape) << mant) | rng.integers(0, 1 << mant, shape) | (rng.integers(0, 2, shape) << 7)
+    t = torch.from_numpy(codes.astype(np.uint8)).view(torch.float8_e4m3fn if mant == 3 else torch.float8_e5m2)
+    return t, t.double().numpy()
+
+
+def _kind_operands(a_type, b_type, rng):
+    """(a, b host operands, A, B: the values the tensor core reads, float64 or int64)."""
+    k = 1024 // a_type.bits
+    if a_type is wb.TFloat32:      # full 23-bit mantissas: the tf32 truncation is seen
+        a = (rng.uniform(1, 2, (UM, k)) * rng.choice([-1, 1], (UM, k))).astype(np.float32)
+        b = (rng.uniform(1, 2, (UN, k)) * rng.choice([-1, 1], (UN, k))).astype(np.float32)
+        trunc = lambda x: (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)  # noqa: E731
+        return a, b, trunc(a), trunc(b)
+    if a_type in (wb.Int8, wb.Uint8):
+        def ints(t, shape):
+            lo, hi = (-128, 128) if t is wb.Int8 else (0, 256)
+            x = rng.integers(lo, hi, shape).astype(np.int8 if t is wb.Int8 else np.uint8)
+            return x, x.astype(np.int64)
+        (a, A), (b, B) = ints(a_type, (UM, k)), ints(b_type, (UN, k))
+        return a, b, A, B
+    (a, A), (b, B) = _fp8(rng, (UM, k), a_type, 1, 14), _fp8(rng, (UN, k), b_type, 8, 22)
+    return a, b, A, B
+
+
+def _umma_kind_run(a_type, b_type, c_type, ts=False):
+    kern, atom = _make_umma_kind(a_type, b_type, c_type, ts)
+    rng = np.random.default_rng(11)
+    a, b, A, B = _kind_operands(a_type, b_type, rng)
+    c = np.zeros((UM, UN), np.int32) if c_type is wb.Int32 else np.full((UM, UN), np.nan, np.float32)
+    kern[(1, 1, 1), (128, 1, 1)](a, b, c)
+    kat = atom.shape_mnk[2]
+    if c_type is wb.Int32:
+        want = A @ B.T
+    else:              # each k-block's sum exact (float64 holds it for these operands), rounded once to Float32
+        want = np.zeros((UM, UN), np.float32)
+        for kb in range(A.shape[1] // kat):
+            k = slice(kat * kb, kat * kb + kat)
+            want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+        assert not np.array_equal(want, (A @ B.T).astype(np.float32))      # the rounding a k-block is seen
+    if a_type is wb.TFloat32:         # the dropped mantissa bits are seen
+        assert not np.array_equal(want, (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32))
+    np.testing.assert_array_equal(c, want)
+    return _source(kern, a, b, c), atom
+
+
+_KINDS = [(wb.TFloat32, wb.TFloat32, wb.Float32, "tf32"), (wb.Float8E4M3FN, wb.Float8E4M3FN, wb.Float32, "f8f6f4"),
+          (wb.Float8E4M3FN, wb.Float8E5M2, wb.Float32, "f8f6f4"), (wb.Int8, wb.Int8, wb.Int32, "i8"),
+          (wb.Uint8, wb.Int8, wb.Int32, "i8")]
+
+
+@pytest.mark.parametrize("ts", [False, True], ids=["SS", "TS"])
+@pytest.mark.parametrize("a_type,b_type,c_type,kind", _KINDS, ids=lambda x: str(x))
+def test_tcgen05_mma_kinds(a_type, b_type, c_type, kind, ts):
+    """kind::tf32 (Float32 tiles read as tf32: the low 13 mantissa bits dropped, as the SM80/SM90 tf32 atoms),
+    kind::f8f6f4 with fp8 (mixed e4m3/e5m2 too) and kind::i8 (s8/u8, an Int32 accumulator in TMEM read back by a
+    tcgen05.ld of Int32), SS and TS (A copied to TMEM by tcgen05.cp), exact on the CPU executor; NVRTC compiles each
+    for sm_100a (not run on a GPU)."""
+    code, atom = _umma_kind_run(a_type, b_type, c_type, ts)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    a_op = r"\[%r\d+\]" if ts else r"%rd\d+"
+    assert len(re.findall(rf"tcgen05\.mma\.cta_group::1\.kind::{kind} \[%r\d+\], {a_op}, %rd\d+, %r\d+, p;", ptx)) == 4
+    assert str(atom.instr_desc.encode()) in ptx or f"0x{atom.instr_desc.encode():x}" in ptx.lower()
+    assert len(compile_cubin(code, "sm_100a")) > 0
+
+
+def test_tcgen05_mma_sum_is_exact():
+    """The one helper every tcgen05.mma kind computes with: the sum exact, then one rounding (a float64 sum would lose
+    the 2**-30 here); kind::i8's Int32 overflow is an error, not a wrapped value."""
+    from workbench.dsl.ops.tcgen05_mma import mma_result
+    f = wb.mma_atom("SM100_MMA_F16BF16_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=64, n=8)
+    A, B = np.array([[2.0 ** 24, 1.0, -(2.0 ** 24)]]), np.array([[2.0 ** 24, 2.0 ** -30, 2.0 ** 24]])
+    assert mma_result(f, A, B, np.zeros((1, 1), np.float32), False, "t")[0, 0] == np.float32(2.0 ** -30)
+    assert mma_result(f, A, B, np.full((1, 1), 3.0, np.float32), True, "t")[0, 0] == np.float32(3.0)
+    neg = wb.mma_atom("SM100_MMA_F16BF16_SS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=64, n=8,
+                      a_neg=True)
+    assert mma_result(neg, np.array([[2.0]]), np.array([[3.0]]), np.ones((1, 1), np.float32), True, "t")[0, 0] == -5
+    i8 = wb.mma_atom("SM100_MMA_S8_SS", a_type=wb.Int8, b_type=wb.Int8, c_type=wb.Int32, m=64, n=8)
+    C = np.full((1, 1), 2 ** 31 - 10, np.int32)
+    assert mma_result(i8, np.array([[3]]), np.array([[3]]), C, True, "t")[0, 0] == 2 ** 31 - 1
+    with pytest.raises(wb.KernelRuntimeError, match="overflows Int32"):
+        mma_result(i8, np.array([[4]]), np.array([[3]]), C, True, "t")
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float16), "a Float16 accumulator"),
+    (dict(a_type=wb.Float4E2M1FN, b_type=wb.Float8E4M3FN, c_type=wb.Float32), "one a byte"),
+    (dict(a_type=wb.Float6E2M3FN, b_type=wb.Float8E4M3FN, c_type=wb.Float32), "fp6 not at all"),
+    (dict(a_type=wb.Int8, b_type=wb.Int8, c_type=wb.Int32, c_sat=True), "saturate"),
+])
+def test_tcgen05_mma_kind_refusals(kw, match):
+    from workbench.dsl.ops.tcgen05_mma import _lowered_kind
+    fam = {wb.Float16: "F16BF16", wb.Int8: "S8"}.get(kw["a_type"], "F8F6F4")
+    atom = wb.mma_atom(f"SM100_MMA_{fam}_SS", m=128, n=64, **kw)
+    with pytest.raises(ValueError, match=match):
+        _lowered_kind(atom)
+
+
 # -- Blackwell: the 16-lane tcgen05.ld/st shapes (16x256b, 16x128b, 16x64b, 16x32bx2) -----------------------------------
 # An M = 64 UMMA's accumulator (16 lanes of each warp's quarter) read by each 16dp atom: every thread's value e is the
 # product's element at the coordinate the tiled copy's TV layout gives it (computed here from the host objects), so the
@@ -702,8 +872,7 @@ _LD16 = {"SM100_TMEM_LOAD_16dp256b1x": "tcgen05.ld.sync.aligned.16x256b.x1.b32",
          "SM100_TMEM_LOAD_16dp32b4x": "tcgen05.ld.sync.aligned.16x32bx2.x4.b32"}
 
 
-@pytest.mark.parametrize("ld_name", sorted(_LD16))
-def test_tcgen05_ld_16dp_shapes(ld_name):
+def _ld16_run(ld_name):
     kern, tload, tacc, nv = _make_umma64(ld_name)
     rng = np.random.default_rng(6)
     a = rng.integers(-3, 4, (64, 64)).astype(np.float16)
@@ -714,9 +883,15 @@ def test_tcgen05_ld_16dp_shapes(ld_name):
     xy = _tmem_copy_coords(tload, tacc, nv)
     np.testing.assert_array_equal(out, ref[xy[..., 0], xy[..., 1]])
     assert sorted(map(tuple, xy.reshape(-1, 2).tolist())) == [(i, j) for i in range(64) for j in range(64)]
+    return _source(kern, a, b, out)
+
+
+@pytest.mark.parametrize("ld_name", sorted(_LD16))
+def test_tcgen05_ld_16dp_shapes(ld_name):
+    code = _ld16_run(ld_name)
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_ptx
-    ptx = compile_ptx(_source(kern, a, b, out), "sm_100a")
+    ptx = compile_ptx(code, "sm_100a")
     assert _LD16[ld_name] in ptx
     if "16dp32b" in ld_name:
         assert re.search(r"16x32bx2\.x4\.b32 \{[^}]*\}, \[%r\d+\], 4;", ptx)    # the second half 4 columns on
@@ -753,17 +928,22 @@ def _tmem_store16(x, y):
         wb.tmem_dealloc(addr, 64)
 
 
-def test_tcgen05_st_16dp_shape():
-    """A 16x256b store's values land where its tiled copy's TV layout says (read back row by row with 32x32b)."""
+def _st16_run():
     tile = np.arange(UM * UN, dtype=np.float32).reshape(UM, UN)
     xy = _tmem_copy_coords(TST16, TACC, UN)
     x = tile[xy[..., 0], xy[..., 1]]
     y = np.zeros_like(x)
     _tmem_store16[(1, 1, 1), (128, 1, 1)](x, y)
     np.testing.assert_array_equal(y, tile)
+    return _source(_tmem_store16, x, y)
+
+
+def test_tcgen05_st_16dp_shape():
+    """A 16x256b store's values land where its tiled copy's TV layout says (read back row by row with 32x32b)."""
+    code = _st16_run()
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_ptx
-    assert "tcgen05.st.sync.aligned.16x256b.x2.b32" in compile_ptx(_source(_tmem_store16, x, y), "sm_100a")
+    assert "tcgen05.st.sync.aligned.16x256b.x2.b32" in compile_ptx(code, "sm_100a")
 
 
 # -- Blackwell: the CTA pair (cta_group::2): a 2-SM UMMA (M = 256) issued by the even CTA, each CTA's half in its TMEM --
@@ -1507,9 +1687,7 @@ def _umma_pair_mxf4(tma_a, tma_b, sfa, sfb, c):
     _pair_read_back(bars, acc, c, r, t, addr)
 
 
-def test_tcgen05_cta_pair_mxf4():
-    """The pair's kind::mxf4nvf4 with packed e2m1 tiles (half of A and of B in each CTA) and ue4m3 factors: exact on
-    the CPU executor; NVRTC compiles it for sm_100a (not run on a Blackwell GPU: none is lent here)."""
+def _pair_mxf4_run():
     rng = np.random.default_rng(7)
     ca, cb = rng.integers(0, 16, (PBM, PBK)), rng.integers(0, 16, (PBN, PBK))
     sa, sb = rng.integers(1, 127, (PBM, PBK // 16)), rng.integers(1, 127, (128, PBK // 16))
@@ -1526,7 +1704,13 @@ def test_tcgen05_cta_pair_mxf4():
         k = slice(64 * kb, 64 * kb + 64)
         want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
     np.testing.assert_array_equal(c, want)
-    code = _source(_umma_pair_mxf4, *args)
+    return _source(_umma_pair_mxf4, *args)
+
+
+def test_tcgen05_cta_pair_mxf4():
+    """The pair's kind::mxf4nvf4 with packed e2m1 tiles (half of A and of B in each CTA) and ue4m3 factors: exact on
+    the CPU executor; NVRTC compiles it for sm_100a (not run on a Blackwell GPU: none is lent here)."""
+    code = _pair_mxf4_run()
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
     ptx = compile_ptx(code, "sm_100a")

@@ -151,7 +151,9 @@ def utccp_copy(cx, atom, src, dst, pred=None):
     if tmem_view(dst) is None:
         raise TypeError(f"{name}: expected the destination as a TMEM tensor (wb.make_tmem_tensor), but got {dst}.")
     t = atom.value_type
-    if getattr(src, "etype", None) is not t or dst.etype is not t:
+    # tf32 is a Float32's bits (the tensor core drops the low 13): a Float32 tile copies into a TS tf32 atom's A
+    same = (ir.Float32, ir.TFloat32) if t in (ir.Float32, ir.TFloat32) else (t,)
+    if getattr(src, "etype", None) not in same or dst.etype not in same:
         raise TypeError(f"{name}: the atom copies {t}; expected a shared tile and a TMEM tensor of {t}, but got "
                         f"{getattr(src, 'etype', type(src).__name__)} and {dst.etype}.")
     bits = t.bits

@@ -47,11 +47,12 @@ class TmemLdSt(ir.Instruction):
     call (the warp adds its 32-lane quarter), regs = (register buffer, static offsets of the thread's values in
     register order), hw = the atom's (lane, column) of each (lane of the warp, register) from the address."""
 
-    __slots__ = ("store", "addr", "regs", "atom_name", "shape", "r")
+    __slots__ = ("store", "addr", "regs", "atom_name", "shape", "r", "np_type")
     threads = 32
 
-    def __init__(self, store, addr, regs, atom_name, shape, r):
+    def __init__(self, store, addr, regs, atom_name, shape, r, np_type=np.float32):
         self.store, self.addr, self.regs, self.atom_name, self.shape, self.r = store, addr, regs, atom_name, shape, r
+        self.np_type = np_type      # how the CPU executor reads the 32-bit cells: Float32, Int32 or Uint32 values
 
     def describe(self):
         return f"tcgen05.{'st' if self.store else 'ld'} {_PTX_SHAPES[self.shape]}.x{self.r} (line {self.line})"
@@ -103,14 +104,15 @@ class TmemLdSt(ir.Instruction):
                              "made at another lane offset needs the warp that owns those lanes")
         try:
             st.check_columns(ls, cs, what)
-            f32 = st.cells.view(np.float32)
+            cells = st.cells.view(self.np_type)
             if self.store:
-                f32[ls, cs] = np.array([op[3] for op in lanes], dtype=np.float32)
+                cells[ls, cs] = np.array([op[3] for op in lanes], dtype=self.np_type)
                 return [None] * 32
             st.read(ls, cs, what)
         except KernelRuntimeError as e:
             raise ValueError(str(e)) from None
-        return [tuple(float(x) for x in row) for row in f32[ls, cs]]
+        py = float if self.np_type is np.float32 else int
+        return [tuple(py(x) for x in row) for row in cells[ls, cs]]
 
 
 TmemLdSt.cpu_helpers = {"_tmem": tmem_state, "_thread_id": thread_id}
@@ -221,6 +223,10 @@ def tmem_copy(cx, tiled, src, dst, pred=None):
         raise ValueError(f"copy({name}): kernels lower the TMEM atoms over 32-bit values (fragments of the tensor's "
                          f"type) so far, not the packed _16b variants; got {name} over {atom.value_type}, tensor of "
                          f"{tm.etype}, fragment of {frag.etype}.")
+    np_type = {ir.Float32: np.float32, ir.Int32: np.int32, ir.Uint32: np.uint32}.get(tm.etype)
+    if np_type is None:
+        raise ValueError(f"copy({name}): kernels move TMEM tensors of Float32, Int32 or Uint32 (an MMA's accumulator), "
+                         f"but this one holds {tm.etype}.")
     lay = tm.layout
     if not lay.is_static:
         raise ValueError(f"copy({name}): expected a static TMEM layout, but got {lay}.")
@@ -241,7 +247,7 @@ def tmem_copy(cx, tiled, src, dst, pred=None):
     cx.require_block_threads(tiled.size, repr(tiled), at_least=True)
     for k, (lane, col) in enumerate(calls):
         addr = ir.as_expr(ir.binop("+", tm.offset, (lane << 16) + col))
-        cx.emit(TmemLdSt(store, addr, (frag.buf, tuple(offs[k * V:(k + 1) * V])), name, shape, r))
+        cx.emit(TmemLdSt(store, addr, (frag.buf, tuple(offs[k * V:(k + 1) * V])), name, shape, r, np_type))
     if store:
         cx.mark_written(tm.buf)
     else:

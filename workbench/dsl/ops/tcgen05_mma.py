@@ -14,8 +14,16 @@ The A and B descriptors are derived from each k-block's tile while tracing and p
 here, so it has never run on one.  A ``SM100_MMA_F16BF16_TS`` atom reads A from tensor memory instead: pass the TMEM
 tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((M, K))))`` as a (filled by
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
-k-block.  Not yet in kernels (refused with a message): the non-scaled kinds other than f16 (F16BF16) with a Float32
-accumulator.
+k-block.
+
+**Other kinds** (the same calls, SS and TS): ``SM100_MMA_TF32_*`` (``kind::tf32``: Float32 or TFloat32 tiles, each
+value read as tf32 by dropping its low 13 mantissa bits, truncation, exactly as the SM80/SM90 tf32 atoms are emulated:
+``atoms_in_kernels.decode_register``), ``SM100_MMA_F8F6F4_*`` with fp8 operands (``kind::f8f6f4``: wb.Float8E4M3FN /
+wb.Float8E5M2, mixed too) and ``SM100_MMA_S8_*`` (``kind::i8``: Int8 / Uint8, the accumulator an Int32 TMEM tensor,
+read back by a tcgen05.ld of Int32).  Refused with a message (``_lowered_kind``): a Float16 accumulator (CuTe's
+``c_type=half_t``), kind::f8f6f4's fp6 and 4-bit operands (one value a padded byte in shared memory, CuTe's
+``*_unpacksmem_t``: kernels hold no such storage; packed e2m1 is the block-scaled MXF4 atoms'), the saturate bit
+(``c_sat``).
 
 **Block-scaled** (``SM100_MMA_MXF8F6F4_SS``, ``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale``):
 ``wb.gemm(atom, acc, (sA, tSFA), (sB, tSFB), acc)`` (CuTe DSL's ``cute.gemm(atom, d, [A, SFA], [B, SFB], c)``; a
@@ -89,8 +97,11 @@ GEMMs partition SFA by the pair's MMA and SFB by the 1-SM ``MMA_ScaleFactor``, a
 ``SM100_UTCCP_4x32dp128bit_2cta`` from the leader), all at the same TMEM addresses; the two CTAs' SFB copies must
 agree on the CPU (which one the pair reads is not documented).
 
-CPU semantics: the issuing thread computes D = A B^T (+ D) exactly (float64, rounded once to Float32) from the
-shared tiles as the descriptors address them, writes the TMEM cells of ``acc`` at once and marks them pending: a
+CPU semantics: the issuing thread computes D = A B^T (+ D) from the shared tiles as the descriptors address them,
+every kind through one helper (``mma_result``): the floating kinds' sum exact (float64 where every partial sum is
+provably representable, else Python integers), rounded once a tcgen05.mma to Float32 (nearest, ties to even; the
+tensor core's own accumulation order and precision are not modelled), a_neg / b_neg applied; kind::i8's sum exact,
+a result outside Int32 an error (the ISA does not say what the tensor core writes then); it writes the TMEM cells of ``acc`` at once and marks them pending: a
 thread reading one before the mbarrier of the MMA's commit completes raises (the executor completes asynchronous work
 only when no thread can move otherwise).  The shared tiles are read at issue, so overwriting them before the commit
 completes is not caught here (nor, for a pair MMA, a leader that does not wait for the peer's tiles to land: the CPU
@@ -124,7 +135,7 @@ _CALLS: dict = {}    # id -> (node, A's walk or TMEM table, B's walk, TMEM offse
 
 
 class Umma(ir.Instruction):
-    """One ``tcgen05.mma.cta_group::{1|2}.kind::f16`` (the group is the atom's): d = TMEM address expression of the accumulator tile's origin (a
+    """One ``tcgen05.mma.cta_group::{1|2}.kind::{f16|tf32|f8f6f4|i8}`` (the group and kind are the atom's): d = TMEM address expression of the accumulator tile's origin (a
     32-bit TMEM address, lane << 16 | column), a = (shared buffer, element offset of the tile's aligned base,
     GmmaDescriptor of the tile from there) for SS, or the TMEM address expression of the k-block of A for TS
     (``[a]``), b as SS's a, accumulate = an Int32/Boolean expression (enable_input_d)."""
@@ -208,12 +219,88 @@ def _umma(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, thread):
     lane0, col0 = d_off >> 16, d_off & 0xFFFF
     ls, cs = lanes + lane0, cols + col0
     st.check_columns(ls, cs, what)
-    f32 = st.cells.view(np.float32)
-    D = A @ B.T
-    if accumulate:
-        D = D + f32[ls, cs].astype(np.float64)
-    f32[ls, cs] = D.astype(np.float32)
+    acc = _acc_cells(st, node.atom)
+    acc[ls, cs] = mma_result(node.atom, A, B, acc[ls, cs], accumulate, what)
     st.pending[ls, cs] = st.begin(thread, what)
+
+
+def _acc_cells(st, atom):
+    """The TMEM cells as the atom's accumulator type (Int32 or Float32, one a 32-bit column)."""
+    return st.cells.view(np.int32 if atom.c_type is ir.Int32 else np.float32)
+
+
+def mma_result(atom, A, B, C, accumulate, what):
+    """One tcgen05.mma's D = A B^T (+ C) of every kind, from the operands' exact values (A (M, K), B (N, K): float64,
+    or int64 for kind::i8; a block-scaled kind's already multiplied by their scale factors, which is exact), the
+    atom's a_neg / b_neg applied.  Floating kinds: the sum exact, rounded once to Float32 (nearest, ties to even; the
+    tensor core's own accumulation order and internal precision are not modelled); a NaN/inf operand through IEEE
+    float64 arithmetic.  kind::i8: the integer sum exact; a result outside Int32 is an error here (what the tensor
+    core does on overflow without the saturate bit is not documented, so it is not guessed)."""
+    if atom.a_neg:
+        A = -A
+    if atom.b_neg:
+        B = -B
+    if atom.c_type is ir.Int32:
+        D = A.astype(np.int64) @ B.astype(np.int64).T
+        if accumulate:
+            D = D + C.astype(np.int64)
+        bad = np.argwhere((D < -(1 << 31)) | (D >= 1 << 31))
+        if bad.size:
+            m, n = (int(x) for x in bad[0])
+            raise KernelRuntimeError(f"{what}: D[{m}, {n}] = {int(D[m, n])} overflows Int32 (kind::i8 without the "
+                                     "saturate bit: what the tensor core writes then is not documented, so it is an "
+                                     "error here, not a guess)")
+        return D.astype(np.int32)
+    C = C.astype(np.float64)
+    if not (np.isfinite(A).all() and np.isfinite(B).all() and (not accumulate or np.isfinite(C).all())):
+        D = A @ B.T
+        return (D + C if accumulate else D).astype(np.float32)
+    if _float64_exact(A, B, C if accumulate else None):
+        D = A @ B.T          # every partial sum representable: float64 adds exactly, whatever the order
+        return (D + C if accumulate else D).astype(np.float32)     # the one rounding
+    qa, qb = _low_exponent(A), _low_exponent(B)      # integers n 2**q: the exact sum in Python integers
+    q = qa + qb
+    S = _as_ints(A, qa) @ _as_ints(B, qb).T
+    if accumulate:
+        qc = _low_exponent(C)
+        if qc < q:
+            S, q = S * (1 << (q - qc)), qc
+        S = S + _as_ints(C, q)
+    return np.array([_to_f32(int(x), -q) for x in S.ravel()], dtype=np.float32).reshape(S.shape)
+
+
+def _exponents(x):
+    """(exponent of the lowest set bit, e with |x| < 2**e) of each nonzero float64 of x."""
+    x = x[x != 0]
+    if x.size == 0:
+        return None
+    m, e = np.frexp(x)
+    sig = np.abs(m * 2.0 ** 53).astype(np.int64)
+    return e - 53 + np.log2(sig & -sig).astype(np.int64), e
+
+
+def _low_exponent(x) -> int:
+    ex = _exponents(x)
+    return 0 if ex is None else int(ex[0].min())
+
+
+def _float64_exact(A, B, C) -> bool:
+    """Whether float64 computes sum_k A[m,k] B[n,k] (+ C) exactly in any order: every product and partial sum a
+    multiple of the smallest product's (or C's) last bit and below 2**53 of it."""
+    ea, eb = _exponents(A), _exponents(B)
+    if ea is None or eb is None:     # the products all zero: D is C (or zero), exactly
+        return True
+    q, top = int(ea[0].min() + eb[0].min()), int(ea[1].max() + eb[1].max()) + int(A.shape[1]).bit_length()
+    if C is not None:
+        ec = _exponents(C)
+        if ec is not None:
+            q, top = min(q, int(ec[0].min())), max(top, int(ec[1].max())) + 1
+    return q >= -1074 and top < 1000 and top - q <= 53
+
+
+def _as_ints(x, q):
+    """The exact integers x * 2**-q (x's values are multiples of 2**q) as Python ints."""
+    return np.array([int(math.ldexp(float(v), -q)) if v else 0 for v in x.ravel()], dtype=object).reshape(x.shape)
 
 
 def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, rank, cbs, cs, sfa=None, sfb=None):
@@ -262,15 +349,11 @@ def _umma2(st, key, a_name, base_a, b_name, base_b, d_off, accumulate, thread, r
         states[v].check_columns(ls, cs_, f"{what} ({side[v]} CTA's half)")
     i = st.begin(thread, what)
     for v in (0, 1):
-        f32 = states[v].cells.view(np.float32)
+        acc = _acc_cells(states[v], atom)
         if bs:
-            f32[ls, cs_] = _bs_result(A[v], B, ea[v], eb[v], atom, f32[ls, cs_].astype(np.float64), accumulate,
-                                      what)
+            acc[ls, cs_] = _bs_result(A[v], B, ea[v], eb[v], atom, acc[ls, cs_], accumulate, what)
             continue
-        D = A[v] @ B.T
-        if accumulate:
-            D = D + f32[ls, cs_].astype(np.float64)
-        f32[ls, cs_] = D.astype(np.float32)
+        acc[ls, cs_] = mma_result(atom, A[v], B, acc[ls, cs_], accumulate, what)
     st.pending[ls, cs_] = i
     st.mark_remote(i, states[1], ls, cs_)
 
@@ -295,19 +378,33 @@ def read_tmem_a(st, addr, table, atom, thread, what, owner):
 
 
 def read_smem(arr, base, walk, what, etype):
-    """The shared elements ``arr[base + walk]`` as float64 (bf16, held as its bit patterns, widened exactly)."""
+    """The shared elements ``arr[base + walk]`` as the tensor core reads them (:func:`decode`)."""
     idx = base + walk
     if idx.min() < 0 or idx.max() >= arr.shape[0]:
         raise KernelRuntimeError(f"{what} reads shared elements {int(idx.min())}..{int(idx.max())}, outside the buffer of "
                                  f"{arr.shape[0]}")
-    return decode(arr[idx], etype)
+    raw = arr[idx]
+    return decode(raw.view(f"u{raw.itemsize}"), etype)
 
 
-def decode(raw, etype):
-    """Values of etype held as the CPU executor holds them (fp16 as float16, bf16 as uint16 bits) as float64."""
+def decode(bits, etype):
+    """An operand's bit patterns (unsigned, etype.bits wide) as the tensor core reads them: float64 values (fp16, bf16
+    and fp8 widened exactly; tf32 a Float32 whose low 13 mantissa bits are dropped, as the SM80/SM90 tf32 atoms
+    read it: ``decode_register``), or int64 (kind::i8's Int8 / Uint8)."""
     if etype is ir.BFloat16:
-        return (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return raw.astype(np.float64)
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if etype is ir.Float16:
+        return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+    if etype is ir.TFloat32:
+        return np.vectorize(lambda x: decode_register("TF32", x), otypes=[np.float64])(
+            bits.astype(np.uint32).view(np.float32))
+    if etype is ir.Int8:
+        return bits.astype(np.uint8).view(np.int8).astype(np.int64)
+    if etype is ir.Uint8:
+        return bits.astype(np.int64)
+    if etype.bits == 8:                  # fp8 (e4m3 / e5m2)
+        return _operand_values(bits.astype(np.uint8), etype)
+    raise TypeError(f"tcgen05.mma: no {etype} operands on the CPU executor")
 
 
 def read_tmem_values(st, addr, table, etype, thread, what, owner=None):
@@ -321,10 +418,9 @@ def read_tmem_values(st, addr, table, etype, thread, what, owner=None):
     _final_or_mine(st, ls, cs, thread, what, owner)
     bits = etype.bits
     word = st.cells[ls, cs]
-    raw = (word >> (sub * bits).astype(np.uint32)) & np.uint32((1 << bits) - 1)
-    if etype is ir.BFloat16:
-        return decode(raw.astype(np.uint16), etype)
-    return decode(raw.astype(np.uint16).view(np.float16), etype) if bits == 16 else decode(raw.view(np.float32), etype)
+    if bits == 32:
+        return decode(word.astype(np.uint32), etype)
+    return decode((word >> (sub * bits).astype(np.uint32)) & np.uint32((1 << bits) - 1), etype)
 
 
 def _final_or_mine(st, ls, cs, thread, what, owner=None):
@@ -411,8 +507,8 @@ def _umma_bs(st, key, arr_a, base_a, arr_b, base_b, d_off, accumulate, sfa, sfb,
     eb = _read_sf(st, sfb, tb, thread, what, "SFB")
     ls, cs = lanes + (d_off >> 16), cols + (d_off & 0xFFFF)
     st.check_columns(ls, cs, what)
-    f32 = st.cells.view(np.float32)
-    f32[ls, cs] = _bs_result(A, B, ea, eb, atom, f32[ls, cs].astype(np.float64), accumulate, what)
+    acc = _acc_cells(st, atom)
+    acc[ls, cs] = _bs_result(A, B, ea, eb, atom, acc[ls, cs], accumulate, what)
     st.pending[ls, cs] = st.begin(thread, what)
 
 
@@ -438,29 +534,13 @@ def _scales(raw, sf_type, what):
 
 
 def _bs_result(A, B, sa, sb, atom, C, accumulate, what):
-    """sum_k (A[m,k] SFA[m,k/vs]) (B[n,k] SFB[n,k/vs]) (+ C), exact (integers), rounded once to Float32; a NaN/inf
-    operand or a NaN scale through IEEE float64 arithmetic.  sa/sb: the factors' bytes (MN, NSF)."""
+    """sum_k (A[m,k] SFA[m,k/vs]) (B[n,k] SFB[n,k/vs]) (+ C): each operand times its factor (exact in float64: an
+    fp8/fp4 value times a power of two or a ue4m3 value), then :func:`mma_result`.  sa/sb: the factors' bytes."""
     vs = atom.sf_vec_size
     (na, s, nan_a), (nb, _, nan_b) = _scales(sa, atom.sf_type, what), _scales(sb, atom.sf_type, what)
-    na, nb = np.repeat(na, vs, axis=1), np.repeat(nb, vs, axis=1)       # (M, K), (N, K) factors, as n * 2**-s
-    nan_a, nan_b = np.repeat(nan_a, vs, axis=1), np.repeat(nan_b, vs, axis=1)
-    if not (np.isfinite(A).all() and np.isfinite(B).all() and not nan_a.any() and not nan_b.any()
-            and (not accumulate or np.isfinite(C).all())):
-        fa = np.where(nan_a, np.nan, na.astype(np.float64) * 2.0 ** -s)
-        fb = np.where(nan_b, np.nan, nb.astype(np.float64) * 2.0 ** -s)
-        D = (A * fa) @ (B * fb).T
-        if accumulate:
-            D = D + C
-        return D.astype(np.float32)
-    # fp8 and fp4 values * 2**16 are integers, so each product is an integer * 2**-shift
-    Ai = (A * 65536).astype(np.int64).astype(object) * na
-    Bi = (B * 65536).astype(np.int64).astype(object) * nb
-    S, shift = Ai @ Bi.T, 32 + 2 * s
-    if accumulate:                 # C * 2**149 is an integer (Float32's smallest subnormal is 2**-149)
-        if shift < 149:
-            S, shift = S * (1 << (149 - shift)), 149
-        S = S + np.array([int(x) for x in (C * 2.0 ** 149).ravel()], dtype=object).reshape(C.shape) * (1 << (shift - 149))
-    return np.array([_to_f32(int(x), shift) for x in S.ravel()], dtype=np.float64).reshape(S.shape)
+    fa = np.where(nan_a, np.nan, np.vectorize(lambda n: math.ldexp(int(n), -s), otypes=[np.float64])(na))
+    fb = np.where(nan_b, np.nan, np.vectorize(lambda n: math.ldexp(int(n), -s), otypes=[np.float64])(nb))
+    return mma_result(atom, A * np.repeat(fa, vs, axis=1), B * np.repeat(fb, vs, axis=1), C, accumulate, what)
 
 
 def _smem_raw(arr, base, walk, what):
@@ -601,10 +681,8 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
     elif type(a) in (list, tuple) or type(b) in (list, tuple):
         raise TypeError(f"gemm({atom.name}): a = (A, SFA) and b = (B, SFB) are the block-scaled atoms' operands "
                         "(SM100_MMA_MXF8F6F4_SS); this atom takes the A and B tiles themselves.")
-    if not bs and (atom.kind != "F16BF16" or atom.c_type is not ir.Float32):
-        raise ValueError(f"gemm({atom.name}): kernels run kind::f16 UMMA atoms with a Float32 accumulator so far "
-                         "(SM100_MMA_F16BF16_SS, _TS, _2x1SM_SS or _2x1SM_TS, c_type=wb.Float32); the other kinds are "
-                         "not lowered yet.")
+    if not bs:
+        _lowered_kind(atom)
     ts = atom.a_source == "tmem"
     tcgen05_cta_group(cx, atom.cta_group, f"gemm({atom.name})")
     dv, cv = tmem_view(d), tmem_view(c)
@@ -623,8 +701,11 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
         raise ValueError(f"gemm({atom.name}): expected one {M}x{N} accumulator tile "
                          f"(atom.make_fragment_C(atom.partition_shape_C(({M}, {N}))){half}), but got {d}.")
     for t, want, w in (((b, atom.b_type, "B"),) if ts else ((a, atom.a_type, "A"), (b, atom.b_type, "B"))):
-        if type(t) is KTensor and t.etype is not want:
-            raise TypeError(f"gemm({atom.name}): the atom's {w} operand is {want}, but the shared tile holds {t.etype}.")
+        # a tf32 operand is read from a Float32 (or TFloat32) tile, as the SM80/SM90 tf32 atoms read theirs
+        if type(t) is KTensor and t.etype is not want and not (want is ir.TFloat32 and t.etype is ir.Float32):
+            raise TypeError(f"gemm({atom.name}): the atom's {w} operand is "
+                            f"{'tf32 (Float32 or TFloat32)' if want is ir.TFloat32 else want}, but the shared tile holds "
+                            f"{t.etype}.")
     ka = b.layout[1].size if type(b) is KTensor and b.layout.rank == 2 else None
     if type(ka) is not int or ka % kat:
         raise ValueError(f"gemm({atom.name}): expected B as a shared (N, K) tile with K a multiple of {kat}, but got {b}.")
@@ -665,6 +746,24 @@ def gemm_umma(cx, tiled_mma, atom, d, a, b, c, accumulate=True):
         _CALLS[key] = (node, walk_a, smem_walk(db[2], N // V, kat), lanes, cols)
         cx.emit(node)
     cx.mark_written(d.buf)
+
+
+def _lowered_kind(atom):
+    """Refuse, with the reason, the non-scaled UMMA forms kernels do not run: a Float16 accumulator, fp6 and
+    kind::f8f6f4's 4-bit operands, the saturate bit (the atom itself refuses negating kind::i8's integers)."""
+    name = f"gemm({atom.name})"
+    if atom.c_type is ir.Float16:
+        raise ValueError(f"{name}: kernels run tcgen05.mma with a Float32 (kind::f16, tf32, f8f6f4) or Int32 (kind::i8) "
+                         "accumulator; a Float16 accumulator (CuTe's c_type=half_t: two 16-bit values a TMEM column in "
+                         "CuTe's tmem_frg) is not lowered yet (kernels load 32-bit TMEM values only).")
+    if atom.kind == "F8F6F4" and (atom.a_type.bits < 8 or atom.b_type.bits < 8):
+        raise ValueError(f"{name}: kind::f8f6f4 reads 6-bit and 4-bit operands one a byte in shared memory (CuTe's "
+                         "float_e2m1_unpacksmem_t / float_e3m2_unpacksmem_t: the value in a padded byte); kernels hold "
+                         "no such storage (fp6 not at all; e2m1 only packed two a byte, the block-scaled "
+                         "SM100_MMA_MXF4_SS's layout), so only fp8 (wb.Float8E4M3FN, wb.Float8E5M2) runs here.")
+    if atom.c_sat:
+        raise ValueError(f"{name}: c_sat=True (the instruction descriptor's saturate bit) is not lowered: how kind::i8 "
+                         "saturates (each partial sum or the result) is not documented in the sources used here.")
 
 
 def _block_scaled_operands(atom, a, b):
