@@ -694,8 +694,8 @@ def _fp8(rng, shape, dtype, lo, hi):
     return t, t.double().numpy()
 
 
-def _kind_operands(a_type, b_type, rng):
-    """(a, b host operands, A, B: the values the tensor core reads, float64 or int64)."""
+def _kind_operands(a_type, b_type, rng, UM=UM, UN=UN):
+    """(a, b host operands (UM, K) and (UN, K), A, B: the values the tensor core reads, float64 or int64)."""
     k = 1024 // a_type.bits
     if a_type is wb.TFloat32:      # full 23-bit mantissas: the tf32 truncation is seen
         a = (rng.uniform(1, 2, (UM, k)) * rng.choice([-1, 1], (UM, k))).astype(np.float32)
@@ -719,19 +719,23 @@ def _umma_kind_run(a_type, b_type, c_type, ts=False):
     a, b, A, B = _kind_operands(a_type, b_type, rng)
     c = np.zeros((UM, UN), np.int32) if c_type is wb.Int32 else np.full((UM, UN), np.nan, np.float32)
     kern[(1, 1, 1), (128, 1, 1)](a, b, c)
-    kat = atom.shape_mnk[2]
-    if c_type is wb.Int32:
-        want = A @ B.T
-    else:              # each k-block's sum exact (float64 holds it for these operands), rounded once to Float32
-        want = np.zeros((UM, UN), np.float32)
-        for kb in range(A.shape[1] // kat):
-            k = slice(kat * kb, kat * kb + kat)
-            want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
-        assert not np.array_equal(want, (A @ B.T).astype(np.float32))      # the rounding a k-block is seen
-    if a_type is wb.TFloat32:         # the dropped mantissa bits are seen
-        assert not np.array_equal(want, (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32))
-    np.testing.assert_array_equal(c, want)
+    np.testing.assert_array_equal(c, _kind_reference(a_type, a, b, A, B, atom.shape_mnk[2], c_type))
     return _source(kern, a, b, c), atom
+
+
+def _kind_reference(a_type, a, b, A, B, kat, c_type):
+    """A B^T as tcgen05.mma computes it: integers exact; floats each k-block's sum exact (float64 holds it for these
+    operands), rounded once to Float32 (the rounding a k-block and tf32's dropped bits checked to be seen)."""
+    if c_type is wb.Int32:
+        return A @ B.T
+    want = np.zeros((A.shape[0], B.shape[0]), np.float32)
+    for kb in range(A.shape[1] // kat):
+        k = slice(kat * kb, kat * kb + kat)
+        want = (want.astype(np.float64) + A[:, k] @ B[:, k].T).astype(np.float32)
+    assert not np.array_equal(want, (A @ B.T).astype(np.float32))
+    if a_type is wb.TFloat32:
+        assert not np.array_equal(want, (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32))
+    return want
 
 
 _KINDS = [(wb.TFloat32, wb.TFloat32, wb.Float32, "tf32"), (wb.Float8E4M3FN, wb.Float8E4M3FN, wb.Float32, "f8f6f4"),
@@ -1078,11 +1082,17 @@ def _pair_alloc(out, w0: wb.Constexpr, w1: wb.Constexpr, h1: wb.Constexpr):
         wb.tmem_dealloc(addr, 128, cta_group=2)
 
 
-def test_tcgen05_cta_pair_allocation():
-    """The pair's allocation: the same warp of each CTA, the same holder; the same columns in both CTAs."""
+def _pair_alloc_run():
     out = np.full(2, 7, np.uint32)
     _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 1, 1, 0)
     assert out.tolist() == [0, 0]                        # the first 128 columns of each CTA, lane 0
+    return _source(_pair_alloc, out, 1, 1, 0)
+
+
+def test_tcgen05_cta_pair_allocation():
+    """The pair's allocation: the same warp of each CTA, the same holder; the same columns in both CTAs."""
+    _pair_alloc_run()
+    out = np.full(2, 7, np.uint32)
     with pytest.raises(wb.KernelRuntimeError, match=r"tcgen05.alloc.cta_group::2 of warp 0 .*1 of 2 arrivals in block "
                                                     r"\(0, 0, 0\).*tcgen05.alloc.cta_group::2 of warp 1 .*1 of 2 arrivals"):
         _pair_alloc[(2, 1, 1), (64, 1, 1)](out, 0, 1, 0)  # warps 0 and 1: never the same warp of the pair
@@ -1169,14 +1179,19 @@ def test_tcgen05_cta_pair_m128():
 # thread 0 of the leader issues the pair's TS MMAs ([a] the one TMEM address of both CTAs' A).  M = 128: each CTA's
 # 64 rows of A are CuTe's Duplicated fragment (lanes 0..63 and again 64..127), so its shared tile holds them twice
 # (`dup_ok=False` breaks one copy).  CPU executor exact; NVRTC for sm_100a, not run on a Blackwell GPU.
-def _make_umma_pair_ts(m, n=64, k=64):
-    atom = wb.mma_atom("SM100_MMA_F16BF16_2x1SM_TS", a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, m=m, n=n)
+def _make_umma_pair_ts(m, n=64, a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32):
+    """A pair's TS UMMA of any kind kernels run (A: 1024 bits a row, one 128-byte swizzle row)."""
+    k = 1024 // a_type.bits
+    fam = {wb.Float16: "F16BF16", wb.TFloat32: "TF32", wb.Int8: "S8", wb.Uint8: "S8"}.get(a_type, "F8F6F4")
+    atom = wb.mma_atom(f"SM100_MMA_{fam}_2x1SM_TS", a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n)
+    st_a = wb.Float32 if a_type is wb.TFloat32 else a_type        # tf32 read from Float32 tiles
+    st_b = wb.Float32 if b_type is wb.TFloat32 else b_type
     tacc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
     ta_layout = atom.make_fragment_A(atom.partition_shape_A((m, k)))
-    utccp = wb.copy_atom("SM100_UTCCP_128dp256bit_2cta", wb.Float16)
-    tload = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", wb.Float32), tacc)
-    sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (128, k))   # 128 lanes' rows
-    sb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (n // 2, k))
+    utccp = wb.copy_atom("SM100_UTCCP_128dp256bit_2cta", st_a)
+    tload = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", c_type), tacc)
+    sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", st_a), (128, k))   # 128 lanes' rows
+    sb = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", st_b), (n // 2, k))
     h = m // 2                                  # A rows a CTA holds
     nv = h * n // 128                           # accumulator values a thread reads
 
@@ -1184,14 +1199,15 @@ def _make_umma_pair_ts(m, n=64, k=64):
     def umma_pair_ts(a, b, out, cp_by: wb.Constexpr, wait_cp: wb.Constexpr, dup_ok: wb.Constexpr):
         t = wb.thread_idx().x
         r = wb.block_rank_in_cluster()
-        sA = wb.shared_tensor(wb.Float16, sa)
-        sB = wb.shared_tensor(wb.Float16, sb)
+        sA = wb.shared_tensor(st_a, sa)
+        sB = wb.shared_tensor(st_b, sb)
         bars = wb.shared_tensor(wb.Uint64, 2)     # 0: the MMAs done (both CTAs); 1: the copy done (the leader)
         holder = wb.shared_tensor(wb.Uint32, 1)
         for i in range(t, 128 * k, 128):          # lane l holds row l % h of this CTA's rows (twice when h = 64)
             x = a[r * h + (i % 128) % h, i // 128]
-            if dup_ok == 0 and i % 128 == 127 and i // 128 == 5:
-                x = x + 1.0
+            if dup_ok == 0:
+                if i % 128 == 127 and i // 128 == 5:
+                    x = x + 1.0
             sA[i % 128, i // 128] = x
         for i in range(t, n // 2 * k, 128):
             sB[i % (n // 2), i // (n // 2)] = b[r * (n // 2) + i % (n // 2), i // (n // 2)]
@@ -1222,7 +1238,7 @@ def _make_umma_pair_ts(m, n=64, k=64):
                 wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
         wb.mbarrier_wait(bars, 0, 0)
         wb.tcgen05_fence_after()
-        frag = wb.make_fragment(nv, wb.Float32)
+        frag = wb.make_fragment(nv, c_type)
         wb.copy(tload, acc, frag)
         wb.tcgen05_wait_ld()
         for j in range(nv):
@@ -1252,6 +1268,34 @@ def _umma_pair_ts_run(m, cp_by=0, wait_cp=True, dup_ok=True):
         np.testing.assert_array_equal(out[r], ref[r * (m // 2) + xy[..., 0], xy[..., 1]])
     assert sorted(map(tuple, xy.reshape(-1, 2).tolist())) == [(i, j) for i in range(m // 2) for j in range(64)]
     return _source(kern, *args)
+
+
+_PAIR_KINDS = {(a, b): _make_umma_pair_ts(256, 64, a, b, c) for a, b, c, _ in _KINDS[::2]}
+
+
+def _pair_kind_run(a_type, b_type, c_type):
+    kern, tload, tacc, nv = _PAIR_KINDS[a_type, b_type]
+    a, b, A, B = _kind_operands(a_type, b_type, np.random.default_rng(12), 256, 64)
+    out = np.zeros((2, 128, nv), np.int32) if c_type is wb.Int32 else np.full((2, 128, nv), np.nan, np.float32)
+    kern[(2, 1, 1), (128, 1, 1)](a, b, out, 0, True, True)
+    ref = _kind_reference(a_type, a, b, A, B, 1024 // a_type.bits // 4, c_type)
+    xy = _tmem_copy_coords(tload, tacc, nv)                 # each thread's (row of its CTA's half, column)
+    for r in (0, 1):
+        np.testing.assert_array_equal(out[r], ref[r * 128 + xy[..., 0], xy[..., 1]])
+    return _source(kern, a, b, out, 0, True, True)
+
+
+@pytest.mark.parametrize("a_type,b_type,c_type,kind", _KINDS[::2], ids=lambda x: str(x))
+def test_tcgen05_cta_pair_mma_kinds(a_type, b_type, c_type, kind):
+    """The pair's TS MMA (cta_group::2, M = 256, A copied by the leader's tcgen05.cp.cta_group::2) of kind::tf32,
+    f8f6f4 (fp8) and i8: exact on the CPU executor; NVRTC compiles it for sm_100a (not run on a GPU)."""
+    code = _pair_kind_run(a_type, b_type, c_type)
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
+    ptx = compile_ptx(code, "sm_100a")
+    assert len(re.findall(rf"tcgen05\.mma\.cta_group::2\.kind::{kind} \[%r\d+\], \[%r\d+\], %rd\d+, %r\d+, p;",
+                          ptx)) == 4
+    assert len(compile_cubin(code, "sm_100a")) > 0
 
 
 @pytest.mark.parametrize("m", [256, 128])
