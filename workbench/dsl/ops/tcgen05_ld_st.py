@@ -2,7 +2,8 @@
 ``wb.copy(tmem_copy, acc, frag)`` with ``tmem_copy = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b8x",
 wb.Float32), fragment_C)`` loads each thread's row of a TMEM accumulator into its register fragment, ``wb.copy(
 store_copy, frag, acc)`` with an ``SM100_TMEM_STORE_*`` atom stores it back; ``wb.tcgen05_wait_ld()`` /
-``wb.tcgen05_wait_st()`` wait for them (before the registers are read, before the TMEM is read by an MMA).
+``wb.tcgen05_wait_st()`` wait for them (before the registers are read, before the TMEM is read by an MMA).  The
+tensor and the fragment hold one 32-bit type: Float32, or Int32 (a kind::i8 accumulator) or Uint32.
 
 Warp-collective (``.sync.aligned``): warp w of the block reaches only lanes 32*(w%4)..32*(w%4)+31 of TMEM.  Every
 shape lowers (``32x32b``, ``16x256b``, ``16x128b``, ``16x64b``, ``16x32bx2`` with CuTe's half offset r, each ``.x{r}``):
