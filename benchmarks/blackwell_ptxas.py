@@ -10,7 +10,7 @@ PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin).  Where no ptxas is found it say
 
 The second table (FORMS) assembles the tcgen05 kernels of tests/test_ops.py, imported from there (each run once on
 the CPU executor, checked exact as its test checks it, for its CUDA): alloc / dealloc / relinquish (cta_group 1 and
-2), tcgen05.mma of every kind kernels run (f16, tf32, f8f6f4, i8: SS, TS and the 2-SM TS forms; f16 2-SM SS;
+2), tcgen05.mma of every kind kernels run (f16, tf32, f8f6f4, i8: SS and TS, 1-SM and 2-SM;
 block-scaled mxf8f6f4, mxf4, mxf4nvf4, 1-SM and 2-SM), commit (multicast too), the ld / st shapes (32x32b and every 16dp one), cp (128x256b, cta_group::2,
 the scale factors' 32x128b.warpx4) and the fences; each row lists the tcgen05 instructions its PTX holds.
 
@@ -121,8 +121,9 @@ def _forms():
             ("2-SM cp 128x256b + mma f16 TS M=256", lambda: T._umma_pair_ts_run(256)),
             ("2-SM cp 128x256b + mma f16 TS M=128", lambda: T._umma_pair_ts_run(128)),
             ("2-SM cp 32x128b.warpx4 + mma mxf8f6f4", T._pair_block_scaled_run),
-            *((f"2-SM cp 128x256b + mma {kind} TS {a}x{b}->{c}", lambda a=a, b=b, c=c: T._pair_kind_run(a, b, c))
-              for a, b, c, kind in T._KINDS[::2]),
+            *((f"2-SM {'cp 128x256b + ' if ts else ''}mma {kind} {'TS' if ts else 'SS'} {a}x{b}->{c}",
+               lambda a=a, b=b, c=c, ts=ts: T._pair_kind_run(a, b, c, ts))
+              for a, b, c, kind in T._KINDS[::2] for ts in (False, True)),
             ("2-SM mma mxf4nvf4 (packed e2m1, TMA)", T._pair_mxf4_run)]
     return out
 

@@ -1179,15 +1179,18 @@ def test_tcgen05_cta_pair_m128():
 # thread 0 of the leader issues the pair's TS MMAs ([a] the one TMEM address of both CTAs' A).  M = 128: each CTA's
 # 64 rows of A are CuTe's Duplicated fragment (lanes 0..63 and again 64..127), so its shared tile holds them twice
 # (`dup_ok=False` breaks one copy).  CPU executor exact; NVRTC for sm_100a, not run on a Blackwell GPU.
-def _make_umma_pair_ts(m, n=64, a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32):
-    """A pair's TS UMMA of any kind kernels run (A: 1024 bits a row, one 128-byte swizzle row)."""
+def _make_umma_pair_ts(m, n=64, a_type=wb.Float16, b_type=wb.Float16, c_type=wb.Float32, ts=True):
+    """A pair's TS UMMA of any kind kernels run (A: 1024 bits a row, one 128-byte swizzle row); ts=False (M = 256
+    only): the SS atom on the same shared tiles (each CTA's 128 rows of A), no copy."""
     k = 1024 // a_type.bits
     fam = {wb.Float16: "F16BF16", wb.TFloat32: "TF32", wb.Int8: "S8", wb.Uint8: "S8"}.get(a_type, "F8F6F4")
-    atom = wb.mma_atom(f"SM100_MMA_{fam}_2x1SM_TS", a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n)
+    assert ts or m == 256
+    atom = wb.mma_atom(f"SM100_MMA_{fam}_2x1SM_{'TS' if ts else 'SS'}", a_type=a_type, b_type=b_type, c_type=c_type,
+                       m=m, n=n)
     st_a = wb.Float32 if a_type is wb.TFloat32 else a_type        # tf32 read from Float32 tiles
     st_b = wb.Float32 if b_type is wb.TFloat32 else b_type
     tacc = atom.make_fragment_C(atom.partition_shape_C((m, n)))
-    ta_layout = atom.make_fragment_A(atom.partition_shape_A((m, k)))
+    ta_layout = atom.make_fragment_A(atom.partition_shape_A((m, k))) if ts else None
     utccp = wb.copy_atom("SM100_UTCCP_128dp256bit_2cta", st_a)
     tload = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", c_type), tacc)
     sa = wb.tile_to_shape(wb.umma_smem_atom("Layout_K_SW128_Atom", st_a), (128, k))   # 128 lanes' rows
@@ -1223,18 +1226,22 @@ def _make_umma_pair_ts(m, n=64, a_type=wb.Float16, b_type=wb.Float16, c_type=wb.
         wb.tcgen05_fence_after()
         addr = holder[0]
         acc = wb.make_tmem_tensor(addr, tacc)
-        ta = wb.make_tmem_tensor(addr + 64, ta_layout)
         if r == 0:
-            if t == cp_by:
-                wb.copy(utccp, sA, ta)
-                if cp_by != 0:
-                    wb.tcgen05_commit(bars, 1, cta_group=2)
-            wb.sync_threads()
-            if t == 0:
-                if cp_by != 0 and wait_cp:
-                    wb.mbarrier_wait(bars, 1, 0)
-                    wb.tcgen05_fence_after()
-                wb.gemm(atom, acc, ta, sB, acc, accumulate=False)
+            if ts:
+                ta = wb.make_tmem_tensor(addr + 64, ta_layout)
+                if t == cp_by:
+                    wb.copy(utccp, sA, ta)
+                    if cp_by != 0:
+                        wb.tcgen05_commit(bars, 1, cta_group=2)
+                wb.sync_threads()
+                if t == 0:
+                    if cp_by != 0 and wait_cp:
+                        wb.mbarrier_wait(bars, 1, 0)
+                        wb.tcgen05_fence_after()
+                    wb.gemm(atom, acc, ta, sB, acc, accumulate=False)
+                    wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
+            elif t == 0:
+                wb.gemm(atom, acc, sA, sB, acc, accumulate=False)
                 wb.tcgen05_commit(bars, 0, cta_group=2, multicast=0b11)
         wb.mbarrier_wait(bars, 0, 0)
         wb.tcgen05_fence_after()
@@ -1270,11 +1277,11 @@ def _umma_pair_ts_run(m, cp_by=0, wait_cp=True, dup_ok=True):
     return _source(kern, *args)
 
 
-_PAIR_KINDS = {(a, b): _make_umma_pair_ts(256, 64, a, b, c) for a, b, c, _ in _KINDS[::2]}
+_PAIR_KINDS = {(a, b, ts): _make_umma_pair_ts(256, 64, a, b, c, ts) for a, b, c, _ in _KINDS[::2] for ts in (False, True)}
 
 
-def _pair_kind_run(a_type, b_type, c_type):
-    kern, tload, tacc, nv = _PAIR_KINDS[a_type, b_type]
+def _pair_kind_run(a_type, b_type, c_type, ts=True):
+    kern, tload, tacc, nv = _PAIR_KINDS[a_type, b_type, ts]
     a, b, A, B = _kind_operands(a_type, b_type, np.random.default_rng(12), 256, 64)
     out = np.zeros((2, 128, nv), np.int32) if c_type is wb.Int32 else np.full((2, 128, nv), np.nan, np.float32)
     kern[(2, 1, 1), (128, 1, 1)](a, b, out, 0, True, True)
@@ -1285,15 +1292,17 @@ def _pair_kind_run(a_type, b_type, c_type):
     return _source(kern, a, b, out, 0, True, True)
 
 
+@pytest.mark.parametrize("ts", [False, True], ids=["SS", "TS"])
 @pytest.mark.parametrize("a_type,b_type,c_type,kind", _KINDS[::2], ids=lambda x: str(x))
-def test_tcgen05_cta_pair_mma_kinds(a_type, b_type, c_type, kind):
-    """The pair's TS MMA (cta_group::2, M = 256, A copied by the leader's tcgen05.cp.cta_group::2) of kind::tf32,
+def test_tcgen05_cta_pair_mma_kinds(a_type, b_type, c_type, kind, ts):
+    """The pair's MMA (cta_group::2, M = 256; TS: A copied by the leader's tcgen05.cp.cta_group::2) of kind::tf32,
     f8f6f4 (fp8) and i8: exact on the CPU executor; NVRTC compiles it for sm_100a (not run on a GPU)."""
-    code = _pair_kind_run(a_type, b_type, c_type)
+    code = _pair_kind_run(a_type, b_type, c_type, ts)
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from workbench.dsl.runtime.cupy import compile_cubin, compile_ptx
     ptx = compile_ptx(code, "sm_100a")
-    assert len(re.findall(rf"tcgen05\.mma\.cta_group::2\.kind::{kind} \[%r\d+\], \[%r\d+\], %rd\d+, %r\d+, p;",
+    a_op = r"\[%r\d+\]" if ts else r"%rd\d+"
+    assert len(re.findall(rf"tcgen05\.mma\.cta_group::2\.kind::{kind} \[%r\d+\], {a_op}, %rd\d+, %r\d+, p;",
                           ptx)) == 4
     assert len(compile_cubin(code, "sm_100a")) > 0
 

@@ -16,7 +16,7 @@ tensor ``wb.make_tmem_tensor(addr, atom.make_fragment_A(atom.partition_shape_A((
 ``wb.copy`` with a UTCCP atom, ``tcgen05_cp.py``, or by ``tcgen05.st``); one ``tcgen05.mma ... [d], [a], b_desc`` per
 k-block.
 
-**Other kinds** (the same calls, SS and TS): ``SM100_MMA_TF32_*`` (``kind::tf32``: Float32 or TFloat32 tiles, each
+**Other kinds** (the same calls, SS and TS, 1-SM and 2-SM ``_2x1SM_``): ``SM100_MMA_TF32_*`` (``kind::tf32``: Float32 or TFloat32 tiles, each
 value read as tf32 by dropping its low 13 mantissa bits, truncation, exactly as the SM80/SM90 tf32 atoms are emulated:
 ``atoms_in_kernels.decode_register``), ``SM100_MMA_F8F6F4_*`` with fp8 operands (``kind::f8f6f4``: wb.Float8E4M3FN /
 wb.Float8E5M2, mixed too) and ``SM100_MMA_S8_*`` (``kind::i8``: Int8 / Uint8, the accumulator an Int32 TMEM tensor,
