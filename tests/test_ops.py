@@ -626,11 +626,11 @@ def test_tcgen05_block_scaled_mma_errors():
 # -- Blackwell: the non-scaled kinds other than f16: kind::tf32, kind::f8f6f4 (fp8), kind::i8 (Int32 accumulator) ------
 # One 128x64 tile, four k-blocks (K = 1024 bits a row: one 128-byte swizzle row), SS; exact against numpy where each
 # k-block's sum is rounded once (the CPU executor's semantics); NVRTC compiles each for sm_100a (never run on a GPU).
-def _make_umma_kind(a_type, b_type, c_type, ts=False):
+def _make_umma_kind(a_type, b_type, c_type, ts=False, **atom_kw):
     bits = a_type.bits
     k = 1024 // bits
     name = "SM100_MMA_" + {32: "TF32", 8: "S8" if c_type is wb.Int32 else "F8F6F4"}[bits] + ("_TS" if ts else "_SS")
-    atom = wb.mma_atom(name, a_type=a_type, b_type=b_type, c_type=c_type, m=UM, n=UN)
+    atom = wb.mma_atom(name, a_type=a_type, b_type=b_type, c_type=c_type, m=UM, n=UN, **atom_kw)
     acc_l = atom.make_fragment_C(atom.partition_shape_C((UM, UN)))
     load = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_LOAD_32dp32b16x", c_type), acc_l)
     st_a = wb.Float32 if a_type is wb.TFloat32 else a_type        # tf32 read from Float32 tiles (as SM80/SM90's)
@@ -785,11 +785,20 @@ def test_tcgen05_mma_sum_is_exact():
     (dict(a_type=wb.Int8, b_type=wb.Int8, c_type=wb.Int32, c_sat=True), "saturate"),
 ])
 def test_tcgen05_mma_kind_refusals(kw, match):
+    """What wb.gemm refuses of the non-scaled kinds (the atoms exist: CuTe has them), with the reason."""
     from workbench.dsl.ops.tcgen05_mma import _lowered_kind
     fam = {wb.Float16: "F16BF16", wb.Int8: "S8"}.get(kw["a_type"], "F8F6F4")
     atom = wb.mma_atom(f"SM100_MMA_{fam}_SS", m=128, n=64, **kw)
     with pytest.raises(ValueError, match=match):
         _lowered_kind(atom)
+
+
+def test_tcgen05_mma_kind_refusal_in_a_kernel():
+    """The refusal is what tracing wb.gemm meets (here the saturate bit of an S8 atom)."""
+    kern, _ = _make_umma_kind(wb.Int8, wb.Int8, wb.Int32, c_sat=True)
+    a, b = np.zeros((UM, 128), np.int8), np.zeros((UN, 128), np.int8)
+    with pytest.raises(ValueError, match=r"gemm\(SM100_MMA_S8_SS\): c_sat=True .*saturate bit.* not lowered"):
+        kern[(1, 1, 1), (128, 1, 1)](a, b, np.zeros((UM, UN), np.int32))
 
 
 # -- Blackwell: the 16-lane tcgen05.ld/st shapes (16x256b, 16x128b, 16x64b, 16x32bx2) -----------------------------------
