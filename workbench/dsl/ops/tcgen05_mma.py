@@ -21,7 +21,7 @@ value read as tf32 by dropping its low 13 mantissa bits, truncation, exactly as 
 ``atoms_in_kernels.decode_register``), ``SM100_MMA_F8F6F4_*`` with fp8 operands (``kind::f8f6f4``: wb.Float8E4M3FN /
 wb.Float8E5M2, mixed too) and ``SM100_MMA_S8_*`` (``kind::i8``: Int8 / Uint8, the accumulator an Int32 TMEM tensor,
 read back by a tcgen05.ld of Int32).  Refused with a message (``_lowered_kind``): a Float16 accumulator (CuTe's
-``c_type=half_t``), kind::f8f6f4's fp6 and 4-bit operands (one value a padded byte in shared memory, CuTe's
+``c_type=half_t``, one value a 32-bit column: its read-back needs the .pack::16b TMEM loads), kind::f8f6f4's fp6 and 4-bit operands (one value a padded byte in shared memory, CuTe's
 ``*_unpacksmem_t``: kernels hold no such storage; packed e2m1 is the block-scaled MXF4 atoms'), the saturate bit
 (``c_sat``).
 
@@ -754,8 +754,9 @@ def _lowered_kind(atom):
     name = f"gemm({atom.name})"
     if atom.c_type is ir.Float16:
         raise ValueError(f"{name}: kernels run tcgen05.mma with a Float32 (kind::f16, tf32, f8f6f4) or Int32 (kind::i8) "
-                         "accumulator; a Float16 accumulator (CuTe's c_type=half_t: two 16-bit values a TMEM column in "
-                         "CuTe's tmem_frg) is not lowered yet (kernels load 32-bit TMEM values only).")
+                         "accumulator; a Float16 accumulator (CuTe's c_type=half_t: one 16-bit value a 32-bit TMEM "
+                         "column in CuTe's tmem_frg) is not lowered yet: reading it back takes the .pack::16b TMEM "
+                         "loads (CuTe's *_16b atoms), which kernels do not lower.")
     if atom.kind == "F8F6F4" and (atom.a_type.bits < 8 or atom.b_type.bits < 8):
         raise ValueError(f"{name}: kind::f8f6f4 reads 6-bit and 4-bit operands one a byte in shared memory (CuTe's "
                          "float_e2m1_unpacksmem_t / float_e3m2_unpacksmem_t: the value in a padded byte); kernels hold "
