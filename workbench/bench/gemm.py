@@ -233,17 +233,24 @@ def _gpu_short_name(name: str) -> str:
     return "".join(ch for ch in name if ch.isalnum()) or "gpu"
 
 
+def _needs_sm90(measurement, kernel):
+    """None on an SM90 GPU, else the suite's result saying why it was skipped."""
+    if not backend_cupy.gpu_available():
+        return {"gpu": False, "skipped": f"skipped: no CUDA GPU is visible (cupy sees none), and {measurement} is a "
+                                         f"GPU measurement"}
+    if backend_cupy.current_arch() != "sm_90":
+        return {"gpu": True, "skipped": f"skipped: {kernel} needs an SM90 GPU, this is {backend_cupy.current_arch()}"}
+    return None
+
+
 def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dict:
     """The fp8 suite: each configuration of :data:`FP8_CONFIGS` (e4m3, per-tensor scales, bf16 C) and the
     block-scaled one against ``torch._scaled_mm`` at :data:`FP8_SHAPES`, interleaved call by call, repeated, median
     and spread; exact against ``torch._scaled_mm`` at a ragged size (integer inputs: every sum exact); relative error
     against an fp32 product of the same fp8 values at each shape.  Skipped (and says so) without an SM90 GPU."""
-    if not backend_cupy.gpu_available():
-        return {"gpu": False, "skipped": "skipped: no CUDA GPU is visible (cupy sees none), and the fp8 GEMM against "
-                                         "cuBLASLt is a GPU measurement"}
-    if backend_cupy.current_arch() != "sm_90":
-        return {"gpu": True, "skipped": f"skipped: the fp8 wgmma kernel needs an SM90 GPU, this is "
-                                        f"{backend_cupy.current_arch()}"}
+    skipped = _needs_sm90("the fp8 GEMM against cuBLASLt", "the fp8 wgmma kernel")
+    if skipped:
+        return skipped
     import torch
 
     from workbench.kernels.gemm_hopper import HopperGemm
@@ -352,12 +359,9 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
     :data:`SCHEDULE_SHAPES`, fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every
     step, the median ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum
     relative error against an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
-    if not backend_cupy.gpu_available():
-        return {"gpu": False, "skipped": "skipped: no CUDA GPU is visible (cupy sees none), and the Hopper GEMM "
-                                         "against cuBLAS is a GPU measurement"}
-    if backend_cupy.current_arch() != "sm_90":
-        return {"gpu": True, "skipped": f"skipped: the wgmma kernel needs an SM90 GPU, this is "
-                                        f"{backend_cupy.current_arch()}"}
+    skipped = _needs_sm90("the Hopper GEMM against cuBLAS", "the wgmma kernel")
+    if skipped:
+        return skipped
     import torch
 
     from workbench.kernels.gemm_hopper import HopperGemm
