@@ -1,7 +1,8 @@
 """The Hopper GEMM's schedule steps against cuBLAS, one change per step (``workbench.bench.gemm.run_schedules``):
-the persistent rung, + the overlapped epilogue with setmaxnreg 24/240, + stream-K for the last two waves, and
-stream-K alone; fp16 and bf16 at square, LLM, ragged and few-row shapes; interleaved call by call, repeated, median
-and spread, clocks stated.  Needs an SM90 GPU.
+the persistent rung, + the overlapped epilogue with setmaxnreg 24/240, + stream-K for the last two waves, stream-K
+alone, and two tile shapes (64 x 128 with one consumer for few rows; 128 x 192 with stream-K for ragged sizes); fp16
+and bf16 at square, LLM (M from 256 to 16384), ragged and few-row shapes, the best step per shape; interleaved call
+by call, repeated, median and spread, clocks stated.  Needs an SM90 GPU.
 
     python3 benchmarks/hopper_schedules.py        # writes benchmarks/results/hopper-schedules-<GPU>.json
     python3 benchmarks/hopper_schedules.py --quick --out FILE
@@ -42,6 +43,7 @@ def main(argv=None):
             print(f"  {s:44s} {v['tflops']:6.0f} TFLOPS  x{v['ratio_to_cublas']:.3f} [{sp['min']:.3f}, {sp['max']:.3f}]"
                   f"  exact {v['exact_at_1000x1000x504']}  err {v['max_rel_error_vs_fp32']:.1e}  regs {v['registers']}"
                   f"  local {v['local_bytes']}")
+        print(f"  best: {r['best']['step']} x{r['best']['ratio_to_cublas']:.3f}")
     print(f"\nwrote {out}")
     return 0
 

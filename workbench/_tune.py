@@ -84,6 +84,14 @@ def default_configs(kind: str) -> list[dict]:
             for extra in (dict(overlap=True, regs=[24, 240]), dict(stream_k=True),
                           dict(overlap=True, regs=[24, 240], stream_k=True)):
                 out.append(dict(bm=128, bn=256, bk=64, stages=4, group=group, persistent=True, **extra))
+        # tile shapes per shape family (hopper-schedules-H200.json): few rows (M <= 512), 64-row tiles of one consumer
+        # warpgroup; ragged sizes, 128 x 192 tiles with stream-K
+        for group in (8, 16):
+            out.append(dict(bm=64, bn=128, bk=64, stages=8, group=group, persistent=True))
+        out.append(dict(bm=64, bn=256, bk=64, stages=5, group=8, persistent=True))
+        for sk in (False, True):
+            out.append(dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=[24, 240],
+                            stream_k=sk))
     elif kind == "smem":
         for bm, bn, warps in ((128, 128, (2, 2)), (128, 256, (2, 4)), (256, 128, (4, 2))):
             for bk in (32, 64):

@@ -343,6 +343,12 @@ SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 til
     ("+ stream-K (last two waves)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True,
                                          regs=(24, 240), stream_k=True)),
     ("stream-K alone", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, stream_k=True)),
+    # tile shapes per shape family: few rows want many small tiles of one consumer warpgroup (at 256 rows 128 x 256
+    # tiles leave 100 of 132 SMs idle, and splitting K over them costs more in partial sums than it gains); ragged
+    # sizes a tile that wastes less past the edge (8000 = 41.7 x 192 but 31.25 x 256), with stream-K
+    ("64 x 128 tiles, one consumer, 8 stages", dict(bm=64, bn=128, bk=64, stages=8, group=8, persistent=True)),
+    ("128 x 192 tiles, overlap, stream-K", dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True,
+                                                overlap=True, regs=(24, 240), stream_k=True)),
 ]
 SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few rows
     "4096^3": (4096, 4096, 4096),
@@ -350,15 +356,20 @@ SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few 
     "8192x7168x2048": (8192, 7168, 2048),
     "4096x28672x8192": (4096, 28672, 8192),
     "8000^3": (8000, 8000, 8000),
+    "16384x4096x4096": (16384, 4096, 4096),
+    "2048x7168x2048": (2048, 7168, 2048),
+    "1024x28672x8192": (1024, 28672, 8192),
+    "256x28672x8192": (256, 28672, 8192),
     "256x4096x4096": (256, 4096, 4096),
 }
 
 
-def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16")) -> dict:
-    """Each step of :data:`SCHEDULE_STEPS` against cuBLAS (``torch.matmul``, C in the inputs' type) at
-    :data:`SCHEDULE_SHAPES`, fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every
-    step, the median ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum
-    relative error against an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
+def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16"), steps=None) -> dict:
+    """Each step of :data:`SCHEDULE_STEPS` (or ``steps``: (name, HopperGemm keyword arguments) pairs) against cuBLAS
+    (``torch.matmul``, C in the inputs' type) at :data:`SCHEDULE_SHAPES` (or ``shapes``: their names or "MxNxK"
+    strings), fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every step, the median
+    ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum relative error against
+    an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
     skipped = _needs_sm90("the Hopper GEMM against cuBLAS", "the wgmma kernel")
     if skipped:
         return skipped
@@ -368,6 +379,7 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
     repeats = repeats or (3 if quick else 5)
     reps = 10 if quick else 20
     shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
+    steps = list(steps or SCHEDULE_STEPS)
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
            "sms": props.multi_processor_count, "torch": torch.__version__,
@@ -375,31 +387,31 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
                       "inputs' type (as torch.matmul writes it); the exactness check at 1000 x 1000 x 504: integers "
                       "in [-3, 3]"),
            "timing": TIMING.replace("rung", "step").format(repeats=repeats) + f"; {reps} calls a measurement",
-           "throttling": THROTTLING, "repeats": repeats, "steps": [s for s, _ in SCHEDULE_STEPS], "results": {}}
+           "throttling": THROTTLING, "repeats": repeats, "steps": [s for s, _ in steps], "results": {}}
     gen = torch.Generator(device="cuda").manual_seed(0)
     for dt_name in dtypes:
         tdt = getattr(torch, dt_name)
         wdt = {"float16": wb.Float16, "bfloat16": wb.BFloat16}[dt_name]
-        steps = [(s, HopperGemm(dtype=wdt, **kw)) for s, kw in SCHEDULE_STEPS]
+        configs = [(s, HopperGemm(dtype=wdt, **kw)) for s, kw in steps]
         m, n, k = 1000, 1000, 504
         a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).to(tdt)
         b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).to(tdt)
         want = (a.float() @ b.float().t()).to(tdt)
         exact = {}
-        for s, cfg in steps:
+        for s, cfg in configs:
             c = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
             cfg.launch(a, b, c)
             torch.cuda.synchronize()
             exact[s] = bool(torch.equal(c, want))
         for shape_name in shapes:
-            m, n, k = SCHEDULE_SHAPES[shape_name]
+            m, n, k = SCHEDULE_SHAPES.get(shape_name) or tuple(int(v) for v in shape_name.split("x"))
             flop = 2 * m * n * k
             a = torch.randn(m, k, device="cuda", generator=gen).to(tdt)
             b = torch.randn(n, k, device="cuda", generator=gen).to(tdt)
             ref = a.float() @ b.float().t()
             res = {"mnk": [m, n, k], "dtype": dt_name, "clocks_before": gpu_clocks(), "steps": {}}
             entries = {}
-            for s, cfg in steps:
+            for s, cfg in configs:
                 c = torch.empty((m, n), device="cuda", dtype=tdt)
                 kern, ops = cfg.operands(a, b, c)
                 grid, blk = cfg.grid(m, n), (cfg.threads, 1, 1)
@@ -419,5 +431,8 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
                     "max_rel_error_vs_fp32": float(((c.float() - ref).abs().max() / ref.abs().max()).item()),
                     "exact_at_1000x1000x504": exact[s], "registers": attrs["registers"],
                     "local_bytes": attrs["local_bytes"]}
+            best = max(res["steps"], key=lambda x: res["steps"][x]["ratio_to_cublas"])
+            res["best"] = {"step": best, "config": res["steps"][best]["config"],
+                           "ratio_to_cublas": res["steps"][best]["ratio_to_cublas"]}
             out["results"][f"{shape_name} {dt_name}"] = res
     return out
