@@ -413,8 +413,10 @@ def test_ping_pong_consumers_take_turns_on_the_cpu_executor(bm, mnk, c_dtype):
         assert "bar.arrive 2, 256;" in code and "bar.sync 1, 256;" in code and "bar.sync 3, 128;" in code
 
 
-def test_persistent_hopper_gemm_runs_on_the_cpu_executor():
-    cfg = HopperGemm(bm=128, bn=64, bk=64, stages=3, persistent=True, group=2)
+# 64 x 128 tiles of one consumer warpgroup: the few-rows configuration (256-row GEMMs: hopper-schedules-H200.json)
+@pytest.mark.parametrize("conf", [dict(bm=128, bn=64, stages=3), dict(bm=64, bn=128, consumers=1, stages=8)])
+def test_persistent_hopper_gemm_runs_on_the_cpu_executor(conf):
+    cfg = HopperGemm(bk=64, persistent=True, group=2, **conf)
     kern = make_hopper_gemm(cfg)
     m, n, k = 260, 200, 200
     rng = np.random.default_rng(1)
@@ -456,21 +458,24 @@ def test_an_overlapped_epilogue_stores_each_tile_while_the_next_one_runs_on_the_
     (4, (260, 520, 200), np.float32, dict()),                   # 15 tiles: 8 whole, then 7 x 4 k-tiles over 4
     (5, (100, 100, 448), np.float16, dict(overlap=True)),       # one tile's 7 k-tiles over 5 blocks: split-K
     (3, (250, 390, 136), np.float32, dict()),                   # ragged: C by the register epilogue
+    (3, (250, 400, 136), np.float16, dict(bn=192, overlap=True, regs=(24, 240))),   # 128 x 192 tiles (ragged sizes)
+    (3, (130, 300, 200), np.float32, dict(bm=64, consumers=1)),  # one consumer warpgroup's 64-row tiles
 ])
 def test_stream_k_splits_the_last_waves_k_tiles_over_the_blocks_exactly_on_the_cpu_executor(blocks, mnk, c_dtype, conf):
     """stream_k=True: the tiles of the last two waves are cut into k-tiles dealt out evenly to the blocks; a tile's
     parts meet in the workspace and the last block to count adds them and stores it.  Exact, for any number of
     blocks (the workspace sized for the launch's)."""
     m, n, k = mnk
-    cfg = HopperGemm(bm=128, bn=128, bk=64, stages=2, group=2, persistent=True, stream_k=True, **conf)
+    cfg = HopperGemm(**{**dict(bm=128, bn=128, bk=64, stages=2, group=2, persistent=True, stream_k=True), **conf})
     rng = np.random.default_rng(blocks + m)
     a = rng.integers(-3, 4, (m, k)).astype(np.float16)
     b = rng.integers(-3, 4, (n, k)).astype(np.float16)
     c = np.full((m, n), np.nan, c_dtype)
     kern, ops = cfg.operands(a, b, c)
     g = cfg.grid(m, n)[0]                     # its own launch's blocks (2 on the CPU, fewer for fewer tiles)
-    assert [x.shape for x in ops[-2:]] == [(g * 2 * 128 * 128,), (g * 2,)]
-    ws, cnt = np.zeros(blocks * 2 * 128 * 128, np.float32), np.zeros(2 * blocks, np.int32)   # for `blocks`
+    tile = cfg.bm * cfg.bn
+    assert [x.shape for x in ops[-2:]] == [(g * 2 * tile,), (g * 2,)]
+    ws, cnt = np.zeros(blocks * 2 * tile, np.float32), np.zeros(2 * blocks, np.int32)   # for `blocks`
     want = (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype)
     kern[(blocks, 1, 1), (cfg.threads, 1, 1)](*ops[:-2], ws, cnt)
     np.testing.assert_array_equal(c, want)
@@ -600,7 +605,10 @@ def test_gmma_kernels_refuse_other_gpus_before_launch():
                                   dict(persistent=True, overlap=True),
                                   dict(persistent=True, overlap=True, cluster=2, regs=(24, 240), group=16),
                                   dict(persistent=True, stream_k=True),
-                                  dict(persistent=True, stream_k=True, overlap=True, regs=(24, 240), group=16)])
+                                  dict(persistent=True, stream_k=True, overlap=True, regs=(24, 240), group=16),
+                                  # the schedule suite's tile shapes per shape family (few rows; ragged sizes)
+                                  dict(bm=64, bn=128, consumers=1, stages=8, persistent=True),
+                                  dict(bn=192, persistent=True, stream_k=True, overlap=True, regs=(24, 240), group=16)])
 # 3000 x 2056: more 128 x 256 tiles (216) than an H100's or H200's SMs, so persistent blocks walk two
 @pytest.mark.parametrize("mnk", [(1000, 999, 504), (128, 256, 64), (77, 304, 136), (700, 520, 200), (3000, 2056, 136)])
 def test_clustered_and_ping_pong_hopper_gemms_are_exact_on_the_gpu(conf, mnk):
