@@ -346,7 +346,8 @@ SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 til
     # tile shapes per shape family: few rows want many small tiles of one consumer warpgroup (at 256 rows 128 x 256
     # tiles leave 100 of 132 SMs idle, and splitting K over them costs more in partial sums than it gains); ragged
     # sizes a tile that wastes less past the edge (8000 = 41.7 x 192 but 31.25 x 256), with stream-K
-    ("64 x 128 tiles, one consumer, 8 stages", dict(bm=64, bn=128, bk=64, stages=8, group=8, persistent=True)),
+    ("64 x 128 tiles, one consumer, 8 stages", dict(bm=64, bn=128, bk=64, consumers=1, stages=8, group=8,
+                                                    persistent=True)),
     ("128 x 192 tiles, overlap, stream-K", dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True,
                                                 overlap=True, regs=(24, 240), stream_k=True)),
 ]
