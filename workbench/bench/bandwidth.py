@@ -18,17 +18,37 @@ def _time(fn, reps):
     return _times([fn], reps)[0]
 
 
+_SPIN = []   # the hold kernel, compiled once
+
+
+def _hold_gpu(seconds=0.005):
+    """Keep the GPU busy for about ``seconds`` (one thread spinning on its clock), so that the host queues the timed
+    calls while it waits: each then starts the moment the one before it ends.  Without it, kernels shorter than the
+    host's launch path (a 256-row GEMM: ~20 us; torch.matmul's own launch takes several) let the queue drain, and the
+    events then time the host's launch as well as the kernel, favouring the caller with the faster host path."""
+    import cupy
+    if not _SPIN:
+        _SPIN.append(cupy.RawKernel(r"""extern "C" __global__ void wb_hold(long long cycles) {
+            long long t0 = clock64();
+            while (clock64() - t0 < cycles) { }
+        }""", "wb_hold"))
+    khz = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["clockRate"]
+    _SPIN[0]((1,), (1,), (np.int64(seconds * khz * 1e3),))
+
+
 def _times(fns, reps):
     """Seconds per call of each of ``fns`` (each launches GPU work): the median of ``reps`` calls after 3 warm-up
     calls, each call bracketed by CUDA events.  The functions take turns call by call, so that a clock or power
     drift (an H200 under a long GEMM slows down) falls on all of them alike, and the calls are queued back to back
-    and synchronized once at the end, so the GPU never waits for the host between them: what is timed is the
-    kernels, not the host's launch latency (the dispatch benchmarks measure that)."""
+    behind a hold kernel (``_hold_gpu``) and synchronized once at the end, so the GPU never waits for the host
+    between them: what is timed is the kernels, not the host's launch latency (the dispatch benchmarks measure
+    that)."""
     import cupy
     for fn in fns:
         for _ in range(3):
             fn()
     marks = [[(cupy.cuda.Event(), cupy.cuda.Event()) for _ in fns] for _ in range(reps)]
+    _hold_gpu()
     for row in marks:
         for fn, (a, b) in zip(fns, row):
             a.record()

@@ -88,9 +88,9 @@ def first_launch_seconds() -> dict:
 INPUTS = ("A and B: torch.randn (normal(0,1), generator seeded 0) cast to fp16; every rung writes an fp32 C (cuBLAS "
           "an fp16 one); the irregular-size check: integers in [-3, 3]")
 TIMING = ("each rung timed call by call alternating with cuBLAS (torch.matmul), CUDA events around every call, calls "
-          "queued back to back after 3 warm-ups each; {repeats} repetitions, each visiting every rung in turn; a "
-          "rung's ratio_to_cublas is the median over the repetitions of cuBLAS's median time over the rung's, "
-          "ratio_spread its min/max/quartiles")
+          "queued back to back behind a 5 ms hold kernel (so the GPU never waits for the host) after 3 warm-ups "
+          "each; {repeats} repetitions, each visiting every rung in turn; a rung's ratio_to_cublas is the median over "
+          "the repetitions of cuBLAS's median time over the rung's, ratio_spread its min/max/quartiles")
 THROTTLING = ("not prevented (no pauses, no locked clocks): interleaving puts any drift on the rung and cuBLAS alike, "
               "the repetitions show what is left as spread, and the clocks read before and after each size "
               "(nvidia-smi) show whether the GPU slowed")
@@ -221,9 +221,10 @@ FP8_INPUTS = ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded
 FP8_TIMING = ("each configuration timed call by call alternating with torch._scaled_mm twice (use_fast_accum=False, "
               "cuBLASLt's default that promotes partial sums, and use_fast_accum=True, which accumulates in the tensor "
               "cores' accumulators as our per-tensor kernel does), CUDA events around every call, calls queued back to "
-              "back after 3 warm-ups each, {reps} calls a measurement; {repeats} repetitions, each visiting every "
-              "configuration in turn; ratio = the median over the repetitions of (cuBLASLt's median time / ours), "
-              "spread = min/quartiles/max of those ratios")
+              "back behind a 5 ms hold kernel (so the GPU never waits for the host) after 3 warm-ups each, {reps} "
+              "calls a measurement; {repeats} repetitions, each visiting every configuration in turn; ratio = the "
+              "median over the repetitions of (cuBLASLt's median time / ours), spread = min/quartiles/max of those "
+              "ratios")
 
 
 def _gpu_short_name(name: str) -> str:
@@ -428,6 +429,8 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
                 attrs = kern.specialize(ops).load_gpu().attributes()
                 res["steps"][s] = {
                     "config": repr(cfg), "tflops": flop / statistics.median(t[1] for t in runs[s]) / 1e12,
+                    # cuBLAS as timed beside this step: far from cublas_tflops would mean the pairs disturbed it
+                    "cublas_tflops_alongside": flop / statistics.median(t[0] for t in runs[s]) / 1e12,
                     "ratio_to_cublas": statistics.median(ratios), "ratio_spread": _spread(ratios), "ratios": ratios,
                     "max_rel_error_vs_fp32": float(((c.float() - ref).abs().max() / ref.abs().max()).item()),
                     "exact_at_1000x1000x504": exact[s], "registers": attrs["registers"],
