@@ -13,6 +13,7 @@ $(LAB_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[lab]'
+	$(PY) -m workbench build-torch-native || echo "the torch reader was not built (why: above); torch tensors take torch's DLPack exchange API (slower, same results)"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	rm -f $(VENV)/.lab-*; touch $@
 
@@ -22,6 +23,7 @@ $(TEST_STAMP): $(LAB_STAMP)
 	$(PY) -m pip install -q -e '.[test]'
 	# pycute ships inside nvidia-cutlass; its declared deps would pull CUDA toolchains we do not use
 	$(PY) -m pip install -q --no-deps nvidia-cutlass==4.2.0.0
+	$(PY) -m workbench build-torch-native || echo "the torch reader was not built (why: above); torch tensors take torch's DLPack exchange API (slower, same results)"
 	rm -f $(VENV)/.test-*; touch $@
 
 # Chromium for the real-browser widget test (Debian package; playwright never downloads a browser)

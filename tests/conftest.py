@@ -52,3 +52,22 @@ def backend(request):
         if not gpu_available():
             pytest.skip("needs cupy and a CUDA GPU")
     return Backend(request.param)
+
+
+@pytest.fixture(scope="session")
+def _torch_reader_built():
+    """The torch reader for the running torch (workbench/dlpack/torch_native.py): `make test` builds it before
+    pytest; where it is absent it is built here, once a session (about 15 s)."""
+    from workbench.dlpack import torch_native
+    return torch_native.build()
+
+
+@pytest.fixture
+def torch_reader(_torch_reader_built):
+    """workbench.dlpack.torch_native with the reader in use (tests switch it with enable()/disable() to compare the two
+    paths); whatever was in use before is restored after the test."""
+    from workbench.dlpack import torch_native
+    was = torch_native.enabled()
+    torch_native.enable()
+    yield torch_native
+    (torch_native.enable if was else torch_native.disable)()

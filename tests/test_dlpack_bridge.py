@@ -1,6 +1,9 @@
 """The DLPack bridge: import rules (spec sentences quoted), ownership, export, round trips."""
 
+import ctypes
 import gc
+import re
+import shutil
 
 import numpy as np
 import pytest
@@ -421,3 +424,128 @@ def test_capsule_tensors_release_their_producer_once_whichever_fields_were_built
         del t
         gc.collect()
         assert p.deleter_calls == 1
+
+
+# -- the torch reader (workbench/dlpack/torch_native.py): torch tensors read in C++, the same as through torch's
+# exchange API ------------------------------------------------------------------------------------------------
+def _both_paths(reader, fn):
+    """fn() with the reader, then through torch's exchange API: (result or exception, result or exception)."""
+    out = []
+    for use in (reader.enable, reader.disable):
+        use()
+        try:
+            out.append(fn())
+        except Exception as e:  # compared below: both paths must raise the same
+            out.append(e)
+    reader.enable()
+    return out
+
+
+def _same(a, b):
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        return type(a) is type(b) and str(a) == str(b)
+    return a == b
+
+
+def _view(t):
+    return (t._f, t.shape, t.stride, t.element_type, t.assumed_align, t.memspace, t.iterator.address, t.read_only)
+
+
+class _TorchSub(torch.Tensor):
+    pass
+
+
+READER_CASES = {
+    "0-d": lambda d: torch.zeros((), dtype=d),
+    "contiguous": lambda d: torch.zeros(2, 3, 4, dtype=d),
+    "transposed": lambda d: torch.zeros(4, 6, dtype=d).t(),
+    "sliced with a storage offset": lambda d: torch.zeros(5, 6, dtype=d)[1:4, 1::2],
+    "expanded (stride 0)": lambda d: torch.zeros(3, 1, dtype=d).expand(3, 4),
+    "empty": lambda d: torch.zeros(0, 5, dtype=d),
+    "size-1 modes": lambda d: torch.zeros(3, 1, 5, dtype=d),
+    "a torch.Tensor subclass": lambda d: torch.zeros(4, 6, dtype=d).as_subclass(_TorchSub),
+    "a Parameter": lambda d: torch.nn.Parameter(torch.zeros(4, 6, dtype=d), requires_grad=False),
+}
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_the_torch_reader_reads_what_the_exchange_api_reads(torch_reader, dtype):
+    for what, make in READER_CASES.items():
+        x = make(dtype)
+        fast, slow = _both_paths(torch_reader, lambda x=x: _view(wb.from_dlpack(x)))
+        assert _same(fast, slow) and not isinstance(fast, Exception), (what, fast, slow)
+        aligned = _both_paths(torch_reader, lambda x=x: _view(wb.from_dlpack(x, assumed_align=1)))
+        assert _same(*aligned), what
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf:UserWarning", "ignore:torch.quantize_per_tensor:UserWarning")
+def test_the_torch_reader_reads_each_tensor_itself(torch_reader):
+    from workbench.dlpack.abi import DLTensor
+
+    lib = ctypes.CDLL(str(torch_reader.library_path()))
+    lib.wb_torch_read.argtypes = [ctypes.py_object, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_int)]
+    x = torch.arange(30.0).reshape(5, 6)[1:, 2::3]
+    t, hazard = DLTensor(), ctypes.c_int(7)
+    assert lib.wb_torch_read(x, ctypes.byref(t), ctypes.byref(hazard)) == 0 and hazard.value == 0
+    assert (t.data, t.device.device_type, t.ndim, t.byte_offset) == (x.data_ptr(), 1, 2, 0)
+    assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (2, 32, 1)
+    assert tuple(t.shape[:2]) == (4, 2) and tuple(t.strides[:2]) == (6, 3)
+    for bad in (torch.zeros(3, requires_grad=True), torch.zeros(3, dtype=torch.complex64).conj(),
+                torch.zeros(3, dtype=torch.complex64).conj().imag):
+        assert lib.wb_torch_read(bad, ctypes.byref(t), ctypes.byref(hazard)) == 0 and hazard.value == 1
+    # what it does not read it leaves to the exchange API (1): other dtypes, layouts, devices
+    for other in (torch.zeros(3, dtype=torch.complex32), torch.zeros(3, dtype=torch.int4),
+                  torch.quantize_per_tensor(torch.zeros(3), 0.1, 0, torch.qint8), torch.zeros(3, 3).to_sparse(),
+                  torch.zeros(3, device="meta")):
+        assert lib.wb_torch_read(other, ctypes.byref(t), ctypes.byref(hazard)) == 1, other.dtype
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:
+        return e
+    raise AssertionError("expected a refusal")
+
+
+def test_the_torch_reader_refuses_the_hazards_as_the_exchange_path_does(torch_reader):
+    z = torch.randn(3, dtype=torch.complex64)
+    neg = torch.randn(3)
+    torch._C._set_neg(neg, True)
+    for what, bad in {"requires_grad": torch.randn(3, requires_grad=True), "neg-bit view": z.conj().imag,
+                      "conj bit": z.conj(), "_set_neg": neg, "subclass with grad": torch.randn(3, requires_grad=True)
+                      .as_subclass(_TorchSub)}.items():
+        fast, slow = _both_paths(torch_reader, lambda bad=bad: _raised(lambda: wb.from_dlpack(bad)))
+        assert isinstance(fast, BufferError) and _same(fast, slow), (what, fast, slow)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf:UserWarning", "ignore:torch.quantize_per_tensor:UserWarning")
+def test_what_the_torch_reader_leaves_behaves_as_before(torch_reader):
+    for what, x in {"complex32": torch.zeros(4, dtype=torch.complex32),
+                    "quantized": torch.quantize_per_tensor(torch.zeros(3), 0.1, 0, torch.qint8),
+                    "sparse": torch.zeros(3, 3).to_sparse()}.items():
+        fast, slow = _both_paths(torch_reader, lambda x=x: _view(wb.from_dlpack(x)))
+        assert _same(fast, slow), (what, fast, slow)
+
+
+def test_a_reader_built_for_another_torch_is_not_loaded(torch_reader, monkeypatch, tmp_path):
+    # the reader reads torch's private object layout: a library is used only if it names the running torch
+    real, built = torch_reader._running_tag(), torch_reader.library_path()
+    other = real.replace(torch.__version__, torch.__version__ + ".other", 1)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(torch_reader, "_running_tag", lambda: other)
+    monkeypatch.setattr(torch_reader, "_state", {"tried": False, "lib": None, "why": ""})
+    torch_reader.disable()
+    with pytest.raises(RuntimeError, match="not built for torch"):
+        torch_reader.enable()
+    # the real library at the path of the (pretended) running torch: it records the torch it was built for
+    path = torch_reader.library_path()
+    assert str(path).startswith(str(tmp_path)) and ".other-" in str(path)
+    path.parent.mkdir(parents=True)
+    shutil.copy(built, path)
+    with pytest.raises(RuntimeError, match=f"was built for '{re.escape(real)}', but the running torch is"):
+        torch_reader.enable()
+    assert not torch_reader.enabled() and "was built for" in torch_reader.status()
+    assert not torch_reader.activate()  # the first-use load refuses it too
+    x = torch.arange(3.0)
+    assert wb.from_dlpack(x).iterator.address == x.data_ptr()   # the exchange path serves torch meanwhile

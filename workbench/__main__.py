@@ -3,7 +3,9 @@ lists them; a suite that needs a GPU says on stderr and in its result that it sk
 ``python -m workbench lab [suite ...] [--quick] [--out FILE.json] [--chart FILE.png]``: the overhead lab
 (workbench/bench/lab.py), printed as a table.
 ``python -m workbench tune --kind hopper|smem|cpu --shapes MxNxK ... [--dtypes ...] [--ray ADDRESS|local]
-[--workers N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU (workbench/_tune.py)."""
+[--workers N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU (workbench/_tune.py).
+``python -m workbench build-torch-native [--force]``: compile the torch reader for the installed torch
+(workbench/dlpack/torch_native.py)."""
 
 from __future__ import annotations
 
@@ -56,7 +58,16 @@ def main(argv=None) -> int:
     tu.add_argument("--no-cache", action="store_true", help="neither read nor write the per-GPU-model cache")
     tu.add_argument("--refresh", action="store_true", help="measure again and overwrite the cached choices")
     tu.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    tn = sub.add_parser("build-torch-native", help="compile the torch reader for the installed torch (~15 s, once)",
+                        description="Compile workbench/dlpack/_torch_native.cpp against the installed torch's headers "
+                                    "into a per-torch cache folder. With it, torch tensors passed to wb.from_dlpack or "
+                                    "straight to a kernel are read in C++ (same fields and refusals as torch's DLPack "
+                                    "exchange API, which they take without it). WB_TORCH_NATIVE=0 turns it off.")
+    tn.add_argument("--force", action="store_true", help="rebuild even if a reader for this torch exists")
     args = ap.parse_args(argv)
+    if args.cmd == "build-torch-native":
+        from workbench.dlpack import torch_native
+        return torch_native.main(force=args.force)
     if args.cmd == "lab":
         return _lab(ap, args)
     if args.cmd == "tune":

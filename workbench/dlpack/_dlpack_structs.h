@@ -5,6 +5,7 @@
 #define WB_DLPACK_STRUCTS_H
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
 typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
@@ -140,6 +141,79 @@ static inline PyObject *wb_producer(PyObject *table, PyTypeObject *tp, int *kind
   if (k < 0 || k > 2) { PyErr_Clear(); return NULL; }
   *kind = (int)k;
   return e;
+}
+
+/* ---- the torch reader ----------------------------------------------------------------------
+ * workbench/dlpack/_torch_native.cpp, compiled against the running torch's headers
+ * (python -m workbench build-torch-native) and loaded by workbench.dlpack.torch_native once its
+ * recorded torch version matches: wb_torch_read(obj, &t, &hazard) fills a DLTensor from a torch
+ * tensor's at::Tensor and tells its hazards in the same few loads; 0: read, 1: not read (the caller
+ * takes the exchange API and wb_torch_hazard, as without the reader).  One instance, in _native;
+ * the launcher reads it through the capsule WB_TORCH_READER_CAPSULE. */
+typedef int (*wb_torch_read_t)(PyObject *obj, DLTensor *out, int *hazard);
+typedef struct {
+  wb_torch_read_t read;   /* NULL: not loaded, or switched off */
+  PyTypeObject *base;     /* torch._C.TensorBase (a strong reference): read is given its instances only */
+} WbTorchReader;
+#define WB_TORCH_READER_CAPSULE "workbench.dlpack._native._torch_reader"
+
+/* The last producer type met and its decoded table entry, per C path: a call passing one framework's
+ * tensors skips the dict lookup and the int conversions.  Valid while the table is the same dict and
+ * that type's entry is unchanged: on Python < 3.12 the dict's version tag says so without a lookup
+ * (any change of the dict changes it); from 3.12 (the tag is deprecated there) the entry is looked up
+ * and compared by identity, which still skips the decoding.  torch_read: the entry is torch's exchange
+ * API and the type derives from the reader's base, so the reader may be given its instances. */
+typedef struct {
+  PyTypeObject *type;     /* strong */
+  PyObject *entry;        /* strong */
+  PyObject *table;        /* borrowed: compared only */
+  PyTypeObject *base;     /* the reader's base when torch_read was decided: compared only */
+  uint64_t tag;
+  void *fp;               /* the exchange API's function (kind WB_VIA_EXCHANGE) */
+  int kind, torch_checks, torch_read;
+} WbProducerCache;
+
+static inline void wb_producer_cache_clear(WbProducerCache *c) {
+  PyObject *t = (PyObject *)c->type, *e = c->entry;
+  memset(c, 0, sizeof *c);
+  Py_XDECREF(t);
+  Py_XDECREF(e);
+}
+
+/* 1: c describes tp's entry; 0: tp is not in the table (or an error is set). */
+static inline int wb_producer_cached(WbProducerCache *c, PyObject *table, PyTypeObject *tp, const WbTorchReader *rd) {
+  PyTypeObject *base = rd ? rd->base : NULL;
+  if (tp == c->type && table == c->table && base == c->base) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (((PyDictObject *)table)->ma_version_tag == c->tag) return 1;
+#else
+    if (PyDict_GetItemWithError(table, (PyObject *)tp) == c->entry) return 1;
+#endif
+  }
+  int kind;
+  PyObject *e = wb_producer(table, tp, &kind);
+  if (!e) return 0;
+  void *fp = NULL;
+  if (kind == WB_VIA_EXCHANGE) {
+    fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(e, 1));
+    if (!fp) { PyErr_Clear(); return 0; }
+  }
+  int torch_checks = kind == WB_VIA_EXCHANGE && PyTuple_GET_ITEM(e, 3) == Py_True;
+  PyObject *old_type = (PyObject *)c->type, *old_entry = c->entry;
+  c->type = (PyTypeObject *)Py_NewRef(tp);
+  c->entry = Py_NewRef(e);
+  c->table = table;
+  c->base = base;
+#if PY_VERSION_HEX < 0x030C0000
+  c->tag = ((PyDictObject *)table)->ma_version_tag;
+#endif
+  c->fp = fp;
+  c->kind = kind;
+  c->torch_checks = torch_checks;
+  c->torch_read = torch_checks && base && PyType_IsSubtype(tp, base);
+  Py_XDECREF(old_type);  /* last: a finalizer run here sees a consistent cache */
+  Py_XDECREF(old_entry);
+  return 1;
 }
 
 #endif

@@ -807,29 +807,9 @@ static PyObject *etype_of(uint32_t packed) {
   return e;
 }
 
-/* The last producer type read through its exchange API, its table entry and decoded function pointer:
- * from_dlpack of one framework's tensors in a loop skips the table lookup and the decoding.  Valid while
- * the table is the same dict, unchanged since (its version tag; Python >= 3.12 looks the entry up each
- * call and reuses only the decoded pointer of the same entry object). */
-static struct { PyTypeObject *type; PyObject *entry; void *fp; uint64_t tag; } g_last_ex;
-
-static void forget_exchange(void) {
-  Py_CLEAR(g_last_ex.type);
-  Py_CLEAR(g_last_ex.entry);
-  g_last_ex.fp = NULL;
-}
-
-static void remember_exchange(PyTypeObject *tp, PyObject *entry, void *fp) {
-  PyObject *old_type = (PyObject *)g_last_ex.type, *old_entry = g_last_ex.entry;
-  g_last_ex.type = (PyTypeObject *)Py_NewRef(tp);
-  g_last_ex.entry = Py_NewRef(entry);
-  g_last_ex.fp = fp;
-#if PY_VERSION_HEX < 0x030C0000
-  g_last_ex.tag = ((PyDictObject *)g_producers)->ma_version_tag;
-#endif
-  Py_XDECREF(old_type);
-  Py_XDECREF(old_entry);
-}
+/* The last producer type met and its decoded entry (see _dlpack_structs.h), and the torch reader. */
+static WbProducerCache g_last;
+static WbTorchReader g_torch;
 
 static PyObject *set_tables(PyObject *mod, PyObject *args) {
   PyObject *producers, *packed;
@@ -837,8 +817,35 @@ static PyObject *set_tables(PyObject *mod, PyObject *args) {
   Py_XSETREF(g_producers, Py_NewRef(producers));
   Py_XSETREF(g_packed, Py_NewRef(packed));
   clear_etype_cache();
-  forget_exchange();
+  wb_producer_cache_clear(&g_last);
   Py_RETURN_NONE;
+}
+
+/* set_torch_reader(address, base): install the torch reader (workbench.dlpack.torch_native checks
+ * that it was built for the running torch first) and the type whose instances it reads
+ * (torch._C.TensorBase); set_torch_reader(0, None) switches it off.  Shared with the launcher. */
+static PyObject *set_torch_reader(PyObject *mod, PyObject *args) {
+  unsigned long long addr;
+  PyObject *base;
+  if (!PyArg_ParseTuple(args, "KO", &addr, &base)) return NULL;
+  if (addr ? !PyType_Check(base) : base != Py_None) {
+    PyErr_Format(PyExc_TypeError, "set_torch_reader: expected (address, torch._C.TensorBase) or (0, None), but got "
+                 "(%llu, %s).", addr, Py_TYPE(base)->tp_name);
+    return NULL;
+  }
+  g_torch.read = NULL;
+  Py_CLEAR(g_torch.base);
+  if (addr) {
+    g_torch.base = (PyTypeObject *)Py_NewRef(base);
+    g_torch.read = (wb_torch_read_t)(uintptr_t)addr;
+  }
+  Py_RETURN_NONE;
+}
+
+/* torch_reader() -> (address, base), or None when no reader is installed */
+static PyObject *torch_reader(PyObject *mod, PyObject *unused) {
+  if (!g_torch.read) Py_RETURN_NONE;
+  return Py_BuildValue("(NO)", PyLong_FromVoidPtr((void *)(uintptr_t)g_torch.read), (PyObject *)g_torch.base);
 }
 
 /* set_from_dlpack(Tensor, general, from_fields): general(x, assumed_align, stream) is the whole
@@ -959,40 +966,31 @@ static PyObject *from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t na
   /* an explicit stream, or an alignment that is not a positive power of two: the Python path */
   if (stream != Py_None || (assumed != Py_None && (align <= 0 || (align & (align - 1)))))
     return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
-  PyObject *out = NULL, *ex;
-  int via;
-  void *fp = NULL;
-  PyTypeObject *tp = Py_TYPE(obj);
-#if PY_VERSION_HEX < 0x030C0000
-  if (tp == g_last_ex.type && ((PyDictObject *)g_producers)->ma_version_tag == g_last_ex.tag) {
-    ex = g_last_ex.entry;  /* the table has not changed since this type's entry was read */
-    via = WB_VIA_EXCHANGE;
-    fp = g_last_ex.fp;
-  } else
-#endif
-  {
-    ex = wb_producer(g_producers, tp, &via);
-    if (!ex) {
-      if (PyErr_Occurred()) return NULL;
-      return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
-    }
-    if (via == WB_VIA_EXCHANGE) {
-      fp = ex == g_last_ex.entry ? g_last_ex.fp : PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
-      if (fp) remember_exchange(tp, ex, fp);
-    }
+  PyObject *out = NULL;
+  if (!wb_producer_cached(&g_last, g_producers, Py_TYPE(obj), &g_torch)) {
+    if (PyErr_Occurred()) return NULL;
+    return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
   }
+  int via = g_last.kind;
   if (via == WB_VIA_EXCHANGE) {
-    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
+    /* held: the checks below may run Python code, which could change the cache and the table */
+    PyObject *ex = Py_NewRef(g_last.entry);
     DLTensor t;
-    memset(&t, 0, sizeof t);
-    int rc = fp ? ((dltensor_from_py_object_no_sync_t)fp)((void *)obj, &t) : -1;
-    if (rc != 0) {
-      Py_DECREF(ex);
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "The producer's dltensor_from_py_object_no_sync failed.");
-      return NULL;
-    }
-    if (validate_dltensor(&t) < 0) { Py_DECREF(ex); return NULL; }
-    if (PyTuple_GET_ITEM(ex, 3) == Py_True && wb_torch_hazard(&g_hazards, obj, t.dtype.code)) {
+    int hazard = 0;
+    /* the torch reader (see _dlpack_structs.h), else the exchange API and torch's getters */
+    int read = g_last.torch_read && g_torch.read && g_torch.read(obj, &t, &hazard) == 0;
+    if (!read) {
+      int torch_checks = g_last.torch_checks;
+      memset(&t, 0, sizeof t);
+      if (((dltensor_from_py_object_no_sync_t)g_last.fp)((void *)obj, &t) != 0) {
+        Py_DECREF(ex);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "The producer's dltensor_from_py_object_no_sync failed.");
+        return NULL;
+      }
+      if (validate_dltensor(&t) < 0) { Py_DECREF(ex); return NULL; }
+      hazard = torch_checks && wb_torch_hazard(&g_hazards, obj, t.dtype.code);
+    } else if (validate_dltensor(&t) < 0) { Py_DECREF(ex); return NULL; }
+    if (hazard) {
       Py_DECREF(ex);  /* refused: the Python path raises the precise message (or converts, if it was a misread) */
       return PyObject_CallFunctionObjArgs(g_general, obj, assumed, stream, NULL);
     }
@@ -1193,6 +1191,9 @@ static PyMethodDef methods[] = {
   {"set_pointer_types", (PyCFunction)set_pointer_types, METH_VARARGS, "Install wb.Pointer and wb.ElementType."},
   {"init_pointer", (PyCFunction)init_pointer, METH_VARARGS, "Store a checked wb.Pointer's fields (once)."},
   {"set_tables", (PyCFunction)set_tables, METH_VARARGS, "Install the exchange, dtype and CPU-type tables."},
+  {"set_torch_reader", (PyCFunction)set_torch_reader, METH_VARARGS,
+   "set_torch_reader(address, torch._C.TensorBase) installs the torch reader; (0, None) switches it off."},
+  {"torch_reader", (PyCFunction)torch_reader, METH_NOARGS, "(address, base) of the installed torch reader, or None."},
   {"set_from_dlpack", (PyCFunction)set_from_dlpack, METH_VARARGS, "Install wb.Tensor and from_dlpack's Python paths."},
   {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_FASTCALL | METH_KEYWORDS,
    "from_dlpack(tensor, assumed_align=None, *, stream=None)\n--\n\n"
@@ -1237,5 +1238,7 @@ PyMODINIT_FUNC PyInit__native(void) {
   if (PyModule_AddObject(m, "PointerBase", (PyObject *)&PointerBaseType) < 0) { Py_DECREF(&PointerBaseType); Py_DECREF(m); return NULL; }
   Py_INCREF(&TensorBaseType);
   if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorBaseType) < 0) { Py_DECREF(&TensorBaseType); Py_DECREF(m); return NULL; }
+  PyObject *reader = PyCapsule_New(&g_torch, WB_TORCH_READER_CAPSULE, NULL);  /* for the launcher */
+  if (!reader || PyModule_AddObject(m, "_torch_reader", reader) < 0) { Py_XDECREF(reader); Py_DECREF(m); return NULL; }
   return m;
 }

@@ -8,7 +8,9 @@ Rules, each traceable to the spec or dlpack.h 1.3:
   last workbench view dies (the C ``Owner`` does it);
 - a versioned capsule with a different major version: call the deleter, read nothing, BufferError;
 - types exposing ``__dlpack_c_exchange_api__`` (torch >= 2.10) are read through the exchange
-  API's ``dltensor_from_py_object_no_sync`` into a stack DLTensor: no capsule, no allocation.
+  API's ``dltensor_from_py_object_no_sync`` into a stack DLTensor: no capsule, no allocation;
+  torch tensors, where the torch reader is built for the running torch, by the reader instead
+  (workbench/dlpack/torch_native.py: same fields, same refusals, a third of the host time).
 """
 
 from __future__ import annotations
@@ -109,7 +111,14 @@ _native.set_tables(PRODUCERS_FOR_C, PACKED)
 
 
 def _learn(tp: type, ex) -> None:
+    # A type's entry is set here once (exchange_api_of caches per type) and never changed; the C paths'
+    # cache of the last type's entry checks the table anyway (wb_producer_cached).
     if ex is not None:   # (VIA_EXCHANGE, fnptr, version, whether torch's hazards are checked)
+        if ex[2] is _torch_precheck:
+            # the first torch tensor type met: load the torch reader if it was built for this torch
+            # (torch_native.py), before the C paths first read this type
+            from . import torch_native
+            torch_native.activate()
         PRODUCERS_FOR_C[tp] = (VIA_EXCHANGE, ex[0], ex[1], ex[2] is _torch_precheck)
     elif tp.__module__.partition(".")[0] == "cupy" and tp.__name__ == "ndarray":
         PRODUCERS_FOR_C[tp] = (VIA_CUDA_CAPSULE,)  # cupy arrays live on CUDA devices: asked with stream=-1

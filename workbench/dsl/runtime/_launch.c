@@ -57,12 +57,19 @@ typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsig
 static PyObject *g_tensor_cls, *g_ptr_cls, *g_producers;  /* g_producers: see wb_producer */
 static PyObject *s_kernel_signature, *s_dlpack, *s_layout;
 static PyObject *g_kw_ver, *g_kw_ver_stream, *g_maxver, *g_no_sync;
+static WbProducerCache g_last;   /* the last producer type met: see _dlpack_structs.h */
+static const WbTorchReader *g_torch;  /* _native's torch reader (its read is NULL until one is loaded) */
 
 static PyObject *set_types(PyObject *mod, PyObject *args) {
   PyObject *t, *p, *producers;
   if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &t, &PyType_Type, &p, &PyDict_Type, &producers)) return NULL;
   Py_XSETREF(g_tensor_cls, Py_NewRef(t)); Py_XSETREF(g_ptr_cls, Py_NewRef(p));
   Py_XSETREF(g_producers, Py_NewRef(producers));
+  wb_producer_cache_clear(&g_last);
+  if (!g_torch) {  /* the bridge's torch reader: imported with wb.Tensor, which the launcher needs anyway */
+    g_torch = PyCapsule_Import(WB_TORCH_READER_CAPSULE, 0);
+    if (!g_torch) return NULL;
+  }
   Py_RETURN_NONE;
 }
 
@@ -352,19 +359,25 @@ static int put_dltensor(char *buf, const CSpec *c, const DLTensor *t, uint64_t f
 static WbHazardCache g_hazards;  /* torch's hazards: see _dlpack_structs.h */
 
 static int put_framework_tensor(char *buf, const CSpec *c, PyObject *a) {
-  int via;
-  PyObject *ex = wb_producer(g_producers, Py_TYPE(a), &via);
-  if (!ex) return 0;
+  if (!wb_producer_cached(&g_last, g_producers, Py_TYPE(a), g_torch)) return 0;
+  int via = g_last.kind;
   if (via == WB_VIA_EXCHANGE) {
-    Py_INCREF(ex);  /* the checks below run Python code, which could drop the table entry */
-    int ok = 0;
-    void *fp = PyLong_AsVoidPtr(PyTuple_GET_ITEM(ex, 1));
     DLTensor t;
+    int hazard;
+    /* the torch reader: the tensor and its hazards in one call; a hazard is a refusal (Python raises
+     * the precise error), as wb_torch_hazard's below */
+    if (g_last.torch_read && g_torch->read && g_torch->read(a, &t, &hazard) == 0)
+      return hazard ? 0 : put_dltensor(buf, c, &t, 0);
+    /* the checks below run Python code, which could change the cache and drop the table entry */
+    PyObject *ex = Py_NewRef(g_last.entry);
+    void *fp = g_last.fp;
+    int torch_checks = g_last.torch_checks;
+    int ok = 0;
     memset(&t, 0, sizeof t);
     /* the exchange API's no-sync read: the launch goes to the legacy default stream, on which
      * torch's default-stream work is already ordered (DESIGN.md section 5) */
-    if (fp && ((dltensor_from_py_object_no_sync_t)fp)((void *)a, &t) == 0 &&
-        !(PyTuple_GET_ITEM(ex, 3) == Py_True && wb_torch_hazard(&g_hazards, a, t.dtype.code)))
+    if (((dltensor_from_py_object_no_sync_t)fp)((void *)a, &t) == 0 &&
+        !(torch_checks && wb_torch_hazard(&g_hazards, a, t.dtype.code)))
       ok = put_dltensor(buf, c, &t, 0);
     Py_DECREF(ex);
     return ok;
