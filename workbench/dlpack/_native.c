@@ -1201,7 +1201,13 @@ static PyMethodDef methods[] = {
    "``assumed_align`` (bytes) defaults to the element's natural alignment and must divide the data\n"
    "pointer.  ``stream`` goes to CUDA producers as DLPack's ``stream`` argument (None: the\n"
    "producer's default; cupy arrays, on the legacy default stream like the workbench's launches,\n"
-   "are read with -1, no synchronization)."},
+   "are read with -1, no synchronization).\n\n"
+   "torch tensors are read by the torch reader where it is built for the running torch\n"
+   "(``python -m workbench build-torch-native``, once per torch install; ``make lab``/``make test``\n"
+   "run it): C++ against torch's headers, about half the host time.  Without it they go through\n"
+   "torch's DLPack exchange API: slower, same fields, same refusals (a tensor that requires grad or\n"
+   "carries the conjugate or negative bit is refused either way).  WB_TORCH_NATIVE=0 turns it off;\n"
+   "workbench.dlpack.torch_native.status() says which path torch tensors take."},
   {NULL, NULL, 0, NULL},
 };
 

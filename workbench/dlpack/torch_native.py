@@ -79,6 +79,8 @@ def build(force: bool = False) -> Path:
     if not (Path(torch.__file__).resolve().parent / "include" / "torch" / "csrc" / "autograd" / "python_variable.h").is_file():
         raise RuntimeError(f"Expected torch's C++ headers under {Path(torch.__file__).parent / 'include'}, "
                            "but this torch install has none.")
+    if not SOURCE.is_file():
+        raise RuntimeError(f"Expected the reader's source at {SOURCE}, but it is absent from this install.")
     final = library_path()
     if final.is_file() and not force and _built_for(final) == _running_tag():
         return final

@@ -16,8 +16,10 @@
  *        a tensor; dyn = ((slot, 2 shape | 3 stride, flat index, is64), ...).  Accepted as
  *        - a wb.Tensor: fields read in C (its kernel_signature() only for make_tensor/compact marks);
  *        - a framework tensor whose implicit conversion (from_dlpack(x).mark_layout_dynamic()) would
- *          give this signature: torch through its DLPack exchange API (a C function pointer, no
- *          capsule), other known producers through their capsule; dtype, device, rank, every
+ *          give this signature: torch through the torch reader where it is built for the running torch
+ *          (workbench/dlpack/torch_native.py: python -m workbench build-torch-native), else through
+ *          its DLPack exchange API (a C function pointer, no capsule: slower, same result), other
+ *          known producers through their capsule; dtype, device, rank, every
  *          static extent and stride, dynamic markers (width, divisibility), alignment and the
  *          read-only flag are checked against the spec without building a wb.Tensor.
  *   (7, slot, numpy scalar type, kind)                 kind 0 f32, 1 f64, 2..5 i8/i16/i32/i64, 6..9 u8..u64, 10 bool
