@@ -549,3 +549,16 @@ def test_a_reader_built_for_another_torch_is_not_loaded(torch_reader, monkeypatc
     assert not torch_reader.activate()  # the first-use load refuses it too
     x = torch.arange(3.0)
     assert wb.from_dlpack(x).iterator.address == x.data_ptr()   # the exchange path serves torch meanwhile
+
+
+@pytest.mark.gpu
+def test_the_torch_reader_reads_cuda_tensors_as_the_exchange_api(torch_reader):
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA torch and a GPU")
+    for dev in range(torch.cuda.device_count()):
+        for x in (torch.arange(24.0, device=f"cuda:{dev}").reshape(4, 6)[1:, ::2],
+                  torch.zeros((), dtype=torch.bfloat16, device=f"cuda:{dev}"),
+                  torch.zeros(3, dtype=torch.complex64, device=f"cuda:{dev}").conj()):
+            fast, slow = _both_paths(torch_reader, lambda x=x: _view(wb.from_dlpack(x)))
+            assert _same(fast, slow), (x.device, fast, slow)
+        assert wb.from_dlpack(x.resolve_conj())._f[4:6] == (2, dev)
