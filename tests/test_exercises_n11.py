@@ -275,6 +275,12 @@ def test_the_schedule_section_says_what_the_committed_files_hold():
     assert f"and at {best['8192x7168x2048 bfloat16']:.3f}x at 8192 x 7168 x 2048 bf16" in text
     assert f"2048 x 7168 x 2048 at {best['2048x7168x2048 float16']:.3f}x (fp16)" in text
     assert len(above) == len(best) - 3      # the three named below
+    tuned = json.loads((REPO / "benchmarks" / "results" / "tune-hopper-2xH200-4shapes.json").read_text())
+    chosen = [b["config"] for b in tuned["best"] if b["shape"] == [2048, 7168, 2048] and b["dtype"] == "float16"]
+    pick = [r for r in tuned["rows"] if r["shape"] == [2048, 7168, 2048] and r["dtype"] == "float16"
+            and r["config"] == chosen[0]]
+    assert len(pick) == 1 and "ping-pong" in pick[0]["config_repr"] and pick[0]["ratio_to_reference"] < 1
+    assert f"ping-pong 128 x 128 tiles with one consumer's epilogue under the other's MMAs, at {pick[0]['ratio_to_reference']:.3f}x" in text
     f8 = json.loads((REPO / "benchmarks" / "results" / "fp8-schedules-H200.json").read_text())["shapes"]
     f8best = [max(e["ratio_to_scaled_mm"] for e in s["configs"].values() if e["scaling"] == "tensor") for s in f8.values()]
     assert f"at or past cuBLASLt on every shape ({min(f8best):.3f}x to {max(f8best):.3f}x)" in text and min(f8best) >= 1
