@@ -682,7 +682,7 @@ def _from_fields(f, assumed_align):
 
 
 # wb.from_dlpack(tensor, assumed_align=None, *, stream=None), CuTe DSL's call: the usual producers
-# (torch through its exchange API, numpy, cupy) are validated and built in C as one allocation; the
+# (torch through the torch reader or its exchange API, numpy, cupy) are validated and built in C as one allocation; the
 # rest comes back to _from_dlpack_general / _from_fields above.
 _native.set_from_dlpack(Tensor, _from_dlpack_general, _from_fields)
 from_dlpack = _native.from_dlpack
