@@ -77,3 +77,27 @@ def test_the_fp8_suite_interleaves_with_scaled_mm_and_repeats():
             # within the tensor cores' fp8 accumulation bound at K = 4096 (2^-6, tests/test_hopper.py), + bf16 rounding
             assert r["max_rel_error_vs_fp32"] < 2e-2 and r["max_rel_diff_vs_scaled_mm"] < 2e-2
     assert s["best"]["config"] in s["configs"]
+
+
+def test_the_schedule_suite_checks_its_shapes_steps_and_dtypes_before_any_gpu_work():
+    assert gemm._schedule_shape("8000^3") == (8000, 8000, 8000) and gemm._schedule_shape("256x4096x512") == (256, 4096, 512)
+    for bad in ("4096x4096", "0x4x4", "ax4x4", "4096^4"):
+        with pytest.raises(ValueError, match="run_schedules: expected a shape named in SCHEDULE_SHAPES"):
+            gemm.run_schedules(shapes=[bad])
+    with pytest.raises(ValueError, match="bm must be 64 x consumers"):      # HopperGemm's own check, on the CPU
+        gemm.run_schedules(shapes=["4096^3"], steps=[("two consumers of 64 rows", dict(bm=64, persistent=True))])
+    with pytest.raises(ValueError, match="expected dtypes 'float16' or 'bfloat16'"):
+        gemm.run_schedules(shapes=["4096^3"], dtypes=("float32",))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not backend_cupy.gpu_available() or backend_cupy.current_arch() != "sm_90",
+                    reason="needs an SM90 GPU")
+def test_the_schedule_suite_times_given_steps_at_given_shapes_beside_cublas():
+    steps = [("few rows", dict(bm=64, bn=128, bk=64, consumers=1, stages=8, group=8, persistent=True))]
+    out = gemm.run_schedules(repeats=2, shapes=["256x1024x512"], dtypes=("bfloat16",), steps=steps)
+    assert "hold kernel" in out["timing"] and out["steps"] == ["few rows"]
+    r = out["results"]["256x1024x512 bfloat16"]
+    s = r["steps"]["few rows"]
+    assert r["mnk"] == [256, 1024, 512] and len(s["ratios"]) == 2 and s["exact_at_1000x1000x504"]
+    assert s["cublas_tflops_alongside"] > 0 and r["best"]["step"] == "few rows" and s["max_rel_error_vs_fp32"] < 1e-2

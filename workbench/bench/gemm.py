@@ -366,22 +366,40 @@ SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few 
 }
 
 
+def _schedule_shape(name):
+    """(M, N, K) of a :data:`SCHEDULE_SHAPES` name or an "MxNxK" string of positive integers."""
+    if name in SCHEDULE_SHAPES:
+        return SCHEDULE_SHAPES[name]
+    parts = name.split("x") if isinstance(name, str) else []
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"run_schedules: expected a shape named in SCHEDULE_SHAPES ({', '.join(SCHEDULE_SHAPES)}) or "
+                         f"an 'MxNxK' string of positive integers, but got {name!r}.")
+    return tuple(int(p) for p in parts)
+
+
 def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16"), steps=None) -> dict:
     """Each step of :data:`SCHEDULE_STEPS` (or ``steps``: (name, HopperGemm keyword arguments) pairs) against cuBLAS
     (``torch.matmul``, C in the inputs' type) at :data:`SCHEDULE_SHAPES` (or ``shapes``: their names or "MxNxK"
     strings), fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every step, the median
     ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum relative error against
     an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
+    from workbench.kernels.gemm_hopper import HopperGemm
+    shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
+    mnks = {name: _schedule_shape(name) for name in shapes}
+    steps = list(steps or SCHEDULE_STEPS)
+    bad = [d for d in dtypes if d not in ("float16", "bfloat16")]
+    if bad:
+        raise ValueError(f"run_schedules: expected dtypes 'float16' or 'bfloat16', but got {bad}.")
+    # every step's configuration checked (HopperGemm validates itself) before any GPU work
+    configs_of = {d: [(s, HopperGemm(dtype={"float16": wb.Float16, "bfloat16": wb.BFloat16}[d], **kw))
+                      for s, kw in steps] for d in dtypes}
     skipped = _needs_sm90("the Hopper GEMM against cuBLAS", "the wgmma kernel")
     if skipped:
         return skipped
     import torch
 
-    from workbench.kernels.gemm_hopper import HopperGemm
     repeats = repeats or (3 if quick else 5)
     reps = 10 if quick else 20
-    shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
-    steps = list(steps or SCHEDULE_STEPS)
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
            "sms": props.multi_processor_count, "torch": torch.__version__,
@@ -393,8 +411,7 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
     gen = torch.Generator(device="cuda").manual_seed(0)
     for dt_name in dtypes:
         tdt = getattr(torch, dt_name)
-        wdt = {"float16": wb.Float16, "bfloat16": wb.BFloat16}[dt_name]
-        configs = [(s, HopperGemm(dtype=wdt, **kw)) for s, kw in steps]
+        configs = configs_of[dt_name]
         m, n, k = 1000, 1000, 504
         a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).to(tdt)
         b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).to(tdt)
@@ -406,7 +423,7 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
             torch.cuda.synchronize()
             exact[s] = bool(torch.equal(c, want))
         for shape_name in shapes:
-            m, n, k = SCHEDULE_SHAPES.get(shape_name) or tuple(int(v) for v in shape_name.split("x"))
+            m, n, k = mnks[shape_name]
             flop = 2 * m * n * k
             a = torch.randn(m, k, device="cuda", generator=gen).to(tdt)
             b = torch.randn(n, k, device="cuda", generator=gen).to(tdt)
