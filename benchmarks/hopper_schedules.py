@@ -1,6 +1,7 @@
 """The Hopper GEMM's schedule steps against cuBLAS, one change per step (``workbench.bench.gemm.run_schedules``):
 the persistent rung, + the overlapped epilogue with setmaxnreg 24/240, + stream-K for the last two waves, stream-K
-alone, and two tile shapes (64 x 128 with one consumer for few rows; 128 x 192 with stream-K for ragged sizes); fp16
+alone, two tile shapes (64 x 128 with one consumer for few rows; 128 x 192 with stream-K for ragged sizes) and two
+ping-pong tile widths for wave quantization (128 x 160; 128 x 176 in bands of 2, as cuBLAS tiles N = 7168); fp16
 and bf16 at square, LLM (M from 256 to 16384), ragged and few-row shapes, the best step per shape; interleaved call
 by call, repeated, median and spread, clocks stated.  Needs an SM90 GPU.
 

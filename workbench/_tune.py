@@ -92,6 +92,10 @@ def default_configs(kind: str) -> list[dict]:
         for sk in (False, True):
             out.append(dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=[24, 240],
                             stream_k=sk))
+        # wave quantization: ping-pong tiles 128 x 160 (the LLM projections) and 128 x 176 (N = 7168 is 41 x 176)
+        for bn, stages in ((160, 4), (176, 5)):
+            for group in (2, 16):
+                out.append(dict(bm=128, bn=bn, bk=64, stages=stages, group=group, pingpong=True, regs=[24, 240]))
     elif kind == "smem":
         for bm, bn, warps in ((128, 128, (2, 2)), (128, 256, (2, 4)), (256, 128, (4, 2))):
             for bk in (32, 64):

@@ -351,6 +351,11 @@ SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 til
                                                     persistent=True)),
     ("128 x 192 tiles, overlap, stream-K", dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True,
                                                 overlap=True, regs=(24, 240), stream_k=True)),
+    # wave quantization: ping-pong consumers (each tile's epilogue under the other's MMAs) on tiles whose count fills
+    # the SMs' waves: N = 7168 is 41 tiles of 176 (M = 2048: 656 tiles, 4.97 waves of 132 SMs; 128 x 256: 3.39)
+    ("128 x 160 tiles, ping-pong", dict(bm=128, bn=160, bk=64, stages=4, group=16, pingpong=True, regs=(24, 240))),
+    ("128 x 176 tiles, ping-pong, bands of 2", dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True,
+                                                    regs=(24, 240))),
 ]
 SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few rows
     "4096^3": (4096, 4096, 4096),

@@ -12,25 +12,29 @@ k-block) and one producer warpgroup, whose first thread issues the TMA loads (wa
   refills the stage.
 
 ``setmaxnreg`` moves registers from the producer (40) to the consumers (232), whose accumulators take 128 a thread
-at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores setmaxnreg).  Blocks walk tiles in
+at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores setmaxnreg).  bn is any multiple of
+16 from 64 to 256: widths that are no power of two are for wave quantization (N = 7168 is 41 tiles of 176, which
+cuBLAS also picks there: 656 tiles of 128 x 176 fill 4.97 waves of 132 SMs where 448 of 128 x 256 fill 3.39).  Blocks walk tiles in
 bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.  ``cluster`` blocks
 along M form a thread-block cluster sharing one B tile: each loads a 1/cluster slice of it and multicasts it to
 all, and each consumer releases a stage in every block of the cluster (``empty[s]`` counts them all).
 ``pingpong``: each consumer warpgroup owns every other tile of its (persistent) block, bm rows of its own, and the
 two take turns at the tensor cores (named barriers: one waits until the other has issued its tile's last MMAs, which
-also keeps the mbarrier phases it waits on the next ones), so that one's epilogue overlaps the other's MMAs.
+also keeps the mbarrier phases it waits on the next ones, and its MMAs queue behind those), so that one's epilogue
+overlaps the other's MMAs; in a cluster too (each consumer releases a stage in every block).
 
 C is written in its own element type (fp16/bf16 as cuBLAS writes, or fp32).  The epilogue goes through shared memory
 and TMA stores where C's rows are 16-byte aligned (``epilogue="tma"``, CUTLASS's): the consumer warpgroups round
-their accumulators a bm x (128 bytes) chunk at a time into one of two swizzled staging buffers, and the first
-consumer thread stores the chunk by TMA while the next one is written; the TMA clips the tile at C's edges.
+their accumulators a bm x (128 bytes) chunk at a time (64 or 32 bytes where 128 do not divide the tile's row: 176
+fp16 columns are 11 chunks of 16) into one of two swizzled staging buffers, and the first consumer thread stores the
+chunk by TMA while the next one is written; the TMA clips the tile at C's edges.
 Otherwise (``epilogue="registers"``) each thread stores its accumulators, predicated at the edges.  Edges of A and
 B: the TMA reads zeros outside them.
 
 Schedules (``benchmarks/hopper_schedules.py`` measures each step against cuBLAS):
 
 * ``overlap=True`` (persistent, cooperative): a tile's C, rounded to 16 bits, waits in registers (64 a thread at
-  128 x 256) while the same consumers issue the next tile's first k-tiles' MMAs, one 64-column chunk stored by TMA
+  128 x 256) while the same consumers issue the next tile's first k-tiles' MMAs, one staging chunk stored by TMA
   after each k-tile's MMAs are issued, instead of with the tensor cores idle (the block's last tile after its loop).
   A 32-bit C keeps the plain epilogue (its 128 registers a thread would not fit beside the accumulators).
 * ``regs=(producer, consumer)``: the setmaxnreg split (40/232 by default; 24/240 as the open worklogs use).
@@ -108,9 +112,9 @@ class HopperGemm:
                      "1 or 2 consumer warpgroups (the setmaxnreg budget: 40 + 232 x consumers registers a thread "
                      "of a warpgroup within 65,536 a block)")
         check_config(who, "bm", bm, lambda v: v in (64, 128), "64 or 128 (64-row slabs, one per consumer)")
-        check_config(who, "bn", bn, lambda v: v in (64, 128, 192, 256),
-                     "64, 128, 192 or 256 (an SM90 GMMA N whose tile the TMA epilogue stores in whole 128-byte "
-                     "chunks)")
+        check_config(who, "bn", bn, lambda v: v % 16 == 0 and 64 <= v <= 256,
+                     "a multiple of 16 from 64 to 256 (an SM90 GMMA N whose rows of a 16-bit C the TMA epilogue "
+                     "stores in whole chunks of 32, 64 or 128 bytes)")
         bk = 1024 // dtype.bits if bk is None else bk       # 128-byte rows (SW128) unless told
         rows = {16: (16, 32, 64), 8: (32, 64, 128)}[dtype.bits]
         check_config(who, "bk", bk, lambda v: v in rows,
@@ -120,10 +124,9 @@ class HopperGemm:
                      ">= 2 (the producer refills one stage while the consumers' MMAs still read the previous one)")
         check_config(who, "group", group, lambda v: v >= 1, ">= 1 (m-tiles per band of blocks)")
         check_config(who, "cluster", cluster, lambda v: v in (1, 2, 4), "1, 2 or 4 blocks along M")
-        if pingpong and (bm not in (64, 128) or consumers != 2 or cluster != 1):
+        if pingpong and (bm not in (64, 128) or consumers != 2):
             raise ValueError(f"HopperGemm: ping-pong consumers each own a whole tile of 64 or 128 rows: expected two "
-                             f"consumer warpgroups and no cluster, but got bm={bm}, consumers={consumers}, "
-                             f"cluster={cluster}.")
+                             f"consumer warpgroups, but got bm={bm}, consumers={consumers}.")
         if not pingpong and bm != 64 * consumers:
             raise ValueError(f"HopperGemm: each consumer warpgroup computes 64 rows, so bm must be 64 x consumers "
                              f"({64 * consumers}), but got {bm}.")
@@ -155,13 +158,14 @@ class HopperGemm:
                              f"expected bk=128 and bn=128 (a second accumulator of bn/2 registers a thread beside "
                              f"the first), but got bk={bk}, bn={bn}.")
         # a consumer thread's fp32 accumulators: its warpgroup's rows (a whole tile in ping-pong, else 64) x bn / 128,
-        # twice with block scales.  Past 128 they do not fit beside the rest of the 232 registers setmaxnreg gives:
-        # ping-pong at 128 x 256 spilled 2264 bytes a thread to local memory and ran at 0.04x cuBLAS on an H100
-        # (benchmarks/results/ladder-ablation-H100.json), so it is refused rather than run that slowly.
+        # twice with block scales.  Past 176 they do not fit beside the rest of the 232-240 registers setmaxnreg
+        # gives: ping-pong at 128 x 192 spilled 24-88 bytes a thread (H200, ptxas), at 128 x 256 2264 bytes, which ran
+        # at 0.04x cuBLAS on an H100 (benchmarks/results/ladder-ablation-H100.json), so they are refused rather than
+        # run that slowly; 128 x 176 (176) spills nothing.
         acc = (bm if pingpong else 64) * bn // 128 * (2 if block_scales else 1)
-        if acc > 128:
-            raise ValueError(f"{who}: expected at most 128 fp32 accumulators a consumer thread (what fits in setmaxnreg's "
-                             f"232 registers without spilling), but bm={bm}, bn={bn}"
+        if acc > _ACC_MAX:
+            raise ValueError(f"{who}: expected at most {_ACC_MAX} fp32 accumulators a consumer thread (what fits in "
+                             f"setmaxnreg's 232-240 registers without spilling), but bm={bm}, bn={bn}"
                              f"{', ping-pong (a whole tile a warpgroup)' if pingpong else ''}"
                              f"{', block scales (a second set)' if block_scales else ''} needs {acc}: use a smaller bn "
                              f"or bm=64.")
@@ -201,15 +205,17 @@ class HopperGemm:
     @property
     def smem_bytes(self):
         """Shared memory of the TMA-epilogue kernel: the stages, their mbarriers, two staging buffers of C."""
-        staging = 2 * self.bm * 128 * (self.consumers if self.pingpong else 1)
+        staging = 2 * self.bm * max(_staging_row(self.bn, b) for b in (16, 32)) * (self.consumers if self.pingpong else 1)
         return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages + staging
 
     def epilogue_tiles(self, c_type):
-        """For a C of ``c_type``: (en, staging, box, mma): chunks of en columns (128 bytes, one SW128 row), the two
-        staging buffers (bm, en, 2), the TMA store's box (bm, en) and a tiled GMMA of N = en whose C partition is
-        each thread's share of a chunk (the same values as the accumulators' chunk, in order)."""
-        en = 1024 // c_type.bits
-        atom = wb.gmma_smem_atom("Layout_K_SW128_Atom", c_type)
+        """For a C of ``c_type``: (en, staging, box, mma): chunks of en columns (128 bytes, one SW128 row, where they
+        divide bn; else 64 bytes (SW64) or 32 (SW32): bn = 224 of fp16 is seven 32-column chunks), the two staging
+        buffers (bm, en, 2), the TMA store's box (bm, en) and a tiled GMMA of N = en whose C partition is each
+        thread's share of a chunk (the same values as the accumulators' chunk, in order)."""
+        row = _staging_row(self.bn, c_type.bits)
+        en = 8 * row // c_type.bits
+        atom = wb.gmma_smem_atom(f"Layout_K_SW{row}_Atom", c_type)
         atom_c = self.gmma_atom(en)
         mma = (wb.make_tiled_mma(atom_c, wb.make_layout((1, 1, 1)), (self.bm, en, atom_c.shape_mnk[2])) if self.pingpong else
                wb.make_tiled_mma(atom_c, wb.make_layout((self.consumers, 1, 1))))
@@ -361,7 +367,16 @@ class HopperGemm:
 
 
 FP8_TYPES = (wb.Float8E4M3FN, wb.Float8E5M2)
+
+
+def _staging_row(bn, bits):
+    """Bytes of one row of a TMA-epilogue chunk of a bn-column tile of ``bits``-bit C: 128 (SW128) where they divide
+    the tile's row, else 64 (SW64) or 32 (SW32).  Tile widths other than powers of two are for wave quantization:
+    at M = 2048, N = 7168 is 41 tiles of 176 (16 x 41 = 656 tiles of 128 x 176 fill 4.97 waves of 132 SMs, where
+    128 x 256's 448 fill 3.39)."""
+    return next(r for r in (128, 64, 32) if bn * bits // 8 % r == 0)
 _CODE = {wb.Float8E4M3FN: "E4M3", wb.Float8E5M2: "E5M2"}
+_ACC_MAX = 176
 
 
 def _row_groups(mma, threads, bm):
@@ -435,7 +450,6 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     # overlap: a tile's C, rounded to 16 bits, waits in registers (half the accumulators' count) until the next
     # tile's first k-tiles' MMAs are issued; a 32-bit C would need as many as the accumulators (no room in 240)
     overlap = cfg.overlap and use_tma and c_type.bits == 16
-    assert not overlap or chunks <= 4         # bn <= 256 of 16-bit C: at most four 64-column chunks (held below)
     producer_regs, consumer_regs = cfg.regs
     sk = cfg.stream_k
 
@@ -468,9 +482,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     def _store_chunk(part, sC, thr_c, tma_c, leader, wg, row0, col0, j):
         """Chunk j (static) of a tile, part its values in C's type: once its staging buffer (used two chunks ago)
         has been read by its TMA store, the consumers write part into it and make it visible to the TMA unit; then
-        the leader thread stores it."""
+        the leader thread stores it.  An odd number of chunks a tile (bn = 160, 176, 224) ends a tile on buffer 0,
+        where the next tile's chunk 0 begins: that one waits for every store (the last one may still read it)."""
         if leader:
-            wb.tma_store_wait_group(1)
+            wb.tma_store_wait_group(0 if j == 0 and chunks % 2 else 1)
         _consumers_meet(wg)
         buf = sC[None, None, j % 2 + 2 * wg] if pp else sC[None, None, j % 2]
         wb.copy(part, thr_c.partition_C(buf))
@@ -601,7 +616,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
         if tid == 0:
             for s in range(S):
                 wb.mbarrier_init(full, s, 1)
-                wb.mbarrier_init(empty, s, 1 if pp else consumers * cl)
+                wb.mbarrier_init(empty, s, (1 if pp else consumers) * cl)   # each block's users of stage s release it
             wb.mbarrier_init_fence()
         if cl > 1:
             wb.cluster_sync()        # the peers' mbarriers are initialized before any multicast or remote arrival
@@ -676,8 +691,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
             if per_tensor:
                 unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
             if overlap:      # the previous tile's C, chunk by chunk, and where it goes (prow < 0: none pending)
-                held = (wb.make_fragment(chunk_shape, C.element_type), wb.make_fragment(chunk_shape, C.element_type),
-                        wb.make_fragment(chunk_shape, C.element_type), wb.make_fragment(chunk_shape, C.element_type))
+                held = ()
+                for h in range(chunks):
+                    held = held + (wb.make_fragment(chunk_shape, C.element_type),)
                 prow = -1
                 pcol = 0
             j = wg
@@ -733,12 +749,12 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         if kt > k0 and ctid % 128 == 0:
                             _release(empty, (it + S - 1) % S)
                     it += 1
+                if pp:    # issued (not complete): the other consumer's MMAs queue behind these, then run while
+                    _pass_turn(wg)                 # this one stores
                 if not block:
                     wb.warpgroup_wait_group(0)
                     if ctid % 128 == 0:
                         _release(empty, (it + S - 1) % S)
-                if pp:
-                    _pass_turn(wg)                 # the other consumer's MMAs run while this one stores
                 if overlap:
                     for h in range(chunks):          # what fewer k-tiles than chunks left of the previous tile
                         if prow >= 0 and k1 - k0 <= h:

@@ -183,9 +183,33 @@ class TmaCopy(ir.Instruction):
                         f"{crd}, True)")
             em.w(d + 1, f"_mb_tx(_CMB[_rk], {bar_key(self)}, {self.nbytes})")
         else:
+            if not load:     # the executor stores at issue, and remembers what the box read until a wait retires it
+                em.prologue.append(_BULK_QUEUE)
+                em.w(d, f"_bkq_cur.append(_bulk_read({self.tma.name}, {self.smem_buf.name}, {pyexpr(self.smem_off)}))")
             em.w(d, f"_tma_box_copy({self.tma.name}, {self.smem_buf.name}, {pyexpr(self.smem_off)}, {crd}, {load})")
             if load:
                 em.w(d, f"_mb_tx(_MB, {bar_key(self)}, {self.nbytes})")
+
+
+# A thread's TMA stores: committed bulk groups (oldest first) and the stores since its last commit, each the shared
+# elements its box read and their bytes then.  The GPU's store may read them any time before a wait retires its group,
+# so the executor checks at retirement that they are unchanged: a write into a staging buffer whose store is still in
+# flight (a race the GPU shows only sometimes, and compute-sanitizer does not see) is an error here.
+_BULK_QUEUE = "_bkq = []; _bkq_cur = []"
+
+
+def _bulk_read(tma, smem, off):
+    idx = off + tma.box.element_offsets()
+    return smem, idx, smem[idx].tobytes()
+
+
+def _bulk_retire(group):
+    for smem, idx, seen in group:
+        if smem[idx].tobytes() != seen:
+            raise KernelRuntimeError(
+                f"shared memory elements {int(idx.min())}..{int(idx.max())} that a TMA store was reading were written "
+                f"before its bulk group was retired: call tma_store_wait_group (``cp.async.bulk.wait_group.read``) so "
+                f"that the store has read them before they are reused")
 
 
 class BulkCommit(ir.Instruction):
@@ -197,7 +221,8 @@ class BulkCommit(ir.Instruction):
         em.w(d, 'asm volatile("cp.async.bulk.commit_group;\\n" ::: "memory");')
 
     def python(self, em, d):
-        pass   # the executor's stores complete at issue
+        em.prologue.append(_BULK_QUEUE)
+        em.w(d, "_bkq.append(_bkq_cur); _bkq_cur = []")
 
 
 class BulkWait(ir.Instruction):
@@ -212,7 +237,8 @@ class BulkWait(ir.Instruction):
         em.w(d, f'asm volatile("cp.async.bulk.wait_group.read {self.n};\\n" ::: "memory");')
 
     def python(self, em, d):
-        pass
+        em.prologue.append(_BULK_QUEUE)
+        em.w(d, f"while len(_bkq) > {self.n}: _bulk_retire(_bkq.pop(0))")
 
 
 # -- TMA ------------------------------------------------------------------------------------------------
@@ -379,4 +405,6 @@ def _tma_box_copy(tma, smem, off, coords, load):
         raise KernelRuntimeError(str(e)) from None
 
 
-TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer, "_mb_ix": mb_index}
+TmaCopy.cpu_helpers = {"_tma_box_copy": _tma_box_copy, "_mb_tx": mb_complete_tx, "_peer": peer, "_mb_ix": mb_index,
+                       "_bulk_read": _bulk_read}
+BulkWait.cpu_helpers = {"_bulk_retire": _bulk_retire}
