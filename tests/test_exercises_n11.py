@@ -260,6 +260,7 @@ def test_the_schedule_section_says_what_the_committed_files_hold():
     ratio = {name: {s: v["ratio_to_cublas"] for s, v in e["steps"].items()} for name, e in r.items()}
     rung, ov, sk = "persistent (rung 7)", "+ overlapped epilogue, setmaxnreg 24/240", "+ stream-K (last two waves)"
     few, ragged = "64 x 128 tiles, one consumer, 8 stages", "128 x 192 tiles, overlap, stream-K"
+    p160, p176 = "128 x 160 tiles, ping-pong", "128 x 176 tiles, ping-pong, bands of 2"
     large = [n for n in ratio if not n.startswith(("256x", "2048x7168x2048"))]
     best = {n: max(v.values()) for n, v in ratio.items()}
     rungs = [ratio[n][rung] for n in large]
@@ -270,11 +271,20 @@ def test_the_schedule_section_says_what_the_committed_files_hold():
     assert f"tiles are 32 tiles for 132 SMs ({ratio['256x4096x4096 float16'][rung]:.2f}x)" in text
     assert f"one wave: {ratio['256x4096x4096 float16'][few]:.3f}x (fp16)" in text
     assert f"with stream-K, {ratio['8000^3 float16'][ragged]:.3f}x" in text
+    assert f"tiles do better there, {ratio['8000^3 float16'][p160]:.3f}x" in text
+    assert f"(8192 x 7168 x 2048: {ratio['8192x7168x2048 float16'][p160]:.3f}x)" in text
     above = [b for b in best.values() if b >= 1]
     assert f"at {len(above)} of the {len(best)} shapes and dtypes ({min(above):.3f}x to {max(above):.3f}x)" in text
-    assert f"and at {best['8192x7168x2048 bfloat16']:.3f}x at 8192 x 7168 x 2048 bf16" in text
+    assert f"and at {best['256x28672x8192 bfloat16']:.3f}x at 256 x 28672 x 8192 bf16" in text
+    assert f"within a point of cuBLAS ({best['256x28672x8192 float16']:.3f}x in fp16)" in text
     assert f"2048 x 7168 x 2048 at {best['2048x7168x2048 float16']:.3f}x (fp16)" in text
+    assert best["2048x7168x2048 float16"] == ratio["2048x7168x2048 float16"][p176]     # "the starred step"
+    assert f"({ratio['2048x7168x2048 float16'][ov]:.3f}x with the overlapped epilogue)" in text
     assert len(above) == len(best) - 3      # the three named below
+    ncu2 = (REPO / "benchmarks" / "results" / "hopper-ncu-2048x7168x2048-H200.txt").read_text()
+    pipe2 = [float(line.split()[-1]) for line in ncu2.splitlines()
+             if "sm__pipe_tensor_op_hmma_cycles_active" in line and not line.startswith("#")]
+    assert f"cuBLAS's tensor pipe busy {round(pipe2[0])}% of its active cycles and ours {round(pipe2[1])}%" in text
     tuned = json.loads((REPO / "benchmarks" / "results" / "tune-hopper-2xH200-4shapes.json").read_text())
     chosen = [b["config"] for b in tuned["best"] if b["shape"] == [2048, 7168, 2048] and b["dtype"] == "float16"]
     pick = [r for r in tuned["rows"] if r["shape"] == [2048, 7168, 2048] and r["dtype"] == "float16"
