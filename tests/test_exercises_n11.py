@@ -291,6 +291,12 @@ def test_the_schedule_section_says_what_the_committed_files_hold():
             and r["config"] == chosen[0]]
     assert len(pick) == 1 and "ping-pong" in pick[0]["config_repr"] and pick[0]["ratio_to_reference"] < 1
     assert f"ping-pong 128 x 128 tiles with one consumer's epilogue under the other's MMAs, at {pick[0]['ratio_to_reference']:.3f}x" in text
+    tuned69 = json.loads((REPO / "benchmarks" / "results" / "tune-hopper-2xH200-69configs.json").read_text())
+    chose = [b for b in tuned69["best"] if b["shape"] == [2048, 7168, 2048] and b["dtype"] == "float16"]
+    rows = [r for r in tuned69["rows"] if r["shape"] == [2048, 7168, 2048] and r["dtype"] == "float16"
+            and r["config"] == chose[0]["config"]]
+    assert tuned69["info"]["configs"] == 69 and "128x176" in rows[0]["config_repr"] and "ping-pong" in rows[0]["config_repr"]
+    assert f"128 x 176 ping-pong tiles, at {rows[0]['ratio_to_reference']:.3f}x" in text
     f8 = json.loads((REPO / "benchmarks" / "results" / "fp8-schedules-H200.json").read_text())["shapes"]
     f8best = [max(e["ratio_to_scaled_mm"] for e in s["configs"].values() if e["scaling"] == "tensor") for s in f8.values()]
     assert f"at or past cuBLASLt on every shape ({min(f8best):.3f}x to {max(f8best):.3f}x)" in text and min(f8best) >= 1
