@@ -14,10 +14,11 @@ k-block) and one producer warpgroup, whose first thread issues the TMA loads (wa
 ``setmaxnreg`` moves registers from the producer (40) to the consumers (232), whose accumulators take 128 a thread
 at bn = 256 (the kernel declares its launch bounds, without which ptxas ignores setmaxnreg).  bn is any multiple of
 16 from 64 to 256: widths that are no power of two are for wave quantization (N = 7168 is 41 tiles of 176, which
-cuBLAS also picks there: 656 tiles of 128 x 176 fill 4.97 waves of 132 SMs where 448 of 128 x 256 fill 3.39).  Blocks walk tiles in
-bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.  ``cluster`` blocks
-along M form a thread-block cluster sharing one B tile: each loads a 1/cluster slice of it and multicasts it to
-all, and each consumer releases a stage in every block of the cluster (``empty[s]`` counts them all).
+cuBLAS also picks there: 656 tiles of 128 x 176 fill 4.97 waves of 132 SMs where 448 of 128 x 256 fill 3.39).
+Blocks walk tiles in bands of ``group`` rows (``gemm_ladder.block_tile``); ``persistent`` blocks loop over tiles.
+``cluster`` blocks along M form a thread-block cluster sharing one B tile: each loads a 1/cluster slice of it and
+multicasts it to all, and each consumer releases a stage in every block of the cluster (``empty[s]`` counts them
+all).
 ``pingpong``: each consumer warpgroup owns every other tile of its (persistent) block, bm rows of its own, and the
 two take turns at the tensor cores (named barriers: one waits until the other has issued its tile's last MMAs, which
 also keeps the mbarrier phases it waits on the next ones, and its MMAs queue behind those), so that one's epilogue
@@ -205,7 +206,8 @@ class HopperGemm:
     @property
     def smem_bytes(self):
         """Shared memory of the TMA-epilogue kernel: the stages, their mbarriers, two staging buffers of C."""
-        staging = 2 * self.bm * max(_staging_row(self.bn, b) for b in (16, 32)) * (self.consumers if self.pingpong else 1)
+        row = max(_staging_row(self.bn, bits) for bits in (16, 32))    # the widest of a 16-bit and a 32-bit C's
+        staging = 2 * self.bm * row * (self.consumers if self.pingpong else 1)
         return (self.bm + self.bn) * self.bk * self.stages * self.dtype.bits // 8 + 16 * self.stages + staging
 
     def epilogue_tiles(self, c_type):
@@ -367,16 +369,14 @@ class HopperGemm:
 
 
 FP8_TYPES = (wb.Float8E4M3FN, wb.Float8E5M2)
+_CODE = {wb.Float8E4M3FN: "E4M3", wb.Float8E5M2: "E5M2"}
+_ACC_MAX = 176      # fp32 accumulators a consumer thread (HopperGemm's check says why)
 
 
 def _staging_row(bn, bits):
     """Bytes of one row of a TMA-epilogue chunk of a bn-column tile of ``bits``-bit C: 128 (SW128) where they divide
-    the tile's row, else 64 (SW64) or 32 (SW32).  Tile widths other than powers of two are for wave quantization:
-    at M = 2048, N = 7168 is 41 tiles of 176 (16 x 41 = 656 tiles of 128 x 176 fill 4.97 waves of 132 SMs, where
-    128 x 256's 448 fill 3.39)."""
+    the tile's row, else 64 (SW64) or 32 (SW32; bn is a multiple of 16)."""
     return next(r for r in (128, 64, 32) if bn * bits // 8 % r == 0)
-_CODE = {wb.Float8E4M3FN: "E4M3", wb.Float8E5M2: "E5M2"}
-_ACC_MAX = 176
 
 
 def _row_groups(mma, threads, bm):
@@ -482,8 +482,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     def _store_chunk(part, sC, thr_c, tma_c, leader, wg, row0, col0, j):
         """Chunk j (static) of a tile, part its values in C's type: once its staging buffer (used two chunks ago)
         has been read by its TMA store, the consumers write part into it and make it visible to the TMA unit; then
-        the leader thread stores it.  An odd number of chunks a tile (bn = 160, 176, 224) ends a tile on buffer 0,
-        where the next tile's chunk 0 begins: that one waits for every store (the last one may still read it)."""
+        the leader thread stores it.  An odd number of chunks a tile (a 16-bit C's bn = 64, 160, 176, 192, 224: 1,
+        5, 11, 3, 7) ends a tile on buffer 0, where the next tile's chunk 0 begins: that one waits for every store
+        (the last one may still read it)."""
         if leader:
             wb.tma_store_wait_group(0 if j == 0 and chunks % 2 else 1)
         _consumers_meet(wg)
@@ -692,7 +693,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
             if overlap:      # the previous tile's C, chunk by chunk, and where it goes (prow < 0: none pending)
                 held = ()
-                for h in range(chunks):
+                for _h in range(chunks):
                     held = held + (wb.make_fragment(chunk_shape, C.element_type),)
                 prow = -1
                 pcol = 0
