@@ -92,6 +92,26 @@ def test_the_cache_round_trips_per_device_and_space():
     assert data["version"] == T.CACHE_VERSION and len(data["choices"]) == 1
 
 
+def test_a_saved_sweep_loads_back_with_its_choices_made_again(tmp_path):
+    res = wb.tune("cpu", SHAPES, configs=CONFIGS, workers=2, progress=False, reps=2)
+    res.save(tmp_path / "sweep.json")
+    back = wb.load_tune(tmp_path / "sweep.json")
+    assert back.kind == "cpu" and len(back.rows) == len(res.rows) and back.to_markdown() == res.to_markdown()
+    assert {k: r["config"] for k, r in back.best.items()} == {k: r["config"] for k, r in res.best.items()}
+    one = back.where(SHAPES[0], "float32")
+    assert len(one.rows) == len(CONFIGS) and list(one.best) == [(T._parse_shape(SHAPES[0]), "float32")]
+    # the committed 2 x H200 sweep: the choice rebuilt from its rows is the one the file records
+    h = wb.load_tune(os.path.join(os.path.dirname(__file__), "..", "benchmarks", "results",
+                                  "tune-hopper-2xH200-69configs.json"))
+    with open(os.path.join(os.path.dirname(__file__), "..", "benchmarks", "results",
+                           "tune-hopper-2xH200-69configs.json")) as f:
+        recorded = {(tuple(b["shape"]), b["dtype"]): b["config"] for b in json.load(f)["best"]}
+    assert {k: r["config"] for k, r in h.best.items()} == recorded and len(recorded) == 8
+    (tmp_path / "bad.json").write_text(json.dumps({"kind": "gpu", "rows": []}))
+    with pytest.raises(ValueError, match="expected a sweep saved by TuneResult.save"):
+        wb.load_tune(tmp_path / "bad.json")
+
+
 def test_the_same_sweep_through_ray_actors():
     ray = pytest.importorskip("ray", reason="Ray is optional (pip install 'layout-workbench[tune]')")
     ray.init(num_cpus=2, include_dashboard=False)

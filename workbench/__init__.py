@@ -223,6 +223,13 @@ def tune(kind, shapes, dtypes=None, **options):
     import importlib
     return importlib.import_module("workbench._tune").tune(kind, shapes, dtypes, **options)
 
+
+def load_tune(path):
+    """A sweep saved by ``wb.tune(...).save(path)`` or ``python -m workbench tune --out path``, as the TuneResult
+    ``wb.tune`` returns (its table, ``plot()``, ``best_config``), the choices made again from its rows."""
+    import importlib
+    return importlib.import_module("workbench._tune").TuneResult.load(path)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -273,5 +280,5 @@ __all__ = [
     # Blackwell in kernels: compiled for sm_100a, emulated on the CPU, never run on a Blackwell GPU here
     "make_tmem_tensor", "tmem_alloc", "tmem_dealloc", "tmem_relinquish_alloc_permit", "tcgen05_commit", "tcgen05_fence_before", "tcgen05_fence_after", "tcgen05_wait_ld", "tcgen05_wait_st",
     # the tuner
-    "tune",
+    "tune", "load_tune",
 ]

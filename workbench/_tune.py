@@ -589,6 +589,26 @@ class TuneResult:
         with open(path, "w") as f:
             json.dump(self.to_dict(), f, indent=1, default=str)
 
+    @classmethod
+    def load(cls, path):
+        """The sweep ``save`` (or ``python -m workbench tune --out``) wrote: its rows and info, the choices made
+        again from the rows (``best`` is derived, never trusted from the file)."""
+        with open(path) as f:
+            d = json.load(f)
+        if (not isinstance(d, dict) or d.get("kind") not in SPACES or not isinstance(d.get("rows"), list)
+                or not isinstance(d.get("info"), dict)
+                or not all(isinstance(r, dict) and {"shape", "dtype", "config"} <= r.keys() for r in d["rows"])):
+            raise ValueError(f"TuneResult.load: expected a sweep saved by TuneResult.save ('kind' among "
+                             f"{sorted(SPACES)}, 'info', and 'rows' each with 'shape', 'dtype' and 'config'), but "
+                             f"{path} holds something else.")
+        return cls(d["kind"], d["rows"], d["info"])
+
+    def where(self, shape=None, dtype=None):
+        """The sweep's rows of one shape and/or dtype, as a TuneResult (its table and plot)."""
+        s = None if shape is None else list(_parse_shape(shape))
+        rows = [r for r in self.rows if (s is None or list(r["shape"]) == s) and (dtype is None or r["dtype"] == dtype)]
+        return TuneResult(self.kind, rows, dict(self.info, rows_of=f"{shape or 'any shape'}, {dtype or 'any dtype'}"))
+
     def to_markdown(self) -> str:
         ref = "numpy" if self.kind == "cpu" else "cuBLAS"
         flops = "GFLOPS" if self.kind == "cpu" else "TFLOPS"
