@@ -22,9 +22,9 @@ from .builtins import (
     thread_idx,
 )
 from .frontend import KernelError
+from .ops.atomic import atomic_add
 from .ops.cluster import block_rank_in_cluster, cluster_sync
 from .ops.cp_async import cp_async_commit_group, cp_async_wait_group
-from .ops.atomic import atomic_add
 from .ops.fence import fence_proxy_async
 from .ops.mbarrier import (
     mbarrier_arrive,
