@@ -338,31 +338,38 @@ def Backend_cpu():
 TSTORE = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_STORE_32dp32b16x", wb.Float32), TACC)
 
 
-@wb.kernel
-def _tmem_round_trip(x, y):
-    t = wb.thread_idx().x
-    holder = wb.shared_tensor(wb.Uint32, 1)
-    if t < 32:
-        wb.tmem_alloc(holder, 64)
-    wb.tcgen05_fence_before()
-    wb.sync_threads()
-    wb.tcgen05_fence_after()
-    addr = holder[0]
-    acc = wb.make_tmem_tensor(addr, TACC)
-    f = wb.make_fragment(UN, wb.Float32)
-    for j in range(UN):
-        f[j] = x[t, j]
-    wb.copy(TSTORE, f, acc)
-    wb.tcgen05_wait_st()
-    g = wb.make_fragment(UN, wb.Float32)
-    wb.copy(TLOAD, acc, g)
-    wb.tcgen05_wait_ld()
-    for j in range(UN):
-        y[t, j] = g[j] * 2.0
-    wb.tcgen05_fence_before()
-    wb.sync_threads()
-    if t < 32:
-        wb.tmem_dealloc(addr, 64)
+def _make_tmem_store_load(store, scale):
+    """A kernel in which each thread stores its UN values x[t, :] into TMEM with the tiled copy ``store``, reads its
+    row back with tcgen05.ld 32x32b (TLOAD) and writes it times ``scale`` to y[t, :]."""
+    @wb.kernel
+    def store_load(x, y):
+        t = wb.thread_idx().x
+        holder = wb.shared_tensor(wb.Uint32, 1)
+        if t < 32:
+            wb.tmem_alloc(holder, 64)
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        wb.tcgen05_fence_after()
+        addr = holder[0]
+        acc = wb.make_tmem_tensor(addr, TACC)
+        f = wb.make_fragment(UN, wb.Float32)
+        for j in range(UN):
+            f[j] = x[t, j]
+        wb.copy(store, f, acc)
+        wb.tcgen05_wait_st()
+        g = wb.make_fragment(UN, wb.Float32)
+        wb.copy(TLOAD, acc, g)
+        wb.tcgen05_wait_ld()
+        for j in range(UN):
+            y[t, j] = g[j] * scale
+        wb.tcgen05_fence_before()
+        wb.sync_threads()
+        if t < 32:
+            wb.tmem_dealloc(addr, 64)
+    return store_load
+
+
+_tmem_round_trip = _make_tmem_store_load(TSTORE, 2.0)
 
 
 def _tmem_round_trip_run():
@@ -913,32 +920,8 @@ def test_tcgen05_ld_16dp_shapes(ld_name):
 TST16 = wb.make_tmem_copy(wb.copy_atom("SM100_TMEM_STORE_16dp256b2x", wb.Float32), TACC)
 
 
-@wb.kernel
-def _tmem_store16(x, y):
-    """Each thread stores its values of the 128 x 64 tile with the 16x256b shape; tcgen05.ld 32x32b reads rows back."""
-    t = wb.thread_idx().x
-    holder = wb.shared_tensor(wb.Uint32, 1)
-    if t < 32:
-        wb.tmem_alloc(holder, 64)
-    wb.tcgen05_fence_before()
-    wb.sync_threads()
-    wb.tcgen05_fence_after()
-    addr = holder[0]
-    acc = wb.make_tmem_tensor(addr, TACC)
-    f = wb.make_fragment(UN, wb.Float32)
-    for j in range(UN):
-        f[j] = x[t, j]
-    wb.copy(TST16, f, acc)
-    wb.tcgen05_wait_st()
-    g = wb.make_fragment(UN, wb.Float32)
-    wb.copy(TLOAD, acc, g)
-    wb.tcgen05_wait_ld()
-    for j in range(UN):
-        y[t, j] = g[j]
-    wb.tcgen05_fence_before()
-    wb.sync_threads()
-    if t < 32:
-        wb.tmem_dealloc(addr, 64)
+# each thread stores its values of the 128 x 64 tile with the 16x256b shape; tcgen05.ld 32x32b reads rows back
+_tmem_store16 = _make_tmem_store_load(TST16, 1.0)
 
 
 def _st16_run():
