@@ -69,8 +69,16 @@ def test_the_fp8_suite_interleaves_with_scaled_mm_and_repeats():
     out = gemm.run_fp8(quick=True, repeats=2, shapes=["4096^3"], configs=gemm.FP8_CONFIGS[:1])
     assert "e4m3" in out["inputs"] and "alternating with torch._scaled_mm" in out["timing"] and out["throttling"]
     s = out["shapes"]["4096^3"]
-    assert "clocks_before" in s and "clocks_after" in s and len(s["configs"]) == 2     # + the block-scaled one
+    assert "clocks_before" in s and "clocks_after" in s
+    assert len(s["configs"]) == 1 + len(gemm.FP8_BLOCK_CONFIGS)      # + the block-scaled ones
     for name, r in s["configs"].items():
+        if r["scaling"] == "block" and out["scaled_mm_blockwise"] is True:    # like for like: cuBLASLt's block scales
+            assert out["irregular"][name]["exact_vs_scaled_mm_blockwise_at_k"] == [512, True]
+        if r["scaling"] == "block":                 # ragged M, N and K: equal to the exact product
+            assert out["irregular"][name]["exact"]
+            sp = r["ratio_blockwise_spread"]
+            assert len(r["ratios_blockwise"]) == 2 and sp["min"] <= r["ratio_to_scaled_mm_blockwise"] <= sp["max"]
+            assert r["max_rel_diff_vs_scaled_mm_blockwise"] < 2e-2
         assert len(r["ratios"]) == 2 and r["ratio_spread"]["min"] <= r["ratio_to_scaled_mm"] <= r["ratio_spread"]["max"]
         if r["scaling"] == "tensor":
             assert out["irregular"][name]["exact_vs_scaled_mm"]

@@ -300,6 +300,17 @@ def test_the_schedule_section_says_what_the_committed_files_hold():
     f8 = json.loads((REPO / "benchmarks" / "results" / "fp8-schedules-H200.json").read_text())["shapes"]
     f8best = [max(e["ratio_to_scaled_mm"] for e in s["configs"].values() if e["scaling"] == "tensor") for s in f8.values()]
     assert f"at or past cuBLASLt on every shape ({min(f8best):.3f}x to {max(f8best):.3f}x)" in text and min(f8best) >= 1
+    # block scales: the persistent configuration against cuBLASLt's block-scaled GEMM, and that one against its
+    # per-tensor one, as the prose says; its exactness at K = 528 and 512
+    f8all = json.loads((REPO / "benchmarks" / "results" / "fp8-schedules-H200.json").read_text())
+    r = [e["ratio_to_scaled_mm_blockwise"] for s in f8.values() for c, e in s["configs"].items()
+         if e["scaling"] == "block" and "persistent" in c]
+    own = [e["scaled_mm_blockwise_tflops"] / s["scaled_mm_tflops"] for s in f8.values() for e in s["configs"].values()
+           if e["scaling"] == "block"]
+    assert len(r) == len(f8) and f"{min(r):.3f}x to {max(r):.3f}x of cuBLASLt's block-scaled GEMM" in text
+    assert f"{min(own):.2f}x to {max(own):.2f}x of its per-tensor one" in text
+    assert f8all["scaled_mm_blockwise_exact"] == {"1000x1008x528": False, "1000x1008x512": True}
+    assert all(v["exact"] for v in f8all["irregular"].values() if "exact" in v)
     ncu = (REPO / "benchmarks" / "results" / "hopper-ncu-4096-H200.txt").read_text()
     pipe = [float(line.split()[-1]) for line in ncu.splitlines()
             if "sm__pipe_tensor_op_hmma_cycles_active" in line and not line.startswith("#")]

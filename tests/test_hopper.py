@@ -89,11 +89,13 @@ def test_tma_bad_input_is_refused():
 
 
 # -- one wgmma, probed -------------------------------------------------------------------------------------------
-def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False):
+def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False, start="zero"):
     """A one-warpgroup kernel: A (64, K) and B (n, K) into shared tiles of the GMMA layout atom (threads' stores),
     one wb.gemm over the tile's k-blocks, then every thread's accumulators in its registers' order to
     regs[thread, v] and through partition_C to C.  rs: an RS atom, A copied from its shared tile into each
-    thread's fragment (make_fragment_A) first."""
+    thread's fragment (make_fragment_A) first.  start: "zero" (acc.fill(0.0)); "overwrite" (the accumulators
+    filled with NaN, gemm(..., accumulate=False): the first k-block's scale-d ignores them); "flag" (filled with
+    1.0, accumulate = flag[0] != 0, a run-time condition: A B^T + 1 or A B^T)."""
     bits = dtype.bits
     code = {16: ("F32F16F16" if dtype is wb.Float16 else "F32BF16BF16")}[bits]
     k = 64 if kind in ("SW128", "INTER") else {"SW64": 32, "SW32": 16}[kind]
@@ -101,9 +103,11 @@ def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False):
     mma = wb.make_tiled_mma(atom, wb.make_layout((1, 1, 1)))
     sm = wb.gmma_smem_atom(f"Layout_{major}_{kind}_Atom", dtype)
     la, lb = wb.tile_to_shape(sm, (64, k)), wb.tile_to_shape(sm, (n, k))
+    fill = {"zero": 0.0, "overwrite": float("nan"), "flag": 1.0}[start]
+    mode = ("zero", "overwrite", "flag").index(start)       # a kernel compares ints, not strings
 
     @wb.kernel
-    def probe(A, B, C, regs):
+    def probe(A, B, C, regs, flag):
         tid = wb.thread_idx().x
         sA = wb.shared_tensor(dtype, la)
         sB = wb.shared_tensor(dtype, lb)
@@ -116,14 +120,19 @@ def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False):
         thr = mma.get_slice(tid)
         gC = wb.local_tile(C, (64, n), (0, 0))
         acc = mma.make_fragment_C(thr.partition_C(gC))
-        acc.fill(0.0)
+        acc.fill(fill)
         if rs:
             tCrA = mma.make_fragment_A(thr.partition_A(sA))
             wb.copy(thr.partition_A(sA), tCrA)
         else:
             tCrA = thr.partition_A(sA)
         wb.warpgroup_fence()
-        wb.gemm(mma, acc, tCrA, thr.partition_B(sB), acc)
+        if mode == 0:
+            wb.gemm(mma, acc, tCrA, thr.partition_B(sB), acc)
+        elif mode == 1:
+            wb.gemm(mma, acc, tCrA, thr.partition_B(sB), acc, accumulate=False)
+        else:
+            wb.gemm(mma, acc, tCrA, thr.partition_B(sB), acc, accumulate=flag[0] != 0)
         wb.warpgroup_commit_group()
         wb.warpgroup_wait_group(0)
         for v in range(wb.size(acc)):
@@ -133,14 +142,17 @@ def make_probe(n, dtype=wb.Float16, major="K", kind="SW128", rs=False):
     return probe, atom, k
 
 
+NO_FLAG = np.zeros(1, np.int32)     # the probe's flag, read only by start="flag"
+
+
 def _probe_inputs(n, k, rng, xp=np):
     a = rng.integers(-4, 5, (64, k)).astype(np.float16)
     b = rng.integers(-4, 5, (n, k)).astype(np.float16)
     return a, b
 
 
-def _check_probe(atom, a, b, c, regs):
-    want = a.astype(np.float64) @ b.astype(np.float64).T
+def _check_probe(atom, a, b, c, regs, plus=0.0):
+    want = a.astype(np.float64) @ b.astype(np.float64).T + plus
     np.testing.assert_array_equal(c, want)
     tv = atom.tv_layout_C
     m = 64
@@ -156,7 +168,7 @@ def test_wgmma_probe_on_the_cpu_executor(n):
     a, b = _probe_inputs(n, k, np.random.default_rng(n))
     c = np.full((64, n), np.nan, np.float32)
     regs = np.full((128, n // 2), np.nan, np.float32)
-    probe[1, 128](a, b, c, regs)
+    probe[1, 128](a, b, c, regs, NO_FLAG)
     _check_probe(atom, a, b, c, regs)
 
 
@@ -167,9 +179,9 @@ def test_rs_wgmma_probe_on_the_cpu_executor(n, kind):
     a, b = _probe_inputs(n, k, np.random.default_rng(n + 1))
     c = np.full((64, n), np.nan, np.float32)
     regs = np.full((128, n // 2), np.nan, np.float32)
-    probe[1, 128](a, b, c, regs)
+    probe[1, 128](a, b, c, regs, NO_FLAG)
     _check_probe(atom, a, b, c, regs)
-    code = wb.show_code(probe, a, b, c, regs)
+    code = wb.show_code(probe, a, b, c, regs, NO_FLAG)
     assert f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16" in code and ", p, 1, 1, 0;" in code
     backend_cupy.compile_cubin(code, "sm_90a")
 
@@ -190,13 +202,45 @@ def test_rs_atoms_need_a_register_fragment():
         smem_a[1, 128](np.zeros((64, 64), np.float32))
 
 
+@pytest.mark.parametrize("rs", [False, True])
+def test_wgmma_accumulate_false_ignores_the_old_accumulators_on_the_cpu_executor(rs):
+    """accumulate=False: the first k-block's scale-d = 0, so NaN accumulators never reach the result; a run-time
+    condition picks either (A B^T + 1 or A B^T), and the generated wgmma passes it as its scale-d operand."""
+    a, b = _probe_inputs(64, 64, np.random.default_rng(11))
+    probe, atom, k = make_probe(64, rs=rs, start="overwrite")
+    c = np.full((64, 64), np.nan, np.float32)
+    regs = np.full((128, 32), np.nan, np.float32)
+    probe[1, 128](a, b, c, regs, NO_FLAG)
+    _check_probe(atom, a, b, c, regs)
+    probe, atom, k = make_probe(64, rs=rs, start="flag")
+    for flag, plus in ((1, 1.0), (0, 0.0)):
+        probe[1, 128](a, b, c, regs, np.array([flag], np.int32))
+        _check_probe(atom, a, b, c, regs, plus)
+    code = wb.show_code(probe, a, b, c, regs, NO_FLAG)
+    assert '"r"((int)(' in code and '"r"(1)' in code      # k-block 0 the flag, later k-blocks accumulate
+    backend_cupy.compile_cubin(code, "sm_90a")
+
+
+def test_accumulate_is_refused_for_atoms_without_it():
+    atom = wb.mma_atom("SM80_16x8x16_F32F16F16F32_TN")
+
+    @wb.kernel
+    def k(C):
+        acc = wb.make_fragment((4,), wb.Float32)
+        a = wb.make_fragment((8,), wb.Float16)
+        b = wb.make_fragment((4,), wb.Float16)
+        wb.gemm(atom, acc, a, b, acc, accumulate=False)
+    with pytest.raises(KernelError, match="accumulate= is an operand of SM90 GMMA and SM100 UMMA atoms only"):
+        k[1, 32](np.zeros(4, np.float32))
+
+
 @pytest.mark.parametrize("major,kind", [(m, k) for m in ("K", "MN") for k in KINDS])
 def test_wgmma_probe_every_smem_atom_on_the_cpu_executor(major, kind):
     probe, atom, k = make_probe(64, major=major, kind=kind)
     a, b = _probe_inputs(64, k, np.random.default_rng(7))
     c = np.full((64, 64), np.nan, np.float32)
     regs = np.full((128, 32), np.nan, np.float32)
-    probe[1, 128](a, b, c, regs)
+    probe[1, 128](a, b, c, regs, NO_FLAG)
     _check_probe(atom, a, b, c, regs)
 
 
@@ -211,8 +255,25 @@ def test_every_gmma_n_runs_as_drawn_on_the_gpu(n, rs):
     a, b = _probe_inputs(n, k, np.random.default_rng(n))
     c = cp.full((64, n), cp.nan, cp.float32)
     regs = cp.full((128, n // 2), cp.nan, cp.float32)
-    probe[1, 128](cp.asarray(a), cp.asarray(b), c, regs)
+    probe[1, 128](cp.asarray(a), cp.asarray(b), c, regs, cp.asarray(NO_FLAG))
     _check_probe(atom, a, b, cp.asnumpy(c), cp.asnumpy(regs))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rs", [False, True])
+def test_wgmma_accumulate_false_on_the_gpu(rs):
+    """The same kernels as on the CPU executor: NaN accumulators overwritten, the run-time flag either way."""
+    if not _gpu():
+        pytest.skip("needs an SM90 GPU")
+    import cupy as cp
+    a, b = _probe_inputs(64, 64, np.random.default_rng(11))
+    for start, flags in (("overwrite", ((0, 0.0),)), ("flag", ((1, 1.0), (0, 0.0)))):
+        probe, atom, k = make_probe(64, rs=rs, start=start)
+        for flag, plus in flags:
+            c = cp.full((64, 64), cp.nan, cp.float32)
+            regs = cp.full((128, 32), cp.nan, cp.float32)
+            probe[1, 128](cp.asarray(a), cp.asarray(b), c, regs, cp.asarray(np.array([flag], np.int32)))
+            _check_probe(atom, a, b, cp.asnumpy(c), cp.asnumpy(regs), plus)
 
 
 @pytest.mark.gpu
@@ -230,7 +291,7 @@ def test_every_smem_atom_descriptor_reads_what_the_layout_says_on_the_gpu(major,
     tb = torch.from_numpy(b.astype(np.float32)).to("cuda", tdt)
     c = torch.full((64, 128), float("nan"), device="cuda")
     regs = torch.full((128, 64), float("nan"), device="cuda")
-    probe[1, 128](ta, tb, c, regs)
+    probe[1, 128](ta, tb, c, regs, torch.zeros(1, dtype=torch.int32, device="cuda"))
     _check_probe(atom, a, b, c.cpu().numpy(), regs.cpu().numpy())
     _ = cp
 
@@ -758,18 +819,31 @@ def test_fp8_hopper_gemm_is_exact_on_the_cpu_executor(ta, tb, mnk, c_dtype, scal
     assert torch.equal(c, want), (c.float() - want.float()).abs().max()
 
 
-def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor():
+@pytest.mark.parametrize("mnk,conf,blocks", [
+    ((70, 136, 144), dict(), None),                 # two k-tiles: one in each set of partial sums
+    ((70, 136, 112), dict(), None),                 # one (ragged) k-tile
+    ((70, 256, 512), dict(), None),                 # four: a pair in the loop, then the last two
+    ((200, 136, 304), dict(persistent=True), 1),    # three, four tiles on one block: the stages' count carries on
+    ((70, 136, 304), dict(bm=64, consumers=1, stages=3, persistent=True), 1),    # one consumer warpgroup
+])
+def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor(mnk, conf, blocks):
     """DeepSeek-V3's fine-grained scaling: scale_a per (row, 128-deep k block), scale_b per 128 x 128 block of B
-    (here stored N-major: any strides), each k-tile's sums promoted into the fp32 accumulators; a ragged M, N and K."""
+    (here stored N-major: any strides), each k-tile's sums (in two sets of registers taken in turn) promoted into the
+    fp32 accumulators; ragged M, N and K, odd and even k-tile counts."""
     import torch
-    m, n, k = 70, 136, 144
+    m, n, k = mnk
+    kb, nb = -(-k // 128), -(-n // 128)
     a, b = _fp8_operands(m, n, k, "e4m3", "e4m3", seed=5)
     g = torch.Generator().manual_seed(6)
-    sa = torch.rand((m, 2), generator=g) + 0.5
-    sb = (torch.rand((2, 2), generator=g) + 0.5).t()
-    cfg = HopperGemm(bm=128, bn=128, stages=2, group=2, dtype=wb.Float8E4M3FN, block_scales=True)
+    sa = torch.rand((m, kb), generator=g) + 0.5
+    sb = (torch.rand((kb, nb), generator=g) + 0.5).t()
+    cfg = HopperGemm(**{**dict(bm=128, bn=128, stages=2, group=2, dtype=wb.Float8E4M3FN, block_scales=True), **conf})
     c = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
-    cfg.launch(a, b, c, sa, sb)
+    if blocks is None:
+        cfg.launch(a, b, c, sa, sb)
+    else:
+        kern, ops = cfg.operands(a, b, c, sa, sb)
+        kern[(blocks, 1, 1), (cfg.threads, 1, 1)](*ops)
     assert torch.equal(c, _fp8_reference(a, b, torch.bfloat16, block_scales=(sa, sb)))
 
 
@@ -801,7 +875,9 @@ def test_fp8_kernels_compile_with_nvrtc():
     # a whole 128 x 256 tile a ping-pong warpgroup: 256 accumulators a thread spilled (0.04x cuBLAS on an H100)
     (dict(bm=128, bn=256, stages=3, pingpong=True), ValueError, r"at most 176 fp32 accumulators .* needs 256"),
     (dict(dtype=wb.Float8E4M3FN, bn=128, bk=128, pingpong=True, block_scales=True), ValueError,
-     r"block scales \(a second set\) needs 256"),
+     r"block scales keep three sets .* use the cooperative kernel"),
+    (dict(dtype=wb.Float8E4M3FN, bm=64, bn=128, bk=128, pingpong=True, block_scales=True), ValueError,
+     r"ping-pong's consumers cannot hold without spilling"),
 ])
 def test_fp8_configurations_are_refused_clearly(conf, err, msg):
     with pytest.raises(err, match=msg):
@@ -903,8 +979,9 @@ def test_fp8_hopper_gemm_on_normal_inputs_on_the_gpu(mnk):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mnk", [(1000, 999, 512), (130, 256, 400)])
-def test_fp8_block_scales_on_the_gpu(mnk):
+@pytest.mark.parametrize("conf", [dict(), dict(persistent=True, stages=5)])
+@pytest.mark.parametrize("mnk", [(1000, 999, 512), (130, 256, 400), (250, 136, 304)])    # 4, 4 and 3 k-tiles
+def test_fp8_block_scales_on_the_gpu(mnk, conf):
     """Per-block scales on the GPU: integers and power-of-two block scales equal the reference bit for bit (every
     sum exact, and nvcc's contraction of the promotion into an FMA rounds nothing here); normal inputs with
     arbitrary scales within _fp8_tolerance(128) of the largest |C| per k-tile (the tensor cores' accumulation within
@@ -915,7 +992,7 @@ def test_fp8_block_scales_on_the_gpu(mnk):
     m, n, k = mnk
     kb, nb = -(-k // 128), -(-n // 128)
     g = torch.Generator(device="cuda").manual_seed(k)
-    cfg = HopperGemm(bn=128, dtype=wb.Float8E4M3FN, b_dtype=wb.Float8E5M2, block_scales=True)
+    cfg = HopperGemm(bn=128, dtype=wb.Float8E4M3FN, b_dtype=wb.Float8E5M2, block_scales=True, **conf)
     for integers in (True, False):
         a, b = _fp8_operands(m, n, k, "e4m3", "e5m2", seed=m, device="cuda", integers=integers)
         if integers:

@@ -19,8 +19,8 @@ memory, blocks per SM, the bank conflicts of the ldmatrix reads (wavefronts, the
 uses) and the first launch's compile time.  Without a GPU the suite is skipped, and its result says so.
 
 :func:`run_fp8` (``benchmarks/fp8_gemm.py``): the fp8 Hopper GEMM (e4m3, per-tensor scales, bf16 C; and the
-block-scaled configuration) against cuBLASLt's (``torch._scaled_mm``, with and without its fast accumulation), measured
-the same way (interleaved, repeated, median and spread, inputs and clocks stated) at square and LLM shapes.
+block-scaled configurations) against cuBLASLt's (``torch._scaled_mm``, with and without its fast accumulation, and
+block-scaled), measured the same way (interleaved, repeated, median and spread, inputs and clocks stated) at square and LLM shapes.
 """
 
 from __future__ import annotations
@@ -212,19 +212,66 @@ FP8_CONFIGS = [       # HopperGemm keyword arguments (dtype e4m3, bk = 128 fp8 e
     dict(bm=128, bn=256, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240)),
     dict(bm=128, bn=256, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240), stream_k=True),
 ]
-FP8_BLOCK_CONFIG = dict(bm=128, bn=128, stages=6, group=8, block_scales=True)
+FP8_BLOCK_CONFIGS = [   # block scales (DeepSeek-V3's 1 x 128 on A, 128 x 128 on B): 128 x 128 x 128 tiles only
+    dict(bm=128, bn=128, stages=6, group=8, block_scales=True),
+    dict(bm=128, bn=128, stages=5, group=8, block_scales=True, persistent=True),
+]
 FP8_IRREGULAR = (1000, 1008, 528)   # M, N, K: ragged tiles and k-tiles (N, K multiples of 16: cuBLASLt takes no other)
 FP8_INPUTS = ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to e4m3 (float8_e4m3fn), "
               "row-major (torch._scaled_mm gets B.t(), column-major, as it requires); per-tensor scales scale_a = 0.5, "
               "scale_b = 2.0 (fp32 device tensors of one element); C bf16. Block-scaled rung: scale_a (M, K/128) and "
-              "scale_b (N/128, K/128) uniform in [0.5, 1.5). The exactness check at a ragged size: integers in [-3, 3]")
+              "scale_b (N/128, K/128) uniform in [0.5, 1.5), the same for cuBLASLt's block-scaled torch._scaled_mm (scale_a "
+              "M-major, scale_b seen as (K/128, N/128): the layouts it takes). The exactness check at a ragged size: "
+              "integers in [-3, 3]")
 FP8_TIMING = ("each configuration timed call by call alternating with torch._scaled_mm twice (use_fast_accum=False, "
               "cuBLASLt's default that promotes partial sums, and use_fast_accum=True, which accumulates in the tensor "
               "cores' accumulators as our per-tensor kernel does), CUDA events around every call, calls queued back to "
               "back behind a 5 ms hold kernel (so the GPU never waits for the host) after 3 warm-ups each, {reps} "
               "calls a measurement; {repeats} repetitions, each visiting every configuration in turn; ratio = the "
               "median over the repetitions of (cuBLASLt's median time / ours), spread = min/quartiles/max of those "
-              "ratios")
+              "ratios. A block-scaled configuration alternates with cuBLASLt's block-scaled torch._scaled_mm too "
+              "(ratio_to_scaled_mm_blockwise: like for like), where this torch and cuBLAS have it")
+
+
+def _blockwise_scales(scale_a, scale_b):
+    """Our block scales as cuBLASLt's block-scaled ``torch._scaled_mm`` takes them (made once, not timed): scale_a
+    (M, K/128) M-major; scale_b (N/128, K/128), row-major, seen as B^T's (K/128, N/128).  torch 2.11 asks for
+    exactly that stride, K/128, even where it is not a multiple of 4 (16 bytes), and cuBLAS then returns a wrong C:
+    at 1000 x 1008 x 528 (K/128 = 5) 37-75% of it, NaN among them (H200, CUDA 13.0; ``scaled_mm_blockwise_exact``
+    in the fp8 suite's result)."""
+    return scale_a.t().contiguous().t(), scale_b.contiguous().t()
+
+
+def _scaled_mm_blockwise(torch, a, b, scales):
+    """cuBLASLt's block-scaled fp8 GEMM (CUDA 12.9+, DeepSeek-V3's recipe: 1 x 128 blocks of A, 128 x 128 of B)
+    through ``torch._scaled_mm``, scales from :func:`_blockwise_scales`; bf16 C."""
+    return torch._scaled_mm(a, b.t(), scale_a=scales[0], scale_b=scales[1], out_dtype=torch.bfloat16)
+
+
+def _block_scaled_exact(torch, a, b, scale_a, scale_b):
+    """C = sum over 128-deep k-blocks kt of (A_kt @ B_kt^T) * scale_a[:, kt] * scale_b[n // 128, kt] in float64,
+    then bf16: exact where every product and sum is (small integers, power-of-two scales)."""
+    m, k = a.shape
+    n = b.shape[0]
+    out = torch.zeros((m, n), device=a.device, dtype=torch.float64)
+    for kt in range(-(-k // 128)):
+        blk = slice(kt * 128, (kt + 1) * 128)
+        out += (a[:, blk].double() @ b[:, blk].double().t()) * scale_a[:, kt:kt + 1].double() \
+            * scale_b[:, kt].double().repeat_interleave(128)[:n][None, :]
+    return out.to(torch.bfloat16)
+
+
+def _blockwise_scaled_mm_available(torch):
+    """True where this torch and cuBLAS run :func:`_scaled_mm_blockwise` (a 256 x 384 x 512 probe), else why not."""
+    e4m3 = torch.float8_e4m3fn
+    a = torch.ones((256, 512), device="cuda").to(e4m3)
+    b = torch.ones((384, 512), device="cuda").to(e4m3)
+    try:
+        c = _scaled_mm_blockwise(torch, a, b, _blockwise_scales(torch.ones((256, 4), device="cuda"),
+                                                                torch.ones((3, 4), device="cuda")))
+    except (RuntimeError, ValueError, TypeError) as e:
+        return f"unavailable: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    return True if bool((c.float() == 512).all()) else "unavailable: the probe's product is wrong"
 
 
 def _gpu_short_name(name: str) -> str:
@@ -245,10 +292,12 @@ def _needs_sm90(measurement, kernel):
 
 
 def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dict:
-    """The fp8 suite: each configuration of :data:`FP8_CONFIGS` (e4m3, per-tensor scales, bf16 C) and the
-    block-scaled one against ``torch._scaled_mm`` at :data:`FP8_SHAPES`, interleaved call by call, repeated, median
-    and spread; exact against ``torch._scaled_mm`` at a ragged size (integer inputs: every sum exact); relative error
-    against an fp32 product of the same fp8 values at each shape.  Skipped (and says so) without an SM90 GPU."""
+    """The fp8 suite: each configuration of :data:`FP8_CONFIGS` (e4m3, per-tensor scales, bf16 C) and of
+    :data:`FP8_BLOCK_CONFIGS` against ``torch._scaled_mm`` at :data:`FP8_SHAPES` (the block-scaled ones also against
+    its block-scaled form, where this torch has it), interleaved call by call, repeated, median and spread; exact
+    against ``torch._scaled_mm`` at a ragged size (integer inputs, power-of-two block scales: every sum exact);
+    relative error against an fp32 product of the same fp8 values at each shape.  Skipped (and says so) without an
+    SM90 GPU."""
     skipped = _needs_sm90("the fp8 GEMM against cuBLASLt", "the fp8 wgmma kernel")
     if skipped:
         return skipped
@@ -266,23 +315,45 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
            "dtype": "e4m3 x e4m3, fp32 accumulation, bf16 C, per-tensor scales (block-scaled rung: per-block)",
            "inputs": FP8_INPUTS, "timing": FP8_TIMING.format(reps=reps, repeats=repeats), "throttling": THROTTLING,
            "repeats": repeats, "irregular": {}, "shapes": {}}
-    cfgs = {repr(c): c for c in [HopperGemm(dtype=wb.Float8E4M3FN, **kw) for kw in configs]}
-    block = HopperGemm(dtype=wb.Float8E4M3FN, **FP8_BLOCK_CONFIG)
+    cfgs = {repr(c): c for c in [HopperGemm(dtype=wb.Float8E4M3FN, **kw) for kw in list(configs) + FP8_BLOCK_CONFIGS]}
     gen = torch.Generator(device="cuda").manual_seed(0)
     sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([2.0], device="cuda")
 
     def scaled_mm(a, b, fast):
         return torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=bf16, use_fast_accum=fast)
 
+    out["scaled_mm_blockwise"] = _blockwise_scaled_mm_available(torch)
+
     m, n, k = FP8_IRREGULAR
     a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).float().to(e4m3)
     b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).float().to(e4m3)
     want = scaled_mm(a, b, False)
+    # block scales of powers of two: every product and sum exact, so the exact product in bf16 is the reference;
+    # cuBLASLt's block-scaled GEMM beside it at this K (K/128 = 5) and at K = 512 (K/128 = 4: see _blockwise_scales)
+    isa = 2.0 ** torch.randint(-2, 3, (m, -(-k // 128)), device="cuda", generator=gen).float()
+    isb = 2.0 ** torch.randint(-2, 3, (-(-n // 128), -(-k // 128)), device="cuda", generator=gen).float()
+    exact = _block_scaled_exact(torch, a, b, isa, isb)
+    k4 = k // 512 * 512
+    a4, b4, sa4, sb4 = a[:, :k4].contiguous(), b[:, :k4].contiguous(), isa[:, :k4 // 128], isb[:, :k4 // 128]
+    theirs4 = None
+    if out["scaled_mm_blockwise"] is True:
+        out["scaled_mm_blockwise_exact"] = {
+            f"{m}x{n}x{k}": bool(torch.equal(_scaled_mm_blockwise(torch, a, b, _blockwise_scales(isa, isb)), exact))}
+        theirs4 = _scaled_mm_blockwise(torch, a4, b4, _blockwise_scales(sa4, sb4))
+        out["scaled_mm_blockwise_exact"][f"{m}x{n}x{k4}"] = bool(torch.equal(
+            theirs4, _block_scaled_exact(torch, a4, b4, sa4, sb4)))
     for name, cfg in cfgs.items():
         c = torch.full((m, n), float("nan"), device="cuda", dtype=bf16)
-        cfg.launch(a, b, c, sa, sb)
+        cfg.launch(a, b, c, *((isa, isb) if cfg.block_scales else (sa, sb)))
         torch.cuda.synchronize()
-        out["irregular"][name] = {"shape": [m, n, k], "exact_vs_scaled_mm": bool(torch.equal(c, want))}
+        if cfg.block_scales:
+            row = out["irregular"][name] = {"shape": [m, n, k], "exact": bool(torch.equal(c, exact))}
+            if theirs4 is not None:
+                c4 = torch.full((m, n), float("nan"), device="cuda", dtype=bf16)
+                cfg.launch(a4, b4, c4, sa4, sb4)
+                row["exact_vs_scaled_mm_blockwise_at_k"] = [k4, bool(torch.equal(c4, theirs4))]
+        else:
+            out["irregular"][name] = {"shape": [m, n, k], "exact_vs_scaled_mm": bool(torch.equal(c, want))}
     for shape_name in shapes:
         m, n, k = FP8_SHAPES[shape_name]
         flop = 2 * m * n * k
@@ -294,7 +365,10 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
         theirs = scaled_mm(a, b, False)
         res = {"mnk": [m, n, k], "clocks_before": gpu_clocks(), "configs": {}}
         entries = {}
-        for name, cfg in list(cfgs.items()) + [(repr(block), block)]:
+        blockwise = out["scaled_mm_blockwise"] is True
+        bscales = _blockwise_scales(bsa, bsb)
+        theirs_block = _scaled_mm_blockwise(torch, a, b, bscales) if blockwise else None
+        for name, cfg in cfgs.items():
             c = torch.empty((m, n), device="cuda", dtype=bf16)
             scales = (bsa, bsb) if cfg.block_scales else (sa, sb)
             kern, ops = cfg.operands(a, b, c, *scales)
@@ -302,9 +376,12 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
             entries[name] = (cfg, c, kern, ops, (lambda kk=kern, g=grid, bl=blk, o=ops: kk[g, bl](*o)))
         runs = {name: [] for name in entries}
         for _ in range(repeats):
-            for name, (_, _, _, _, fn) in entries.items():
-                runs[name].append(_times([lambda a=a, b=b: scaled_mm(a, b, False),
-                                          lambda a=a, b=b: scaled_mm(a, b, True), fn], reps))
+            for name, (cfg, _, _, _, fn) in entries.items():
+                anchors = [lambda a=a, b=b: scaled_mm(a, b, False), lambda a=a, b=b: scaled_mm(a, b, True)]
+                if cfg.block_scales and blockwise:
+                    anchors.append(lambda a=a, b=b, s=bscales: _scaled_mm_blockwise(torch, a, b, s))
+                t = _times(anchors + [fn], reps)
+                runs[name].append((t[0], t[1], t[-1]) + tuple(t[2:-1]))
         res["clocks_after"] = gpu_clocks()
         t_def = statistics.median(t[0] for v in runs.values() for t in v)
         t_fast = statistics.median(t[1] for v in runs.values() for t in v)
@@ -316,6 +393,15 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
             # the block-scaled rung's scales differ from the others': its errors are the tests' business
             err_ref = None if cfg.block_scales else float(((c.float() - ref).abs().max() / ref.abs().max()).item())
             attrs = kern.specialize(ops).load_gpu().attributes()
+            block_cmp = {}
+            if cfg.block_scales and blockwise:
+                r_blk = [t[3] / t[2] for t in runs[name]]
+                tb = theirs_block.float()
+                block_cmp = {"ratio_to_scaled_mm_blockwise": statistics.median(r_blk),
+                             "ratio_blockwise_spread": _spread(r_blk), "ratios_blockwise": r_blk,
+                             "scaled_mm_blockwise_tflops": flop / statistics.median(t[3] for t in runs[name]) / 1e12,
+                             "max_rel_diff_vs_scaled_mm_blockwise":
+                             float(((c.float() - tb).abs().max() / tb.abs().max()).item())}
             res["configs"][name] = {
                 "scaling": "block" if cfg.block_scales else "tensor",
                 "tflops": flop / statistics.median(t[2] for t in runs[name]) / 1e12,
@@ -325,7 +411,7 @@ def run_fp8(quick: bool = False, repeats=None, shapes=None, configs=None) -> dic
                 "max_rel_diff_vs_scaled_mm": None if cfg.block_scales else
                 float(((c.float() - theirs.float()).abs().max() / theirs.float().abs().max()).item()),
                 "registers": attrs["registers"], "local_bytes": attrs["local_bytes"],
-                "epilogue": "tma" if len(ops) == 7 else "registers"}
+                "epilogue": "tma" if len(ops) == 7 else "registers", **block_cmp}
         tensor_rows = {k2: v for k2, v in res["configs"].items() if v["scaling"] == "tensor"}
         best = max(tensor_rows, key=lambda x: tensor_rows[x]["ratio_to_scaled_mm"])
         res["best"] = {"config": best, "ratio_to_scaled_mm": tensor_rows[best]["ratio_to_scaled_mm"],

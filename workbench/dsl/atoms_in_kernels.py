@@ -207,7 +207,8 @@ def gemm(cx, tiled_mma, d, a, b, c, accumulate=None):
     """CuTe DSL's ``cute.gemm(tiled_mma, d, a, b, c)``: d = a x b + c over register fragments a (V, M, K),
     b (V, N, K), c and d (V, M, N) (or lower ranks), one atom call per (m, n, k), k outermost and n in
     serpentine order (CuTe's, reusing a's registers).  An SM90 GMMA atom takes a and b as the shared tiles
-    ``thr_mma.partition_A/B`` gives and accumulates in place (``workbench.dsl.hopper``).  An SM100 UMMA atom takes
+    ``thr_mma.partition_A/B`` gives and accumulates in place (``workbench.dsl.ops.wgmma``); ``accumulate=False``
+    (or a condition) makes its first k-block overwrite d (the wgmma's scale-d).  An SM100 UMMA atom takes
     a and b as shared (M, K) / (N, K) tiles and d = c as a TMEM tensor; ``accumulate=False`` (or a condition)
     overwrites d on the first k-block (Blackwell: compiled for sm_100a and emulated on the CPU, never run on a
     Blackwell GPU here)."""
@@ -226,9 +227,9 @@ def gemm(cx, tiled_mma, d, a, b, c, accumulate=None):
                          f"and slow on SM80 and later); use an SM80 or SM90 atom (accepted: {sorted(GEMM_LOWERINGS)}).")
     if accumulate is None:
         lower(cx, tiled_mma, atom, d, a, b, c)
-    elif atom.instruction != "tcgen05_mma":
-        raise ValueError(f"gemm({atom.name}): accumulate= is an operand of SM100 UMMA atoms only; {atom.instruction} "
-                         "accumulates into c: start from acc.fill(0.0).")
+    elif atom.instruction not in ("tcgen05_mma", "wgmma"):
+        raise ValueError(f"gemm({atom.name}): accumulate= is an operand of SM90 GMMA and SM100 UMMA atoms only; "
+                         f"{atom.instruction} accumulates into c: start from acc.fill(0.0).")
     else:
         lower(cx, tiled_mma, atom, d, a, b, c, accumulate=accumulate)
 

@@ -158,18 +158,25 @@ class HopperGemm:
                              f"promoted once a k-tile into the accumulators of a tile of one 128-column block of B: "
                              f"expected bk=128 and bn=128 (a second accumulator of bn/2 registers a thread beside "
                              f"the first), but got bk={bk}, bn={bn}.")
-        # a consumer thread's fp32 accumulators: its warpgroup's rows (a whole tile in ping-pong, else 64) x bn / 128,
-        # twice with block scales.  Past 176 they do not fit beside the rest of the 232-240 registers setmaxnreg
-        # gives: ping-pong at 128 x 192 spilled 24-88 bytes a thread (H200, ptxas), at 128 x 256 2264 bytes, which ran
-        # at 0.04x cuBLAS on an H100 (benchmarks/results/ladder-ablation-H100.json), so they are refused rather than
-        # run that slowly; 128 x 176 (176) spills nothing.
-        acc = (bm if pingpong else 64) * bn // 128 * (2 if block_scales else 1)
+        # a consumer thread's fp32 accumulators: its warpgroup's rows (a whole tile in ping-pong, else 64) x bn / 128.
+        # Past 176 they do not fit beside the rest of the 232-240 registers setmaxnreg gives: ping-pong at 128 x 192
+        # spilled 24-88 bytes a thread (H200, ptxas), at 128 x 256 2264 bytes, which ran at 0.04x cuBLAS on an H100
+        # (benchmarks/results/ladder-ablation-H100.json), so they are refused rather than run that slowly; 128 x 176
+        # (176) spills nothing.  Block scales keep three sets of a 64 x 128 slab's (the sums and two sets of one
+        # k-tile's partial sums, taken in turn): 192 registers, no spill in a cooperative kernel (ptxas); ping-pong's
+        # consumers spilled 84-116 bytes a thread with them (64 x 128 tiles), and its turns keep the other consumer
+        # from filling the promotions' gaps, so block scales are cooperative only.
+        acc = (bm if pingpong else 64) * bn // 128
+        if block_scales and pingpong:
+            raise ValueError(f"{who}: block scales keep three sets of fp32 accumulators (the sums and two k-tiles' "
+                             f"partial sums, 192 registers a consumer thread for its 64 x 128 slab), which ping-pong's "
+                             f"consumers cannot hold without spilling: use the cooperative kernel (pingpong=False, "
+                             f"bm=128: the two consumers' MMAs fill each other's promotions).")
         if acc > _ACC_MAX:
             raise ValueError(f"{who}: expected at most {_ACC_MAX} fp32 accumulators a consumer thread (what fits in "
                              f"setmaxnreg's 232-240 registers without spilling), but bm={bm}, bn={bn}"
-                             f"{', ping-pong (a whole tile a warpgroup)' if pingpong else ''}"
-                             f"{', block scales (a second set)' if block_scales else ''} needs {acc}: use a smaller bn "
-                             f"or bm=64.")
+                             f"{', ping-pong (a whole tile a warpgroup)' if pingpong else ''} needs {acc}: use a smaller "
+                             f"bn or bm=64.")
         self.bm, self.bn, self.bk, self.stages, self.consumers = bm, bn, bk, stages, consumers
         self.group, self.dtype, self.cluster = group, dtype, cluster
         self.b_dtype, self.block_scales = b_dtype, block_scales
@@ -523,16 +530,40 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 wb.mbarrier_arrive(empty, i, cta=c)
 
     @wb.kernel
-    def _promote(acc, part, coords, scale_a, scale_b, kt, n0, m_size):
-        """Block scales (DeepSeek-V3's fine-grained scaling): k-tile kt's partial sums, computed from zero by the
-        tensor cores, added to the fp32 accumulators times scale_a[row, kt] * scale_b[n0, kt] (one 128 x 128 block
-        of B: bn = bk = 128), each row's scale loaded once; rows past M read row M - 1's (not stored)."""
+    def _block_factors(fs, coords, scale_a, scale_b, kt, n0, m_size):
+        """Block scales: fs[g] = scale_a[row, kt] * scale_b[n0, kt] for each row group g of the thread's accumulators
+        (one 128 x 128 block of B: bn = bk = 128); rows past M read row M - 1's (not stored)."""
         sb = scale_b[n0, kt]
         for g in range(len(groups)):
+            fs[g] = scale_a[min(coords[groups[g][0]][0], m_size - 1), kt] * sb
+
+    @wb.kernel
+    def _issue_block(part, fs, tCsA, tCsB, tCc, full, scale_a, scale_b, kt, it, n0, m_size):
+        """Block scales: k-tile kt (the it-th stage filled) into part, from zero (the first k-block's scale-d), its
+        rows' factors into fs: loaded now, used once the MMAs are complete, so their latency hides behind them."""
+        _block_factors(fs, tCc, scale_a, scale_b, kt, n0, m_size)
+        s = it % S
+        wb.mbarrier_wait(full, s, (it // S) % 2)
+        wb.gemm(mma, part, tCsA[None, None, None, s], tCsB[None, None, None, s], part, accumulate=False)
+        wb.warpgroup_commit_group()
+
+    @wb.kernel
+    def _promote(acc, part, fs):
+        """Block scales (DeepSeek-V3's fine-grained scaling): a k-tile's partial sums, computed from zero by the
+        tensor cores, added to the fp32 accumulators times their rows' factors fs (``_block_factors``)."""
+        for g in range(len(groups)):
             vals = groups[g]
-            f = scale_a[min(coords[vals[0]][0], m_size - 1), kt] * sb
             for i in range(len(vals)):
-                acc[vals[i]] = acc[vals[i]] + part[vals[i]] * f
+                acc[vals[i]] = acc[vals[i]] + part[vals[i]] * fs[g]
+
+    @wb.kernel
+    def _promote_when_done(acc, part, fs, empty, i, ctid):
+        """Block scales: once every MMA group but the last issued is complete (part's, the i-th stage's), release
+        that stage and promote part."""
+        wb.warpgroup_wait_group(1)
+        if ctid % 128 == 0:
+            _release(empty, i % S)
+        _promote(acc, part, fs)
 
     @wb.kernel
     def _unit_start(b, base, rem):
@@ -720,26 +751,49 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 gC = wb.local_tile(C, (bm, bn), (m0, n0))
                 acc = mma.make_fragment_C(thr.partition_C(gC))
                 acc.fill(0.0)
-                if block:
-                    part = mma.make_fragment_C(thr.partition_C(gC))
-                    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
-                    tCc = thr.partition_C(cC)
                 if pp and j > 0:
                     _take_turn(wg)
                 if pp:
                     it = j * ktiles                # the producer's count of stages filled before this tile's
-                for kt in wb.range_dynamic(k0, k1):
-                    s = it % S
-                    wb.mbarrier_wait(full, s, (it // S) % 2)
-                    if block:    # the k-tile's sums alone, complete, then scaled into the accumulators
-                        part.fill(0.0)
-                        wb.gemm(mma, part, tCsA[None, None, None, s], tCsB[None, None, None, s], part)
-                        wb.warpgroup_commit_group()
+                if block:
+                    # each k-tile's sums alone, in one of two sets of registers taken in turn, complete, then scaled
+                    # into the accumulators: k-tile kt + 1's MMAs are issued before kt's are awaited and promoted,
+                    # so the tensor cores work while the promotion runs
+                    cC = wb.local_tile(wb.make_identity_tensor(wb.shape(C)), (bm, bn), (m0, n0))
+                    tCc = thr.partition_C(cC)
+                    pa = mma.make_fragment_C(thr.partition_C(gC))
+                    pb = mma.make_fragment_C(thr.partition_C(gC))
+                    fa = wb.make_fragment((len(groups),), wb.Float32)
+                    fb = wb.make_fragment((len(groups),), wb.Float32)
+                    it0 = it
+                    _issue_block(pa, fa, tCsA, tCsB, tCc, full, scale_a, scale_b, k0, it0, n0, m_size)
+                    pairs = (k1 - k0 - 1) // 2
+                    for q in wb.range_dynamic(pairs):     # no branch inside: ptxas keeps the wgmma pipelined
+                        kp = k0 + 2 * q                      # pa holds k-tile kp (issued); kp + 1 goes to pb
+                        i = it0 + 2 * q
+                        _issue_block(pb, fb, tCsA, tCsB, tCc, full, scale_a, scale_b, kp + 1, i + 1, n0, m_size)
+                        _promote_when_done(acc, pa, fa, empty, i, ctid)
+                        _issue_block(pa, fa, tCsA, tCsB, tCc, full, scale_a, scale_b, kp + 2, i + 2, n0, m_size)
+                        _promote_when_done(acc, pb, fb, empty, i + 1, ctid)
+                    kl = k0 + 2 * pairs                      # the last one or two k-tiles: kl in pa
+                    il = it0 + 2 * pairs
+                    if kl + 1 < k1:
+                        _issue_block(pb, fb, tCsA, tCsB, tCc, full, scale_a, scale_b, kl + 1, il + 1, n0, m_size)
+                        _promote_when_done(acc, pa, fa, empty, il, ctid)
                         wb.warpgroup_wait_group(0)
                         if ctid % 128 == 0:
-                            _release(empty, s)
-                        _promote(acc, part, tCc, scale_a, scale_b, kt, n0, m_size)
+                            _release(empty, (il + 1) % S)
+                        _promote(acc, pb, fb)
                     else:
+                        wb.warpgroup_wait_group(0)
+                        if ctid % 128 == 0:
+                            _release(empty, il % S)
+                        _promote(acc, pa, fa)
+                    it = it0 + k1 - k0
+                else:
+                    for kt in wb.range_dynamic(k0, k1):
+                        s = it % S
+                        wb.mbarrier_wait(full, s, (it // S) % 2)
                         wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
                         wb.warpgroup_commit_group()
                         if overlap:   # while they run, chunk kt - k0 of the previous tile's C goes out
@@ -749,7 +803,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
                         if kt > k0 and ctid % 128 == 0:
                             _release(empty, (it + S - 1) % S)
-                    it += 1
+                        it += 1
                 if pp:    # issued (not complete): the other consumer's MMAs queue behind these, then run while
                     _pass_turn(wg)                 # this one stores
                 if not block:

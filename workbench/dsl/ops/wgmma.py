@@ -40,13 +40,15 @@ class Wgmma(ir.Instruction):
     """``wgmma.mma_async`` of a GMMA atom by a warpgroup: acc = (register buffer, static offsets in the atom's
     C order), accumulated in place; a and b = (shared buffer, element offset of the tile's aligned base,
     :class:`~workbench.atoms.gmma_desc.GmmaDescriptor` of the tile from there), or for an RS atom a =
-    (register buffer, offsets, None)."""
+    (register buffer, offsets, None); scale_d = an Int32 expression, the instruction's scale-d predicate
+    (0: D = A B^T, the accumulators' old values ignored)."""
 
-    __slots__ = ("atom", "acc", "a", "b")
+    __slots__ = ("atom", "acc", "a", "b", "scale_d")
     threads = 128
 
-    def __init__(self, atom, acc, a, b):
+    def __init__(self, atom, acc, a, b, scale_d=None):
         self.atom, self.acc, self.a, self.b = atom, acc, a, b
+        self.scale_d = ir.as_expr(1) if scale_d is None else scale_d
 
     @property
     def name(self):
@@ -78,6 +80,8 @@ class Wgmma(ir.Instruction):
                     f" + {desc.start // 16}u);")
             descs.append(n)
         nr = len(regs)
+        sd = (str(int(self.scale_d.value)) if type(self.scale_d) is ir.Const
+              else f"(int)({expr(self.scale_d)})")
         acc = "{" + ", ".join(f"%{i}" for i in range(nr)) + "}"
         outs = ", ".join(f'"+{c}"({r})' for c, r in regs)
         if a_regs:
@@ -86,11 +90,11 @@ class Wgmma(ir.Instruction):
             ops = f"{acc}, {a_op}, %{nr + na}, p" + (f", {tail}" if tail else "")
             text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + na + 1}, 0;\\n{head} {ops};\\n}}\\n"
             ins = ", ".join(f'"{c}"({r})' for c, r in a_regs)
-            em.w(d, f'asm volatile("{text}" : {outs} : {ins}, "l"({descs[0]}), "r"(1));')
+            em.w(d, f'asm volatile("{text}" : {outs} : {ins}, "l"({descs[0]}), "r"({sd}));')
             return
         ops = f"{acc}, %{nr}, %{nr + 1}, p" + (f", {tail}" if tail else "")
         text = f"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n{head} {ops};\\n}}\\n"
-        em.w(d, f'asm volatile("{text}" : {outs} : "l"({descs[0]}), "l"({descs[1]}), "r"(1));')
+        em.w(d, f'asm volatile("{text}" : {outs} : "l"({descs[0]}), "l"({descs[1]}), "r"({sd}));')
 
     def python(self, em, d):
         (ab, ao, da), (bb, bo, _) = self.a, self.b
@@ -100,7 +104,8 @@ class Wgmma(ir.Instruction):
             a_op = "(" + "".join(f"{ab.name}.item({o}), " for o in ao) + "), None"
         else:
             a_op = f"{ab.name}, {pyexpr(ao)}"
-        em.w(d, f"_r = yield _Collective({em.collective(self)}, ({a_op}, {bb.name}, {pyexpr(bo)}, {acc}))")
+        em.w(d, f"_r = yield _Collective({em.collective(self)}, ({a_op}, {bb.name}, {pyexpr(bo)}, {acc}, "
+                f"{pyexpr(self.scale_d)}))")
         for i, o in enumerate(offs):
             em.w(d, f"{buf.name}[{o}] = _r[{i}]")
 
@@ -213,8 +218,11 @@ def _smem_operand(t: KTensor, which, atom):
     return sw, inner_off, modes
 
 
-def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
-    """wb.gemm with an SM90 GMMA atom: one wgmma.mma_async per (m, n, k) of the partitions, accumulating in place."""
+def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c, accumulate=True):
+    """wb.gemm with an SM90 GMMA atom: one wgmma.mma_async per (m, n, k) of the partitions, accumulating in place;
+    ``accumulate=False`` (static or a run-time condition, the same in every thread of the warpgroup): the first
+    k-block's wgmma ignore the accumulators' old values (the instruction's scale-d), so no ``acc.fill(0.0)`` is
+    needed (CuTe DSL: ``tiled_mma.set(warpgroup.Field.ACCUMULATE, False)``)."""
     rs = atom.a_source == "rmem"      # an RS atom: A from the warpgroup's registers, B through a descriptor
     if rs and a.buf.space != "rmem":
         raise ValueError(f"gemm({atom.name}): an RS atom reads A from registers: pass a fragment "
@@ -263,6 +271,9 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
             raise ValueError(f"gemm({atom.name}): the {w} tile's buffer must be {period}-byte aligned for the "
                              f"descriptor's swizzle, but it is {t.buf.align}-byte aligned.")
         ops[w] = (t, sw, ir.as_expr(ir.binop("+", t.offset, inner_dyn)), inner_static)
+    cx.scalar(accumulate, "accumulate (True, False or a condition)")
+    acc0 = (ir.cast(ir.as_expr(accumulate), ir.Int32) if isinstance(accumulate, ir.Expr)
+            else ir.as_expr(int(bool(accumulate))))
     cx.require_arch(90, atom.name)
     cx.uses_collectives()
     cx.emit(WgmmaFence())
@@ -286,7 +297,7 @@ def gemm_gmma(cx, tiled_mma, atom: MMAAtom, d, a, b, c):
                         raise ValueError(f"gemm({atom.name}), operand {w} (call m={m}, n={n}, k={k}): {e}") from None
                     descs.append((t.buf, base, desc))
                 co = register_offsets(c, cm[0], cm[1](m) + cm[2](n), "c")
-                cx.emit(Wgmma(atom, (c.buf, co), descs[0], descs[1]))
+                cx.emit(Wgmma(atom, (c.buf, co), descs[0], descs[1], acc0 if k == 0 else None))
     cx.mark_written(c.buf)
 
 
@@ -326,7 +337,7 @@ def wgmma_ptx(atom: MMAAtom) -> tuple:
 
 # -- what the CPU executor runs ---------------------------------------------------------------------------
 def emulate_wgmma(stmt, lanes):
-    """One wgmma of a warpgroup: lanes[l] = (A array, A base, B array, B base, accumulators) of thread l.  A and B
+    """One wgmma of a warpgroup: lanes[l] = (A array, A base, B array, B base, accumulators, scale-d) of thread l.  A and B
     are read through the descriptors' addressing (``GmmaDescriptor.address``, the hardware's walk), the tile
     D = A B^T + C computed exactly and rounded once, the accumulators gathered and scattered through
     ``tv_layout_C`` (what the views draw)."""
@@ -340,6 +351,10 @@ def emulate_wgmma(stmt, lanes):
             raise ValueError(f"{atom.name}: the threads of a warpgroup must pass the same A and B tiles to a wgmma, but "
                              f"thread {lane} of the warpgroup differs (its A at {op[1]}, B at {op[3]}; thread 0's at "
                              f"{baseA}, {baseB})")
+    scale_d = bool(lanes[0][5])
+    if any(bool(op[5]) != scale_d for op in lanes):
+        raise ValueError(f"{atom.name}: the threads of a warpgroup must pass the same accumulate (scale-d) to a wgmma "
+                         f"(.sync.aligned), but they differ: {sorted({bool(op[5]) for op in lanes})}")
     (_, _, da), (_, _, db) = stmt.a, stmt.b
     if rs:
         ia = np.asarray(tv_indices(atom.tv_layout_A, 128, atom.tv_layout_A[1].size), dtype=np.int64)
@@ -352,7 +367,8 @@ def emulate_wgmma(stmt, lanes):
     is_int = dcode == "S32"
     ic = np.asarray(tv_indices(atom.tv_layout_C, 128, atom.tv_layout_C[1].size), dtype=np.int64)
     C = np.zeros(M * N, dtype=object if is_int else np.float64)
-    C[ic.reshape(-1)] = [x for op in lanes for x in op[4]]
+    if scale_d:        # else D = A B^T: the accumulators' old values (even NaN) are not read
+        C[ic.reshape(-1)] = [x for op in lanes for x in op[4]]
     C = C.reshape(N, M).T                                # tile index i = m + M * n
     if is_int:   # exact integers, wrapped to 32 bits
         D = C + np.asarray(A, dtype=object) @ np.asarray(B, dtype=object).T
