@@ -1,5 +1,6 @@
 """The tuner (workbench/_tune.py): the cpu space swept on 2 worker processes and on Ray actors (Ray started locally)
-picks, among the configurations whose output is right, the one with the lowest score it recorded; a configuration
+picks, among the configurations whose output is right, the one with the lowest score it recorded (or, with a
+confirmation round, the lowest of the best few timed again together); a configuration
 that computes garbage is reported and never chosen; the per-device cache round-trips; the CLI prints the table.
 No timed assertions: the choice is checked against the measurements the sweep recorded.  The GPU tests (the hopper
 space on every GPU of the host) run on the device machine."""
@@ -61,6 +62,29 @@ def test_the_cpu_space_on_two_workers_picks_the_lowest_measured_time_and_is_righ
         _run_config(res.best_config(shape, "float32"), shape)
     table = res.to_markdown()
     assert table.count("**chosen**") == len(SHAPES) and "not GPU measurements" in table
+
+
+def test_a_confirmation_round_times_each_shapes_best_together_and_chooses_among_them(tmp_path):
+    """confirm=2: each shape's two best of the sweep timed again by one worker, together; the choice is the lowest of
+    that round (not of the sweep), and the table says which rows it timed."""
+    res = wb.tune("cpu", SHAPES, configs=CONFIGS, workers=2, cache=False, progress=False, reps=2, confirm=2)
+    sweep = [r for r in res.rows if r.get("round") != "confirm"]
+    again = [r for r in res.rows if r.get("round") == "confirm"]
+    assert len(sweep) == len(SHAPES) * len(CONFIGS) and len(again) == 2 * len(SHAPES) and res.info["confirm"] == 2
+    for shape in SHAPES:
+        mine = [r for r in again if tuple(r["shape"]) == shape]
+        ranked = sorted((r for r in sweep if tuple(r["shape"]) == shape), key=lambda r: r["score"])
+        assert [r["config"] for r in mine] == [r["config"] for r in ranked[:2]]      # the sweep's best two, in order
+        assert len({r["pid"] for r in mine}) == 1 and all(r["correct"] and len(r["round_scores"]) == 3 for r in mine)
+        assert res.best[(shape, "float32")] is min(mine, key=lambda r: r["score"])
+        _run_config(res.best_config(shape, "float32"), shape)
+    assert "confirmation round, sweep's #1" in res.to_markdown() and "timed again together" in res.info["choice"]
+    with pytest.raises(ValueError, match="expected confirm a count >= 0"):
+        wb.tune("cpu", SHAPES, configs=CONFIGS, confirm=-1)
+    # the confirmation rows survive a save and load, and still decide
+    res.save(tmp_path / "sweep.json")
+    back = wb.load_tune(tmp_path / "sweep.json")
+    assert {k: r["config"] for k, r in back.best.items()} == {k: r["config"] for k, r in res.best.items()}
 
 
 def test_a_wrong_configuration_is_reported_and_never_chosen():
@@ -136,6 +160,8 @@ def test_the_cli_prints_the_table_and_writes_the_sweep(tmp_path):
     assert "best 16x16x16 float32:" in p.stdout and "wrong result" in p.stdout
     data = json.loads(out.read_text())
     assert len(data["rows"]) == 3 and data["best"][0]["config"] in CONFIGS[:2]
+    p = subprocess.run(cmd[:-2] + ["--confirm", "-1"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "Expected --confirm to be at least 0" in p.stderr
     p = subprocess.run(cmd[:8] + ["--dtypes", "float16"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "takes dtypes ['float32']" in p.stderr
 
@@ -181,9 +207,10 @@ def test_the_hopper_space_on_every_gpu_of_the_host():
     res = wb.tune("hopper", ["1024x1024x512"], ["float16", "bfloat16"], configs=configs, cache=False,
                   progress=False, reps=10)
     assert all(r["correct"] for r in res.rows), [r["error"] for r in res.rows]
-    assert res.info["workers_started"] == _gpus()
+    assert res.info["workers_started"] == _gpus() and res.info["confirm"] == 3      # the GPU default
     if _gpus() >= 2:
         assert len({r["worker"] for r in res.rows}) >= 2, [r["worker"] for r in res.rows]
     for d in ("float16", "bfloat16"):
-        assert res.best[((1024, 1024, 512), d)] is min((r for r in res.rows if r["dtype"] == d),
-                                                       key=lambda r: r["score"])
+        again = [r for r in res.rows if r["dtype"] == d and r.get("round") == "confirm"]
+        assert len(again) == 3 and len({r["worker"] for r in again}) == 1      # one GPU times the three together
+        assert res.best[((1024, 1024, 512), d)] is min(again, key=lambda r: r["score"])

@@ -3,7 +3,8 @@ lists them; a suite that needs a GPU says on stderr and in its result that it sk
 ``python -m workbench lab [suite ...] [--quick] [--out FILE.json] [--chart FILE.png]``: the overhead lab
 (workbench/bench/lab.py), printed as a table.
 ``python -m workbench tune --kind hopper|smem|cpu --shapes MxNxK ... [--dtypes ...] [--ray ADDRESS|local]
-[--workers N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU (workbench/_tune.py).
+[--workers N] [--confirm N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU
+(workbench/_tune.py).
 ``python -m workbench build-torch-native [--force]``: compile the torch reader for the installed torch
 (workbench/dlpack/torch_native.py)."""
 
@@ -54,6 +55,8 @@ def main(argv=None) -> int:
     tu.add_argument("--configs", metavar="JSON", help="a JSON list of configuration dicts (or a file holding one) "
                                                       "instead of the space's default sweep")
     tu.add_argument("--reps", type=int, help="timed calls per configuration")
+    tu.add_argument("--confirm", type=int, help="time the best N of each shape again together on one worker and "
+                                                "choose among them (default 3 on a GPU, 0 on the CPU executor)")
     tu.add_argument("--out", help="write the sweep (every row) as JSON here")
     tu.add_argument("--no-cache", action="store_true", help="neither read nor write the per-GPU-model cache")
     tu.add_argument("--refresh", action="store_true", help="measure again and overwrite the cached choices")
@@ -119,9 +122,9 @@ def _lab(ap, args) -> int:
 def _tune(ap, args) -> int:
     from workbench import _tune as T
     _check_output(ap, "--out", args.out, (".json",))
-    for flag, v in (("--workers", args.workers), ("--reps", args.reps)):
-        if v is not None and v < 1:
-            ap.error(f"Expected {flag} to be at least 1, but got {v}.")
+    for flag, v, low in (("--workers", args.workers, 1), ("--reps", args.reps, 1), ("--confirm", args.confirm, 0)):
+        if v is not None and v < low:
+            ap.error(f"Expected {flag} to be at least {low}, but got {v}.")
     configs = None
     if args.configs:
         text = args.configs
@@ -137,7 +140,7 @@ def _tune(ap, args) -> int:
     try:
         res = T.tune(args.kind, args.shapes, args.dtypes, configs=configs, workers=args.workers,
                      ray_address=args.ray, cache=False if args.no_cache else "refresh" if args.refresh else True,
-                     progress=not args.no_progress, reps=args.reps)
+                     progress=not args.no_progress, reps=args.reps, confirm=args.confirm)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     except (RuntimeError, ImportError) as e:
