@@ -865,6 +865,42 @@ def test_fp8_kernels_compile_with_nvrtc():
             backend_cupy.compile_cubin(src, "sm_90a")
 
 
+def _ptxas_report(src):
+    """ptxas's report on a kernel (NVRTC to an sm_90a cubin with -Xptxas=-v, the library's own options; no GPU)."""
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from workbench.dsl.runtime.cupy import _NVRTC_OPTIONS
+    prog = nvrtc.createProgram(src, "k.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, ["--gpu-architecture=sm_90a", *_NVRTC_OPTIONS, "-Xptxas=-v"])
+        return nvrtc.getProgramLog(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+@pytest.mark.parametrize("conf", [
+    dict(bm=128, bn=128, stages=5, persistent=True, dtype=wb.Float8E4M3FN, block_scales=True),
+    dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240)),
+    dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True, regs=(24, 240)),
+])
+def test_ptxas_keeps_the_wgmma_pipelined_and_spills_nothing(conf):
+    """ptxas serializes every wgmma of a kernel when it cannot prove that no other instruction reads their
+    accumulators between issue and wait (info C7514, "Potential Performance Loss", with C7517, a wait it injected):
+    the block-scaled loop did, with its branches inside the k-loop.  These configurations, the block-scaled one and
+    the schedule steps' widest tiles, keep them pipelined and spill nothing."""
+    import torch
+    m, n, k = 512, 512, 512
+    fp8 = conf.get("dtype") is wb.Float8E4M3FN
+    a = torch.zeros((m, k), dtype=torch.float8_e4m3fn if fp8 else torch.float16)
+    b = torch.zeros((n, k), dtype=a.dtype)
+    c = torch.zeros((m, n), dtype=torch.bfloat16 if fp8 else torch.float16)
+    scales = (torch.ones(m, k // 128), torch.ones(n // 128, k // 128)) if fp8 else ()
+    cfg = HopperGemm(**conf)
+    kern, ops = cfg.operands(a, b, c, *scales)
+    log = _ptxas_report(kern.specialize(ops).cuda_source)
+    assert "C7514" not in log and "C7517" not in log and "serialized" not in log, log   # C7517: a wait injected
+    assert "0 bytes spill stores, 0 bytes spill loads" in log, log
+
+
 @pytest.mark.parametrize("conf,err,msg", [
     (dict(dtype=wb.Float8E4M3FN, bk=64 * 4), ValueError, r"expected bk 32, 64 or 128 \(a K-major SW32/SW64/SW128"),
     (dict(dtype=wb.Float16, b_dtype=wb.BFloat16), TypeError, r"expected B's element type \(b_dtype\) to be A's"),

@@ -156,8 +156,8 @@ class HopperGemm:
         if block_scales and (bk != 128 or bn != 128):
             raise ValueError(f"{who}: block scales (one per 128 K of a row of A, one per 128 x 128 block of B) are "
                              f"promoted once a k-tile into the accumulators of a tile of one 128-column block of B: "
-                             f"expected bk=128 and bn=128 (a second accumulator of bn/2 registers a thread beside "
-                             f"the first), but got bk={bk}, bn={bn}.")
+                             f"expected bk=128 and bn=128 (two sets of a k-tile's partial sums beside the "
+                             f"accumulators, bn/2 registers a thread each), but got bk={bk}, bn={bn}.")
         # a consumer thread's fp32 accumulators: its warpgroup's rows (a whole tile in ping-pong, else 64) x bn / 128.
         # Past 176 they do not fit beside the rest of the 232-240 registers setmaxnreg gives: ping-pong at 128 x 192
         # spilled 24-88 bytes a thread (H200, ptxas), at 128 x 256 2264 bytes, which ran at 0.04x cuBLAS on an H100
