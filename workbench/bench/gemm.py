@@ -237,8 +237,8 @@ def _blockwise_scales(scale_a, scale_b):
     """Our block scales as cuBLASLt's block-scaled ``torch._scaled_mm`` takes them (made once, not timed): scale_a
     (M, K/128) M-major; scale_b (N/128, K/128), row-major, seen as B^T's (K/128, N/128).  torch 2.11 asks for
     exactly that stride, K/128, even where it is not a multiple of 4 (16 bytes), and cuBLAS then returns a wrong C:
-    at 1000 x 1008 x 528 (K/128 = 5) 37-75% of it, NaN among them (H200, CUDA 13.0; ``scaled_mm_blockwise_exact``
-    in the fp8 suite's result)."""
+    at 1000 x 1008 x 528 (K/128 = 5) 36-75% of it (unit or power-of-two scales), NaN among them (H200, CUDA 13.0;
+    ``scaled_mm_blockwise_exact`` in the fp8 suite's result)."""
     return scale_a.t().contiguous().t(), scale_b.contiguous().t()
 
 
