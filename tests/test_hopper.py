@@ -601,6 +601,13 @@ def test_stream_k_needs_a_persistent_cooperative_kernel():
             HopperGemm(**bad)
 
 
+def test_overlap_needs_a_persistent_cooperative_kernel():
+    for bad in (dict(overlap=True), dict(overlap=True, bm=128, bn=128, pingpong=True)):
+        with pytest.raises(ValueError, match="overlap stores a tile's C .* expected persistent blocks"):
+            HopperGemm(**bad)
+    HopperGemm(bm=128, bn=128, dtype=wb.Float8E4M3FN, block_scales=True, persistent=True, overlap=True)   # taken
+
+
 # -- bad input inside kernels ---------------------------------------------------------------------------------
 def _tma_kernel(announce):
     sl = wb.tile_to_shape(wb.gmma_smem_atom("Layout_K_SW128_Atom", wb.Float16), (64, 64))
@@ -825,6 +832,9 @@ def test_fp8_hopper_gemm_is_exact_on_the_cpu_executor(ta, tb, mnk, c_dtype, scal
     ((70, 256, 512), dict(), None),                 # four: a pair in the loop, then the last two
     ((200, 136, 304), dict(persistent=True), 1),    # three, four tiles on one block: the stages' count carries on
     ((70, 136, 304), dict(bm=64, consumers=1, stages=3, persistent=True), 1),    # one consumer warpgroup
+    # the overlapped epilogue: a tile's C held in registers, stored while the next tile's first k-tile's MMAs run
+    ((200, 136, 304), dict(persistent=True, overlap=True), 1),
+    ((200, 136, 112), dict(persistent=True, overlap=True), 1),                   # one k-tile a tile
 ])
 def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor(mnk, conf, blocks):
     """DeepSeek-V3's fine-grained scaling: scale_a per (row, 128-deep k block), scale_b per 128 x 128 block of B
@@ -879,6 +889,7 @@ def _ptxas_report(src):
 
 @pytest.mark.parametrize("conf", [
     dict(bm=128, bn=128, stages=5, persistent=True, dtype=wb.Float8E4M3FN, block_scales=True),
+    dict(bm=128, bn=128, stages=5, persistent=True, overlap=True, dtype=wb.Float8E4M3FN, block_scales=True),
     dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240)),
     dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True, regs=(24, 240)),
 ])
@@ -1015,7 +1026,7 @@ def test_fp8_hopper_gemm_on_normal_inputs_on_the_gpu(mnk):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("conf", [dict(), dict(persistent=True, stages=5)])
+@pytest.mark.parametrize("conf", [dict(), dict(persistent=True, stages=5), dict(persistent=True, stages=5, overlap=True)])
 @pytest.mark.parametrize("mnk", [(1000, 999, 512), (130, 256, 400), (250, 136, 304)])    # 4, 4 and 3 k-tiles
 def test_fp8_block_scales_on_the_gpu(mnk, conf):
     """Per-block scales on the GPU: integers and power-of-two block scales equal the reference bit for bit (every
@@ -1054,7 +1065,8 @@ _CONF = dict(bm=st.sampled_from([0, 32, 64, 96, 128, 192, 256]), bn=st.sampled_f
              bk=st.sampled_from([8, 16, 32, 64, 128]), stages=st.integers(-1, 9), consumers=st.integers(0, 4),
              group=st.integers(-3, 9), cluster=st.sampled_from([0, 1, 2, 3, 4, 8]), pingpong=st.booleans(),
              dtype=st.sampled_from([wb.Float16, wb.BFloat16, wb.Float32, wb.Float8E4M3FN]),
-             b_dtype=st.sampled_from([None, None, wb.Float8E5M2, wb.Float16]), block_scales=st.booleans())
+             b_dtype=st.sampled_from([None, None, wb.Float8E5M2, wb.Float16]), block_scales=st.booleans(),
+             persistent=st.booleans(), overlap=st.booleans(), stream_k=st.booleans())
 
 
 @settings(max_examples=300, deadline=None)

@@ -215,6 +215,7 @@ FP8_CONFIGS = [       # HopperGemm keyword arguments (dtype e4m3, bk = 128 fp8 e
 FP8_BLOCK_CONFIGS = [   # block scales (DeepSeek-V3's 1 x 128 on A, 128 x 128 on B): 128 x 128 x 128 tiles only
     dict(bm=128, bn=128, stages=6, group=8, block_scales=True),
     dict(bm=128, bn=128, stages=5, group=8, block_scales=True, persistent=True),
+    dict(bm=128, bn=128, stages=5, group=8, block_scales=True, persistent=True, overlap=True),
 ]
 FP8_IRREGULAR = (1000, 1008, 528)   # M, N, K: ragged tiles and k-tiles (N, K multiples of 16: cuBLASLt takes no other)
 FP8_INPUTS = ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to e4m3 (float8_e4m3fn), "

@@ -36,7 +36,8 @@ Schedules (``benchmarks/hopper_schedules.py`` measures each step against cuBLAS)
 
 * ``overlap=True`` (persistent, cooperative): a tile's C, rounded to 16 bits, waits in registers (64 a thread at
   128 x 256) while the same consumers issue the next tile's first k-tiles' MMAs, one staging chunk stored by TMA
-  after each k-tile's MMAs are issued, instead of with the tensor cores idle (the block's last tile after its loop).
+  after each k-tile's MMAs are issued, instead of with the tensor cores idle (the block's last tile after its loop;
+  with block scales every chunk after the first k-tile's MMAs are issued).
   A 32-bit C keeps the plain epilogue (its 128 registers a thread would not fit beside the accumulators).
 * ``regs=(producer, consumer)``: the setmaxnreg split (40/232 by default; 24/240 as the open worklogs use).
 * ``stream_k=True`` (persistent, cooperative, no cluster): a block on every SM; the tiles of all but the last two
@@ -59,8 +60,11 @@ Scales as ``torch._scaled_mm`` takes them (A (M, K) and B (N, K) row-major, i.e.
 (scale_a * scale_b) * acc rounded once to fp32, then to C's type; or per block (``block_scales=True``, DeepSeek-V3's
 fine-grained scaling: scale_a (M, ceil(K/128)), scale_b (ceil(N/128), ceil(K/128))): each 128-deep k-tile's sums are
 computed from zero by the tensor cores, then added to the fp32 accumulators times scale_a[row, kt] * scale_b[n, kt]
-(``bn = bk = 128``: one block of B a tile; the k-tile's MMAs complete before the promotion, so only the other consumer
-warpgroup's MMAs overlap it).  The CPU executor sums each k=32 wgmma exactly and rounds it once into the fp32
+(``bn = bk = 128``: one block of B a tile; cooperative kernels only).  The partial sums start from zero through the
+first wgmma's scale-d (``wb.gemm(..., accumulate=False)``) in one of two register sets taken in turn: k-tile kt + 1's
+MMAs are issued before kt's are awaited and promoted, so the tensor cores work through the promotion; with
+``persistent=True, overlap=True`` the previous tile's 16-bit C (32 registers at 128 x 128) is stored while the next
+tile's first k-tile's MMAs run.  The CPU executor sums each k=32 wgmma exactly and rounds it once into the fp32
 accumulators; the tensor cores' fp8 accumulation is narrower than fp32 (DeepSeek-V3 measured about 14 bits on an
 H800), so a GPU result equals that only where every partial sum is exact (small integers: the tests) and otherwise
 differs by the tensor cores' rounding (which the per-block promotion into fp32 bounds).
@@ -140,15 +144,15 @@ class HopperGemm:
             raise ValueError(f"{who}: expected regs=(producer, consumer): setmaxnreg counts, multiples of 8 in "
                              f"[24, 256], whose 128 x (producer + {consumers} x consumer) fit the 65,536 registers of "
                              f"an SM, but got {regs!r}.")
-        if overlap and (pingpong or block_scales or not persistent):
-            raise ValueError(f"{who}: overlap stores a tile's C while the same consumers' next tile's first MMAs run, "
-                             f"so it needs persistent blocks (a next tile), and neither ping-pong (which already "
-                             f"overlaps one consumer's epilogue with the other's MMAs) nor block scales; but got "
-                             f"persistent={persistent}, pingpong={pingpong}, block_scales={block_scales}.")
+        if overlap and (pingpong or not persistent):
+            raise ValueError(f"{who}: overlap stores a tile's C while the same consumers' next tile's first MMAs run: "
+                             f"expected persistent blocks (a next tile) and not ping-pong (which already overlaps one "
+                             f"consumer's epilogue with the other's MMAs), but got persistent={persistent}, "
+                             f"pingpong={pingpong}.")
         if stream_k and (not persistent or pingpong or block_scales or cluster != 1):
             raise ValueError(f"{who}: stream_k splits the k-tiles of the last waves' tiles evenly over the persistent "
-                             f"blocks of one cooperative kernel, so it needs persistent=True and neither ping-pong, "
-                             f"block scales nor a cluster; but got persistent={persistent}, pingpong={pingpong}, "
+                             f"blocks of one cooperative kernel: expected persistent=True and neither ping-pong, "
+                             f"block scales nor a cluster, but got persistent={persistent}, pingpong={pingpong}, "
                              f"block_scales={block_scales}, cluster={cluster}.")
         if block_scales and not fp8:
             raise ValueError(f"{who}: block scales are for fp8 operands: expected dtype wb.Float8E4M3FN or "
@@ -767,6 +771,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     fb = wb.make_fragment((len(groups),), wb.Float32)
                     it0 = it
                     _issue_block(pa, fa, tCsA, tCsB, tCc, full, scale_a, scale_b, k0, it0, n0, m_size)
+                    if overlap:   # the previous tile's C goes out while the first k-tile's MMAs run
+                        for h in range(chunks):
+                            if prow >= 0:
+                                _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
                     pairs = (k1 - k0 - 1) // 2
                     for q in wb.range_dynamic(pairs):     # no branch inside: ptxas keeps the wgmma pipelined
                         kp = k0 + 2 * q                      # pa holds k-tile kp (issued); kp + 1 goes to pb
@@ -810,7 +818,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     wb.warpgroup_wait_group(0)
                     if ctid % 128 == 0:
                         _release(empty, (it + S - 1) % S)
-                if overlap:
+                if overlap and not block:
                     for h in range(chunks):          # what fewer k-tiles than chunks left of the previous tile
                         if prow >= 0 and k1 - k0 <= h:
                             _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
