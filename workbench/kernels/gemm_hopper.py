@@ -561,10 +561,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 acc[vals[i]] = acc[vals[i]] + part[vals[i]] * fs[g]
 
     @wb.kernel
-    def _promote_when_done(acc, part, fs, empty, i, ctid):
-        """Block scales: once every MMA group but the last issued is complete (part's, the i-th stage's), release
-        that stage and promote part."""
-        wb.warpgroup_wait_group(1)
+    def _promote_when_done(acc, part, fs, empty, i, ctid, pending):
+        """Block scales: once at most ``pending`` (static) MMA groups are in flight, part's (the i-th stage's) among
+        the complete ones, release that stage and promote part."""
+        wb.warpgroup_wait_group(pending)
         if ctid % 128 == 0:
             _release(empty, i % S)
         _promote(acc, part, fs)
@@ -780,23 +780,17 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         kp = k0 + 2 * q                      # pa holds k-tile kp (issued); kp + 1 goes to pb
                         i = it0 + 2 * q
                         _issue_block(pb, fb, tCsA, tCsB, tCc, full, scale_a, scale_b, kp + 1, i + 1, n0, m_size)
-                        _promote_when_done(acc, pa, fa, empty, i, ctid)
+                        _promote_when_done(acc, pa, fa, empty, i, ctid, 1)
                         _issue_block(pa, fa, tCsA, tCsB, tCc, full, scale_a, scale_b, kp + 2, i + 2, n0, m_size)
-                        _promote_when_done(acc, pb, fb, empty, i + 1, ctid)
+                        _promote_when_done(acc, pb, fb, empty, i + 1, ctid, 1)
                     kl = k0 + 2 * pairs                      # the last one or two k-tiles: kl in pa
                     il = it0 + 2 * pairs
                     if kl + 1 < k1:
                         _issue_block(pb, fb, tCsA, tCsB, tCc, full, scale_a, scale_b, kl + 1, il + 1, n0, m_size)
-                        _promote_when_done(acc, pa, fa, empty, il, ctid)
-                        wb.warpgroup_wait_group(0)
-                        if ctid % 128 == 0:
-                            _release(empty, (il + 1) % S)
-                        _promote(acc, pb, fb)
+                        _promote_when_done(acc, pa, fa, empty, il, ctid, 1)
+                        _promote_when_done(acc, pb, fb, empty, il + 1, ctid, 0)
                     else:
-                        wb.warpgroup_wait_group(0)
-                        if ctid % 128 == 0:
-                            _release(empty, il % S)
-                        _promote(acc, pa, fa)
+                        _promote_when_done(acc, pa, fa, empty, il, ctid, 0)
                     it = it0 + k1 - k0
                 else:
                     for kt in wb.range_dynamic(k0, k1):
