@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from workbench.bench import gemm
+from workbench.kernels.gemm_hopper import HopperGemm
 from workbench.dsl.runtime import cupy as backend_cupy
 
 
@@ -96,6 +97,10 @@ def test_the_schedule_suite_checks_its_shapes_steps_and_dtypes_before_any_gpu_wo
         gemm.run_schedules(shapes=["4096^3"], steps=[("two consumers of 64 rows", dict(bm=64, persistent=True))])
     with pytest.raises(ValueError, match="expected dtypes 'float16' or 'bfloat16'"):
         gemm.run_schedules(shapes=["4096^3"], dtypes=("float32",))
+    with pytest.raises(ValueError, match="expected c 'input' .* or 'float32', but got 'fp32'"):
+        gemm.run_schedules(shapes=["4096^3"], c="fp32")
+    for _, kw in gemm.SCHEDULE_STEPS_C32:     # each fits shared memory with a 32-bit C's staging
+        HopperGemm(**kw)
 
 
 @pytest.mark.gpu
@@ -109,3 +114,9 @@ def test_the_schedule_suite_times_given_steps_at_given_shapes_beside_cublas():
     s = r["steps"]["few rows"]
     assert r["mnk"] == [256, 1024, 512] and len(s["ratios"]) == 2 and s["exact_at_1000x1000x504"]
     assert s["cublas_tflops_alongside"] > 0 and r["best"]["step"] == "few rows" and s["max_rel_error_vs_fp32"] < 1e-2
+    # C in fp32, beside cuBLAS writing fp32 too: exact, and the error only the accumulation order's
+    out = gemm.run_schedules(repeats=2, shapes=["256x1024x512"], dtypes=("float16",), steps=steps, c="float32")
+    r = out["results"]["256x1024x512 float16, C float32"]
+    s = r["steps"]["few rows"]
+    assert out["c"] == "float32" and r["c"] == "float32" and "out_dtype=torch.float32" in out["inputs"]
+    assert s["exact_at_1000x1000x504"] and s["max_rel_error_vs_fp32"] < 1e-5 and len(s["ratios"]) == 2

@@ -486,8 +486,10 @@ def test_ping_pong_consumers_take_turns_on_the_cpu_executor(bm, mnk, c_dtype):
     # ping-pong, the overlapped epilogue (11 / 7 chunks held in registers) and stream-K
     (dict(bn=176, pingpong=True, stages=5), (300, 360, 200), np.float16, 2),
     (dict(bn=176, persistent=True, overlap=True, regs=(24, 240)), (300, 360, 200), np.float16, 2),
+    (dict(bn=176, persistent=True, overlap=True, regs=(24, 240)), (300, 360, 200), np.float32, 2),  # 6 + 5 held
     (dict(bn=224, persistent=True, overlap=True, regs=(24, 240)), (300, 456, 200), np.float16, 2),
     (dict(bn=160, persistent=True, stream_k=True, overlap=True), (250, 400, 200), np.float16, 3),
+    (dict(bn=160, persistent=True, stream_k=True, overlap=True), (250, 400, 200), np.float32, 3),
     (dict(bn=176, persistent=True, stream_k=True), (250, 360, 200), np.float32, 3),
 ])
 def test_odd_tile_widths_and_ping_pong_clusters_are_exact_on_the_cpu_executor(conf, mnk, c_dtype, blocks):
@@ -524,7 +526,8 @@ def test_persistent_hopper_gemm_runs_on_the_cpu_executor(conf):
 def test_an_overlapped_epilogue_stores_each_tile_while_the_next_one_runs_on_the_cpu_executor(conf, mnk, c_dtype):
     """overlap=True: two persistent blocks walk several 128x128 tiles; each tile's C waits in registers and goes out
     chunk by chunk during the next tile's first k-tiles (K = 64: one k-tile for two chunks, the rest after the
-    loop), the last tile's after the loop; a 32-bit C takes the plain epilogue.  Exact either way."""
+    loop), the last tile's after the loop; a 32-bit C holds its last two 32-column chunks so, the first two stored
+    at once.  Exact either way."""
     m, n, k = mnk
     cfg = HopperGemm(bm=128, bn=128, bk=64, group=2, persistent=True, overlap=True, **{"stages": 2, **conf})
     rng = np.random.default_rng(m + k)
@@ -537,8 +540,8 @@ def test_an_overlapped_epilogue_stores_each_tile_while_the_next_one_runs_on_the_
     np.testing.assert_array_equal(c, (a.astype(np.float64) @ b.astype(np.float64).T).astype(c_dtype))
     code = wb.show_code(kern, *ops)
     # 16-bit C: each 64-column chunk stored at three places (in the k-loop, after it, after the last tile); fp32 C:
-    # four 32-column chunks, once
-    assert code.count("cp.async.bulk.tensor.2d.global.shared::cta") == (6 if c_dtype == np.float16 else 4)
+    # four 32-column chunks, the two held at those three places, the first two at the tile's end
+    assert code.count("cp.async.bulk.tensor.2d.global.shared::cta") == (6 if c_dtype == np.float16 else 2 + 2 * 3)
     assert ("setmaxnreg.inc.sync.aligned.u32 240" in code) == ("regs" in conf)
 
 
@@ -835,6 +838,7 @@ def test_fp8_hopper_gemm_is_exact_on_the_cpu_executor(ta, tb, mnk, c_dtype, scal
     # the overlapped epilogue: a tile's C held in registers, stored while the next tile's first k-tile's MMAs run
     ((200, 136, 304), dict(persistent=True, overlap=True), 1),
     ((200, 136, 112), dict(persistent=True, overlap=True), 1),                   # one k-tile a tile
+    ((200, 136, 304), dict(persistent=True, overlap=True, c="float32"), 1),      # half of an fp32 C held
 ])
 def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor(mnk, conf, blocks):
     """DeepSeek-V3's fine-grained scaling: scale_a per (row, 128-deep k block), scale_b per 128 x 128 block of B
@@ -847,14 +851,16 @@ def test_fp8_block_scales_are_promoted_exactly_on_the_cpu_executor(mnk, conf, bl
     g = torch.Generator().manual_seed(6)
     sa = torch.rand((m, kb), generator=g) + 0.5
     sb = (torch.rand((kb, nb), generator=g) + 0.5).t()
+    conf = dict(conf)
+    cdt = getattr(torch, conf.pop("c", "bfloat16"))
     cfg = HopperGemm(**{**dict(bm=128, bn=128, stages=2, group=2, dtype=wb.Float8E4M3FN, block_scales=True), **conf})
-    c = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+    c = torch.full((m, n), float("nan"), dtype=cdt)
     if blocks is None:
         cfg.launch(a, b, c, sa, sb)
     else:
         kern, ops = cfg.operands(a, b, c, sa, sb)
         kern[(blocks, 1, 1), (cfg.threads, 1, 1)](*ops)
-    assert torch.equal(c, _fp8_reference(a, b, torch.bfloat16, block_scales=(sa, sb)))
+    assert torch.equal(c, _fp8_reference(a, b, cdt, block_scales=(sa, sb)))
 
 
 def test_fp8_kernels_compile_with_nvrtc():
@@ -892,6 +898,10 @@ def _ptxas_report(src):
     dict(bm=128, bn=128, stages=5, persistent=True, overlap=True, dtype=wb.Float8E4M3FN, block_scales=True),
     dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240)),
     dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True, regs=(24, 240)),
+    # an fp32 C's overlapped epilogue: half of its chunks held beside the accumulators
+    dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=(24, 240), c="float32"),
+    dict(bm=128, bn=128, stages=5, persistent=True, overlap=True, dtype=wb.Float8E4M3FN, block_scales=True,
+         c="float32"),
 ])
 def test_ptxas_keeps_the_wgmma_pipelined_and_spills_nothing(conf):
     """ptxas serializes every wgmma of a kernel when it cannot prove that no other instruction reads their
@@ -900,10 +910,11 @@ def test_ptxas_keeps_the_wgmma_pipelined_and_spills_nothing(conf):
     the schedule steps' widest tiles, keep them pipelined and spill nothing."""
     import torch
     m, n, k = 512, 512, 512
+    conf = dict(conf)
     fp8 = conf.get("dtype") is wb.Float8E4M3FN
     a = torch.zeros((m, k), dtype=torch.float8_e4m3fn if fp8 else torch.float16)
     b = torch.zeros((n, k), dtype=a.dtype)
-    c = torch.zeros((m, n), dtype=torch.bfloat16 if fp8 else torch.float16)
+    c = torch.zeros((m, n), dtype=getattr(torch, conf.pop("c", "bfloat16" if fp8 else "float16")))
     scales = (torch.ones(m, k // 128), torch.ones(n // 128, k // 128)) if fp8 else ()
     cfg = HopperGemm(**conf)
     kern, ops = cfg.operands(a, b, c, *scales)

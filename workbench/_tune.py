@@ -92,10 +92,14 @@ def default_configs(kind: str) -> list[dict]:
         for sk in (False, True):
             out.append(dict(bm=128, bn=192, bk=64, stages=4, group=16, persistent=True, overlap=True, regs=[24, 240],
                             stream_k=sk))
-        # wave quantization: ping-pong tiles 128 x 160 (the LLM projections) and 128 x 176 (N = 7168 is 41 x 176)
+        # wave quantization: ping-pong tiles 128 x 160 (the LLM projections) and 128 x 176 (N = 7168 is 41 x 176);
+        # cooperative 128 x 224 (N = 28672 is 128 x 224: at M = 256, 256 tiles fill 1.94 waves of 132 SMs where
+        # 224 of 128 x 256 fill 1.70)
         for bn, stages in ((160, 4), (176, 5)):
             for group in (2, 16):
                 out.append(dict(bm=128, bn=bn, bk=64, stages=stages, group=group, pingpong=True, regs=[24, 240]))
+        for ov in (False, True):
+            out.append(dict(bm=128, bn=224, bk=64, stages=4, group=16, persistent=True, overlap=ov, regs=[24, 240]))
     elif kind == "smem":
         for bm, bn, warps in ((128, 128, (2, 2)), (128, 256, (2, 4)), (256, 128, (4, 2))):
             for bk in (32, 64):

@@ -443,6 +443,28 @@ SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 til
     ("128 x 160 tiles, ping-pong", dict(bm=128, bn=160, bk=64, stages=4, group=16, pingpong=True, regs=(24, 240))),
     ("128 x 176 tiles, ping-pong, bands of 2", dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True,
                                                     regs=(24, 240))),
+    # N = 28672 is 128 tiles of 224: at M = 256, 256 tiles fill 1.94 waves of 132 SMs (128 x 256: 224, 1.70)
+    ("128 x 224 tiles, setmaxnreg 24/240", dict(bm=128, bn=224, bk=64, stages=4, group=16, persistent=True,
+                                                regs=(24, 240))),
+]
+# C in fp32 (twice the bytes of a 16-bit C): the overlapped epilogue holds the last half of a tile's chunks (as many
+# registers as a 16-bit C's whole tile) and stores the first half at once; ping-pong's epilogue runs under the other
+# consumer's MMAs whole
+SCHEDULE_STEPS_C32 = [
+    ("persistent (rung 7)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True)),
+    ("+ overlapped epilogue (half of C held), 24/240", dict(bm=128, bn=256, bk=64, stages=4, group=16,
+                                                             persistent=True, overlap=True, regs=(24, 240))),
+    ("+ stream-K (last two waves)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True,
+                                         regs=(24, 240), stream_k=True)),
+    ("stream-K alone", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, stream_k=True)),
+    ("64 x 128 tiles, one consumer, 8 stages", dict(bm=64, bn=128, bk=64, consumers=1, stages=8, group=8,
+                                                    persistent=True)),
+    ("128 x 128 tiles, ping-pong", dict(bm=128, bn=128, bk=64, stages=5, group=16, pingpong=True, regs=(24, 240))),
+    ("128 x 160 tiles, ping-pong", dict(bm=128, bn=160, bk=64, stages=4, group=16, pingpong=True, regs=(24, 240))),
+    ("128 x 176 tiles, ping-pong, bands of 2", dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True,
+                                                    regs=(24, 240))),
+    ("128 x 224 tiles, setmaxnreg 24/240", dict(bm=128, bn=224, bk=64, stages=4, group=16, persistent=True,
+                                                regs=(24, 240))),
 ]
 SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few rows
     "4096^3": (4096, 4096, 4096),
@@ -469,16 +491,21 @@ def _schedule_shape(name):
     return tuple(int(p) for p in parts)
 
 
-def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16"), steps=None) -> dict:
+def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16"), steps=None,
+                  c="input") -> dict:
     """Each step of :data:`SCHEDULE_STEPS` (or ``steps``: (name, HopperGemm keyword arguments) pairs) against cuBLAS
-    (``torch.matmul``, C in the inputs' type) at :data:`SCHEDULE_SHAPES` (or ``shapes``: their names or "MxNxK"
-    strings), fp16 and bf16: interleaved call by call, ``repeats`` repetitions each visiting every step, the median
-    ratio and its spread; exact against torch at a ragged size (integer inputs); the maximum relative error against
-    an fp32 product at each shape.  Skipped (and says so) without an SM90 GPU."""
+    at :data:`SCHEDULE_SHAPES` (or ``shapes``: their names or "MxNxK" strings), fp16 and bf16: interleaved call by
+    call, ``repeats`` repetitions each visiting every step, the median ratio and its spread; exact against torch at a
+    ragged size (integer inputs); the maximum relative error against an fp32 product at each shape.  ``c="input"``:
+    C in the inputs' type, cuBLAS as ``torch.matmul``; ``c="float32"``: C in fp32, the steps of
+    :data:`SCHEDULE_STEPS_C32` unless given, cuBLAS as ``torch.mm(..., out_dtype=torch.float32)`` (the same fp32
+    accumulators written whole).  Skipped (and says so) without an SM90 GPU."""
     from workbench.kernels.gemm_hopper import HopperGemm
+    if c not in ("input", "float32"):
+        raise ValueError(f"run_schedules: expected c 'input' (C in the inputs' type) or 'float32', but got {c!r}.")
     shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
     mnks = {name: _schedule_shape(name) for name in shapes}
-    steps = list(steps or SCHEDULE_STEPS)
+    steps = list(steps or (SCHEDULE_STEPS if c == "input" else SCHEDULE_STEPS_C32))
     bad = [d for d in dtypes if d not in ("float16", "bfloat16")]
     if bad:
         raise ValueError(f"run_schedules: expected dtypes 'float16' or 'bfloat16', but got {bad}.")
@@ -495,45 +522,54 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
            "sms": props.multi_processor_count, "torch": torch.__version__,
-           "inputs": ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to the dtype; C in the "
-                      "inputs' type (as torch.matmul writes it); the exactness check at 1000 x 1000 x 504: integers "
-                      "in [-3, 3]"),
+           "c": c,
+           "inputs": ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to the dtype; "
+                      + ("C in the inputs' type (as torch.matmul writes it)" if c == "input" else
+                         "C in fp32 (as torch.mm(a, b.t(), out_dtype=torch.float32) writes it)")
+                      + "; the exactness check at 1000 x 1000 x 504: integers in [-3, 3]"),
            "timing": TIMING.replace("rung", "step").format(repeats=repeats) + f"; {reps} calls a measurement",
            "throttling": THROTTLING, "repeats": repeats, "steps": [s for s, _ in steps], "results": {}}
     gen = torch.Generator(device="cuda").manual_seed(0)
     for dt_name in dtypes:
         tdt = getattr(torch, dt_name)
+        cdt = tdt if c == "input" else torch.float32
         configs = configs_of[dt_name]
+
+        def cublas(a, b):
+            return torch.matmul(a, b.t()) if c == "input" else torch.mm(a, b.t(), out_dtype=torch.float32)
         m, n, k = 1000, 1000, 504
         a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).to(tdt)
         b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).to(tdt)
-        want = (a.float() @ b.float().t()).to(tdt)
+        want = (a.float() @ b.float().t()).to(cdt)
+        if not torch.equal(cublas(a, b), want):    # the anchor itself writes what it is said to
+            raise RuntimeError(f"run_schedules: cuBLAS's C ({cdt}) differs from the exact product at 1000x1000x504.")
         exact = {}
         for s, cfg in configs:
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
-            cfg.launch(a, b, c)
+            out_c = torch.full((m, n), float("nan"), device="cuda", dtype=cdt)
+            cfg.launch(a, b, out_c)
             torch.cuda.synchronize()
-            exact[s] = bool(torch.equal(c, want))
+            exact[s] = bool(torch.equal(out_c, want))
         for shape_name in shapes:
             m, n, k = mnks[shape_name]
             flop = 2 * m * n * k
             a = torch.randn(m, k, device="cuda", generator=gen).to(tdt)
             b = torch.randn(n, k, device="cuda", generator=gen).to(tdt)
             ref = a.float() @ b.float().t()
-            res = {"mnk": [m, n, k], "dtype": dt_name, "clocks_before": gpu_clocks(), "steps": {}}
+            res = {"mnk": [m, n, k], "dtype": dt_name, "c": str(cdt).replace("torch.", ""),
+                   "clocks_before": gpu_clocks(), "steps": {}}
             entries = {}
             for s, cfg in configs:
-                c = torch.empty((m, n), device="cuda", dtype=tdt)
-                kern, ops = cfg.operands(a, b, c)
+                out_c = torch.empty((m, n), device="cuda", dtype=cdt)
+                kern, ops = cfg.operands(a, b, out_c)
                 grid, blk = cfg.grid(m, n), (cfg.threads, 1, 1)
-                entries[s] = (cfg, c, kern, ops, (lambda kk=kern, g=grid, bl=blk, o=ops: kk[g, bl](*o)))
+                entries[s] = (cfg, out_c, kern, ops, (lambda kk=kern, g=grid, bl=blk, o=ops: kk[g, bl](*o)))
             runs = {s: [] for s in entries}
             for _ in range(repeats):
                 for s, (_, _, _, _, fn) in entries.items():
-                    runs[s].append(_times([lambda a=a, b=b: torch.matmul(a, b.t()), fn], reps))
+                    runs[s].append(_times([lambda a=a, b=b: cublas(a, b), fn], reps))
             res["clocks_after"] = gpu_clocks()
             res["cublas_tflops"] = flop / statistics.median(t[0] for v in runs.values() for t in v) / 1e12
-            for s, (cfg, c, kern, ops, _) in entries.items():
+            for s, (cfg, out_c, kern, ops, _) in entries.items():
                 ratios = [t[0] / t[1] for t in runs[s]]
                 attrs = kern.specialize(ops).load_gpu().attributes()
                 res["steps"][s] = {
@@ -541,11 +577,11 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
                     # cuBLAS as timed beside this step: far from cublas_tflops would mean the pairs disturbed it
                     "cublas_tflops_alongside": flop / statistics.median(t[0] for t in runs[s]) / 1e12,
                     "ratio_to_cublas": statistics.median(ratios), "ratio_spread": _spread(ratios), "ratios": ratios,
-                    "max_rel_error_vs_fp32": float(((c.float() - ref).abs().max() / ref.abs().max()).item()),
+                    "max_rel_error_vs_fp32": float(((out_c.float() - ref).abs().max() / ref.abs().max()).item()),
                     "exact_at_1000x1000x504": exact[s], "registers": attrs["registers"],
                     "local_bytes": attrs["local_bytes"]}
             best = max(res["steps"], key=lambda x: res["steps"][x]["ratio_to_cublas"])
             res["best"] = {"step": best, "config": res["steps"][best]["config"],
                            "ratio_to_cublas": res["steps"][best]["ratio_to_cublas"]}
-            out["results"][f"{shape_name} {dt_name}"] = res
+            out["results"][f"{shape_name} {dt_name}" + ("" if c == "input" else ", C float32")] = res
     return out

@@ -38,7 +38,8 @@ Schedules (``benchmarks/hopper_schedules.py`` measures each step against cuBLAS)
   128 x 256) while the same consumers issue the next tile's first k-tiles' MMAs, one staging chunk stored by TMA
   after each k-tile's MMAs are issued, instead of with the tensor cores idle (the block's last tile after its loop;
   with block scales every chunk after the first k-tile's MMAs are issued).
-  A 32-bit C keeps the plain epilogue (its 128 registers a thread would not fit beside the accumulators).
+  A 32-bit C holds the last half of its chunks (64 registers a thread at 128 x 256, as a 16-bit C's whole tile; all
+  of it, 128, would not fit beside the accumulators) and stores the first half at once.
 * ``regs=(producer, consumer)``: the setmaxnreg split (40/232 by default; 24/240 as the open worklogs use).
 * ``stream_k=True`` (persistent, cooperative, no cluster): a block on every SM; the tiles of all but the last two
   waves are whole, those of the last two are cut into k-tiles dealt out evenly to the blocks (the Stream-K paper's
@@ -458,9 +459,12 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
     chunks = bn // en if use_tma else 0
     # a thread's share of one chunk (the same for every staging buffer)
     chunk_shape = mma_c.get_slice(0).partition_C(wb.make_layout((bm, en))).shape if use_tma else None
-    # overlap: a tile's C, rounded to 16 bits, waits in registers (half the accumulators' count) until the next
-    # tile's first k-tiles' MMAs are issued; a 32-bit C would need as many as the accumulators (no room in 240)
-    overlap = cfg.overlap and use_tma and c_type.bits == 16
+    # overlap: a tile's C, rounded to C's type, waits in registers until the next tile's first k-tiles' MMAs are
+    # issued: a 16-bit C all of it (half the accumulators' count); a 32-bit C its last half of the chunks (as many
+    # registers; all of it would need as many as the accumulators, no room in 240), the first half stored at once
+    overlap = cfg.overlap and use_tma
+    kept = chunks if overlap and c_type.bits == 16 else chunks // 2     # the chunks held: direct, ..., chunks - 1
+    direct = chunks - kept
     producer_regs, consumer_regs = cfg.regs
     sk = cfg.stream_k
 
@@ -728,7 +732,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                 unit = scale_a[0] * scale_b[0]     # rounded to fp32 once, then each accumulator times it
             if overlap:      # the previous tile's C, chunk by chunk, and where it goes (prow < 0: none pending)
                 held = ()
-                for _h in range(chunks):
+                for _h in range(kept):
                     held = held + (wb.make_fragment(chunk_shape, C.element_type),)
                 prow = -1
                 pcol = 0
@@ -771,10 +775,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     fb = wb.make_fragment((len(groups),), wb.Float32)
                     it0 = it
                     _issue_block(pa, fa, tCsA, tCsB, tCc, full, scale_a, scale_b, k0, it0, n0, m_size)
-                    if overlap:   # the previous tile's C goes out while the first k-tile's MMAs run
-                        for h in range(chunks):
+                    if overlap:   # the previous tile's held C goes out while the first k-tile's MMAs run
+                        for h in range(kept):
                             if prow >= 0:
-                                _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
+                                _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
                     pairs = (k1 - k0 - 1) // 2
                     for q in wb.range_dynamic(pairs):     # no branch inside: ptxas keeps the wgmma pipelined
                         kp = k0 + 2 * q                      # pa holds k-tile kp (issued); kp + 1 goes to pb
@@ -798,10 +802,10 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         wb.mbarrier_wait(full, s, (it // S) % 2)
                         wb.gemm(mma, acc, tCsA[None, None, None, s], tCsB[None, None, None, s], acc)   # its k-blocks
                         wb.warpgroup_commit_group()
-                        if overlap:   # while they run, chunk kt - k0 of the previous tile's C goes out
-                            for h in range(chunks):
+                        if overlap:   # while they run, held chunk kt - k0 of the previous tile's C goes out
+                            for h in range(kept):
                                 if prow >= 0 and kt - k0 == h:
-                                    _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
+                                    _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
                         wb.warpgroup_wait_group(1)       # the previous k-tile's MMAs are complete: release its stage
                         if kt > k0 and ctid % 128 == 0:
                             _release(empty, (it + S - 1) % S)
@@ -813,9 +817,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     if ctid % 128 == 0:
                         _release(empty, (it + S - 1) % S)
                 if overlap and not block:
-                    for h in range(chunks):          # what fewer k-tiles than chunks left of the previous tile
+                    for h in range(kept):            # what fewer k-tiles than held chunks left of the previous tile
                         if prow >= 0 and k1 - k0 <= h:
-                            _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
+                            _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
                 whole = 1
                 if sk:
                     if k1 - k0 < ktiles:             # a part of tile t: the last of its blocks to finish adds them
@@ -826,8 +830,12 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                             for v in range(32):
                                 acc[h * 32 + v] = acc[h * 32 + v] * unit
                     if overlap:
-                        for h in range(chunks):
-                            _round_chunk(acc, held[h], h)
+                        for h in range(direct):      # a 32-bit C's first half: now, the tensor cores idle
+                            part = wb.make_fragment(chunk_shape, C.element_type)
+                            _round_chunk(acc, part, h)
+                            _store_chunk(part, sC, thr_c, tma_c, lane == 0, wg, m0 * bm, n0 * bn, h)
+                        for h in range(kept):
+                            _round_chunk(acc, held[h], direct + h)
                         prow = m0 * bm
                         pcol = n0 * bn
                     elif use_tma:
@@ -837,9 +845,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         store_tile(acc, thr.partition_C(gC), thr.partition_C(cC), wb.shape(C))
                 j += turn
             if overlap:
-                for h in range(chunks):              # the block's last tile
+                for h in range(kept):                # the block's last tile
                     if prow >= 0:
-                        _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, h)
+                        _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
             if use_tma and lane == 0:
                 wb.tma_store_wait_group(0)     # the staging buffers stay until the last store has read them
         if cl > 1:
