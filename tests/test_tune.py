@@ -114,6 +114,14 @@ def test_the_cache_round_trips_per_device_and_space():
     with open(path) as f:
         data = json.load(f)
     assert data["version"] == T.CACHE_VERSION and len(data["choices"]) == 1
+    # a choice for another C type is kept apart (the cpu space's C is fp32 either way: the key is what differs)
+    typed = wb.tune("cpu", SHAPES[:1], configs=CONFIGS, workers=2, progress=False, reps=2, c="float32")
+    assert typed.info["measured"] == len(CONFIGS) and typed.info["c"] == "float32"
+    assert all(r["c"] == "float32" for r in typed.rows)
+    assert T.lookup("cpu", SHAPES[0], "float32", configs=CONFIGS, c="float32")["config"] == \
+        typed.best_config(SHAPES[0], "float32")
+    with open(path) as f:
+        assert len(json.load(f)["choices"]) == 2
 
 
 def test_a_saved_sweep_loads_back_with_its_choices_made_again(tmp_path):
@@ -162,6 +170,8 @@ def test_the_cli_prints_the_table_and_writes_the_sweep(tmp_path):
     assert len(data["rows"]) == 3 and data["best"][0]["config"] in CONFIGS[:2]
     p = subprocess.run(cmd[:-2] + ["--confirm", "-1"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "Expected --confirm to be at least 0" in p.stderr
+    p = subprocess.run(cmd[:-2] + ["--c", "float16"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "invalid choice: 'float16'" in p.stderr
     p = subprocess.run(cmd[:8] + ["--dtypes", "float16"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "takes dtypes ['float32']" in p.stderr
 
@@ -173,6 +183,11 @@ def test_bad_arguments_are_refused_clearly():
         wb.tune("cpu", ["16x16"])
     with pytest.raises(ValueError, match="a cpu configuration is"):
         T._config_object("cpu", {"threads": [0, 4], "micro": [1, 1]}, "float32")
+    with pytest.raises(ValueError, match=r"expected c None \(the 'hopper' space's own C, the inputs' type\) or one "
+                                         r"of \['float32'\], but got 'float16'"):
+        wb.tune("hopper", SHAPES, c="float16")
+    with pytest.raises(ValueError, match="expected c None"):
+        T.lookup("cpu", SHAPES[0], "float32", c="fp32")
     assert len(T.default_configs("hopper")) > 10 and len(T.default_configs("smem")) > 10
     if not T._visible_gpus():
         with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
@@ -214,3 +229,8 @@ def test_the_hopper_space_on_every_gpu_of_the_host():
         again = [r for r in res.rows if r["dtype"] == d and r.get("round") == "confirm"]
         assert len(again) == 3 and len({r["worker"] for r in again}) == 1      # one GPU times the three together
         assert res.best[((1024, 1024, 512), d)] is min(again, key=lambda r: r["score"])
+    # C in fp32, against cuBLAS writing fp32: checked within fp32 sums' reordering, not a 16-bit rounding
+    res = wb.tune("hopper", ["1000x1000x504"], ["bfloat16"], configs=configs[:2], cache=False, progress=False,
+                  reps=10, c="float32")
+    assert all(r["correct"] and r["c"] == "float32" and r["max_rel_error"] < 1e-4 for r in res.rows), res.rows
+    assert "out_dtype=torch.float32" in res.info["timing"] and "C float32" in res.to_markdown()

@@ -3,7 +3,7 @@ lists them; a suite that needs a GPU says on stderr and in its result that it sk
 ``python -m workbench lab [suite ...] [--quick] [--out FILE.json] [--chart FILE.png]``: the overhead lab
 (workbench/bench/lab.py), printed as a table.
 ``python -m workbench tune --kind hopper|smem|cpu --shapes MxNxK ... [--dtypes ...] [--ray ADDRESS|local]
-[--workers N] [--confirm N] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU
+[--workers N] [--confirm N] [--c float32] [--out FILE.json]``: sweep a GEMM's configurations, one worker per GPU
 (workbench/_tune.py).
 ``python -m workbench build-torch-native [--force]``: compile the torch reader for the installed torch
 (workbench/dlpack/torch_native.py)."""
@@ -50,6 +50,8 @@ def main(argv=None) -> int:
     tu.add_argument("--kind", required=True, choices=["hopper", "smem", "cpu"], help="the configuration space")
     tu.add_argument("--shapes", nargs="+", required=True, metavar="MxNxK", help="GEMM shapes, e.g. 4096x4096x4096")
     tu.add_argument("--dtypes", nargs="+", help="input dtypes (hopper: float16 bfloat16; smem: float16; cpu: float32)")
+    tu.add_argument("--c", choices=["float32"], help="C's type when not the space's own (hopper: the inputs' type; "
+                                                     "float32: against cuBLAS writing fp32)")
     tu.add_argument("--ray", metavar="ADDRESS", help="spread over a Ray cluster (an address, auto, or local)")
     tu.add_argument("--workers", type=int, help="at most this many workers (default: one per GPU; cpu: per core)")
     tu.add_argument("--configs", metavar="JSON", help="a JSON list of configuration dicts (or a file holding one) "
@@ -140,7 +142,7 @@ def _tune(ap, args) -> int:
     try:
         res = T.tune(args.kind, args.shapes, args.dtypes, configs=configs, workers=args.workers,
                      ray_address=args.ray, cache=False if args.no_cache else "refresh" if args.refresh else True,
-                     progress=not args.no_progress, reps=args.reps, confirm=args.confirm)
+                     progress=not args.no_progress, reps=args.reps, confirm=args.confirm, c=args.c)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     except (RuntimeError, ImportError) as e:
@@ -149,7 +151,7 @@ def _tune(ap, args) -> int:
     print(res.to_markdown())
     print()
     for (shape, dtype), row in sorted(res.best.items()):
-        print(f"best {'x'.join(map(str, shape))} {dtype}: {json.dumps(row['config'])} "
+        print(f"best {'x'.join(map(str, shape))} {dtype}{', C ' + args.c if args.c else ''}: {json.dumps(row['config'])} "
               f"({row['ratio_to_reference']:.3f}x the reference{', cached' if row.get('cached') else ''})")
     missing = [f"{'x'.join(map(str, s))} {d}" for s in map(T._parse_shape, args.shapes)
                for d in (args.dtypes or [T.DTYPES[args.kind][0]]) if (s, d) not in res.best]

@@ -13,7 +13,8 @@ GEMM's configuration space per (shape, dtype), pick the fastest correct one and 
     python -m workbench tune --kind hopper --shapes 4096x4096x4096 --ray auto  # over a Ray cluster
 
 Spaces (``kind``): ``"hopper"`` (``HopperGemm``: bm/bn/bk/stages/group/persistent/cluster/pingpong/overlap/regs/
-stream_k; SM90, fp16 and bf16, C in the inputs' type as cuBLAS writes it), ``"smem"`` (``SmemGemm``, rungs 3-5: fp16 in, fp32 C) and
+stream_k; SM90, fp16 and bf16, C in the inputs' type as cuBLAS writes it, or with ``c="float32"`` in fp32 against
+cuBLAS writing fp32, ``torch.mm(a, b.t(), out_dtype=torch.float32)``; choices cached apart), ``"smem"`` (``SmemGemm``, rungs 3-5: fp16 in, fp32 C) and
 ``"cpu"`` (a small SIMT GEMM on the CPU executor, fp32: what the tests sweep; its times are host wall times of the
 CPU executor, not GPU measurements).  ``configs=[{...}, ...]`` replaces the space by the given configurations.
 
@@ -60,6 +61,7 @@ SPACES = {
     "cpu": "a SIMT GEMM on the CPU executor (fp32; host wall time, not a GPU measurement), against numpy",
 }
 DTYPES = {"hopper": ("float16", "bfloat16"), "smem": ("float16",), "cpu": ("float32",)}
+C_TYPES = ("float32",)     # c=: C in fp32 (hopper; the smem and cpu spaces' C is fp32 already)
 CACHE_VERSION = 1
 
 
@@ -152,6 +154,18 @@ def _config_object(kind, conf, dtype):
     return conf
 
 
+def _c_name(kind, dtype, c):
+    """C's element type: the space's own (hopper: the inputs' type; smem and cpu: float32), or ``c``."""
+    return c or (dtype if kind == "hopper" else "float32")
+
+
+def _check_c(kind, c):
+    if c is not None and c not in C_TYPES:
+        own = "the inputs' type" if kind == "hopper" else "float32"
+        raise ValueError(f"tune: expected c None (the {kind!r} space's own C, {own}) or one of {list(C_TYPES)}, but "
+                         f"got {c!r}.")
+
+
 def space_hash(kind, configs) -> str:
     text = json.dumps([kind, CACHE_VERSION, [_canonical(c) for c in configs]], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -209,8 +223,8 @@ def _cpu_kernel():
 _INPUTS: dict = {}     # per worker process: (kind, shape, dtype) -> inputs, reference product, reference call
 
 
-def _inputs(kind, shape, dtype):
-    key = (kind, shape, dtype)
+def _inputs(kind, shape, dtype, c=None):
+    key = (kind, shape, dtype, c)
     if key in _INPUTS:
         return _INPUTS[key]
     _INPUTS.clear()       # one shape's operands at a time (8192^3 fp16: 400 MB)
@@ -228,7 +242,10 @@ def _inputs(kind, shape, dtype):
         a = torch.randn(m, k, device="cuda", generator=gen).to(tdt)
         b = torch.randn(n, k, device="cuda", generator=gen).to(tdt)
         want = torch.matmul(a.float(), b.float().t())
-        _INPUTS[key] = (a, b, want, lambda: torch.matmul(a, b.t()))
+        if kind == "hopper" and c == "float32":     # cuBLAS writing the fp32 accumulators whole, as ours do
+            _INPUTS[key] = (a, b, want, lambda: torch.mm(a, b.t(), out_dtype=torch.float32))
+        else:
+            _INPUTS[key] = (a, b, want, lambda: torch.matmul(a, b.t()))
     return _INPUTS[key]
 
 
@@ -281,22 +298,22 @@ def _cpu_times(fns, reps):
 def _prepared(task: dict):
     """(row, run, reference) for one configuration of a task: the row says where and what; ``run`` is None when the
     configuration cannot be built or run here, or computes a wrong result (the row's error says which)."""
-    kind, conf, dtype = task["kind"], task["config"], task["dtype"]
+    kind, conf, dtype, c32 = task["kind"], task["config"], task["dtype"], task.get("c")
     shape = tuple(task["shape"])
     m, n, k = shape
-    row = {"kind": kind, "shape": list(shape), "dtype": dtype, "config": conf, "index": task["index"],
+    row = {"kind": kind, "shape": list(shape), "dtype": dtype, "c": _c_name(kind, dtype, c32), "config": conf,
+           "index": task["index"],
            "worker": task.get("worker", os.environ.get("CUDA_VISIBLE_DEVICES", "")), "pid": os.getpid(),
            "correct": False, "error": None}
     try:
         row["device"] = _device_name(kind)
-        a, b, want, reference = _inputs(kind, shape, dtype)
+        a, b, want, reference = _inputs(kind, shape, dtype, c32)
         if kind == "cpu":
             import numpy as np
             c = np.full((m, n), np.nan, np.float32)
         else:
             import torch
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=getattr(torch, dtype if kind == "hopper"
-                                                                                  else "float32"))
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=getattr(torch, row["c"]))
         run = _launcher(kind, conf, dtype, a, b, c)
         row["config_repr"] = (repr(_config_object(kind, conf, dtype)) if kind != "cpu" else
                               "cpu({}x{} threads, {}x{} a thread{})".format(*conf["threads"], *conf["micro"],
@@ -312,7 +329,9 @@ def _prepared(task: dict):
             got = c.float()
             err = (float(((got - want).abs().max() / want.abs().max()).item()) if bool(torch.isfinite(got).all())
                    else math.inf)
-            tol = 2e-2 if kind == "hopper" else 1e-2     # 16-bit C (bf16: 8 bits of mantissa) / fp32 C
+            # 16-bit C (bf16: 8 bits of mantissa); hopper's fp32 C (fp32 sums in another order: ~1e-5 at K = 8192);
+            # smem's fp32 C
+            tol = (1e-3 if row["c"] == "float32" else 2e-2) if kind == "hopper" else 1e-2
         row["max_rel_error"] = err
         row["tolerance"] = tol
         if not err <= tol:
@@ -362,8 +381,14 @@ def measure(task: dict) -> dict:
         row.update(correct=False, error=f"{type(e).__name__}: {str(e)[:400]}")
         return row
     row["measurement"] = ("CPU executor wall time (not a GPU measurement), alternating with numpy call by call"
-                          if task["kind"] == "cpu" else "CUDA events, interleaved with torch.matmul (cuBLAS) call by call")
+                          if task["kind"] == "cpu" else f"CUDA events, interleaved with {_reference_name(task)} "
+                                                        f"(cuBLAS) call by call")
     return _timed(row, t, t_ref, reps)
+
+
+def _reference_name(task):
+    return ("torch.mm(a, b.t(), out_dtype=torch.float32)" if task["kind"] == "hopper" and task.get("c") == "float32"
+            else "torch.matmul")
 
 
 CONFIRM_ROUNDS = 3
@@ -476,10 +501,12 @@ def _run_local(kind, tasks, workers, bar):
 def _task_row(t):
     if "configs" in t:       # a confirmation task: one row per configuration
         return {"index": t["index"], "rows": [{"kind": t["kind"], "shape": list(t["shape"]), "dtype": t["dtype"],
-                                               "config": c, "index": t["index"], "correct": False,
-                                               "round": "confirm"} for c in t["configs"]]}
-    return {"kind": t["kind"], "shape": list(t["shape"]), "dtype": t["dtype"], "config": t["config"],
-            "index": t["index"], "correct": False}
+                                               "c": _c_name(t["kind"], t["dtype"], t.get("c")), "config": conf,
+                                               "index": t["index"], "correct": False,
+                                               "round": "confirm"} for conf in t["configs"]]}
+    return {"kind": t["kind"], "shape": list(t["shape"]), "dtype": t["dtype"],
+            "c": _c_name(t["kind"], t["dtype"], t.get("c")), "config": t["config"], "index": t["index"],
+            "correct": False}
 
 
 class _RayWorker:
@@ -576,8 +603,9 @@ def _cache_file(device):
     return os.path.join(cache_dir(), re.sub(r"[^A-Za-z0-9._-]+", "_", device).strip("_") + ".json")
 
 
-def _cache_key(kind, shape, dtype, shash):
-    return f"{kind}/{'x'.join(map(str, shape))}/{dtype}/{shash}"
+def _cache_key(kind, shape, dtype, shash, c=None):
+    # a C of another type than the space's own is a choice of its own (the keys without one stay as they were)
+    return f"{kind}/{'x'.join(map(str, shape))}/{dtype}{'' if c is None else '->' + c}/{shash}"
 
 
 def _read_cache(device) -> dict:
@@ -601,15 +629,17 @@ def _write_cache(device, entries: dict):
     os.replace(tmp, path)       # readers see the old file or the new one, never half of one
 
 
-def lookup(kind, shape, dtype, device=None, configs=None):
-    """The cached choice (a row of an earlier sweep) for this space, shape and dtype on ``device`` (a GPU model, e.g.
-    'NVIDIA H100 80GB HBM3'; default: this host's first visible GPU, or the CPU for the cpu space), or None."""
+def lookup(kind, shape, dtype, device=None, configs=None, c=None):
+    """The cached choice (a row of an earlier sweep) for this space, shape, dtype (and ``c``, C's type when not the
+    space's own) on ``device`` (a GPU model, e.g. 'NVIDIA H100 80GB HBM3'; default: this host's first visible GPU, or
+    the CPU for the cpu space), or None."""
     _check_kind(kind)
+    _check_c(kind, c)
     device = device or _host_device(kind)
     if device is None:
         return None
     shash = space_hash(kind, default_configs(kind) if configs is None else configs)
-    return _read_cache(device).get("choices", {}).get(_cache_key(kind, _parse_shape(shape), dtype, shash))
+    return _read_cache(device).get("choices", {}).get(_cache_key(kind, _parse_shape(shape), dtype, shash, c))
 
 
 def _host_device(kind):
@@ -697,7 +727,9 @@ class TuneResult:
             if r.get("error"):
                 note = r["error"].replace("|", "/")[:120]
             lines.append("| " + " | ".join([
-                "x".join(map(str, r["shape"])), r["dtype"], str(r.get("config_repr", r["config"])),
+                "x".join(map(str, r["shape"])),
+                r["dtype"] + (f", C {r['c']}" if self.kind == "hopper" and r.get("c", r["dtype"]) != r["dtype"] else ""),
+                str(r.get("config_repr", r["config"])),
                 fmt(r["seconds"] * 1e3) if timed else "-", fmt(r["reference_seconds"] * 1e3) if timed else "-",
                 (f"**{r['ratio_to_reference']:.3f}**" if chosen else f"{r['ratio_to_reference']:.3f}") if timed else "-",
                 fmt(r["tflops"] * (1e3 if self.kind == "cpu" else 1), 1) if timed else "-", str(r.get("worker", "")), note])
@@ -740,7 +772,7 @@ class TuneResult:
 
 # -- the entry point -----------------------------------------------------------------------------------------------
 def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, ray_address=None, cache=True,
-         progress=True, reps=None, confirm=None) -> TuneResult:
+         progress=True, reps=None, confirm=None, c=None) -> TuneResult:
     """Sweep space ``kind`` ("hopper", "smem" or "cpu") over ``shapes`` ((M, N, K) tuples or "MxNxK" strings) and
     ``dtypes`` (e.g. "float16", "bfloat16"; default: the space's first), return a :class:`TuneResult`.
 
@@ -750,8 +782,10 @@ def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, 
     or "local" (start Ray here); ``cache``: True, False or "refresh"; ``reps``: timed calls per configuration;
     ``confirm``: after the sweep, the best this many of each shape and dtype are timed again together by one worker
     (:func:`measure_together`) and the choice is made among them (default 3 on a GPU, where the sweep's GPUs
-    differ; 0 on the CPU executor; 0 or 1: the sweep's own best)."""
+    differ; 0 on the CPU executor; 0 or 1: the sweep's own best); ``c``: C's element type, None for the space's own
+    (hopper: the inputs' type) or "float32" (hopper: against cuBLAS writing fp32; cached apart)."""
     _check_kind(kind)
+    _check_c(kind, c)
     shapes = [_parse_shape(s) for s in ([shapes] if isinstance(shapes, str) else shapes)]
     if dtypes is None:
         dtypes = [DTYPES[kind][0]]
@@ -779,13 +813,13 @@ def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, 
     cached_rows, todo = [], []
     for shape in shapes:
         for dtype in dtypes:
-            hit = (_read_cache(device).get("choices", {}).get(_cache_key(kind, shape, dtype, shash))
+            hit = (_read_cache(device).get("choices", {}).get(_cache_key(kind, shape, dtype, shash, c))
                    if device and cache is True else None)
             if hit:
                 cached_rows.append(dict(hit, cached=True))
             else:
                 todo.append((shape, dtype))
-    tasks = [{"kind": kind, "shape": list(shape), "dtype": dtype, "config": conf, "reps": reps}
+    tasks = [{"kind": kind, "shape": list(shape), "dtype": dtype, "c": c, "config": conf, "reps": reps}
              for shape, dtype in todo for conf in configs]
     for i, t in enumerate(tasks):
         t["index"] = i
@@ -807,7 +841,7 @@ def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, 
         good = sorted((r for r in rows if r.get("correct") and "score" in r and tuple(r["shape"]) == shape
                        and r["dtype"] == dtype), key=lambda r: r["score"])[:confirm]
         if len(good) >= 2:
-            ctasks.append({"kind": kind, "shape": list(shape), "dtype": dtype, "reps": reps,
+            ctasks.append({"kind": kind, "shape": list(shape), "dtype": dtype, "c": c, "reps": reps,
                            "configs": [r["config"] for r in good], "index": len(tasks) + len(ctasks)})
     if ctasks:
         cbar = _Progress(len(ctasks), progress, "shapes confirmed")
@@ -821,11 +855,11 @@ def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, 
             "cached": len(cached_rows), "backend": "ray" if use_ray else "local processes",
             "ray_address": ray_address if use_ray else None, "seconds": time.perf_counter() - t0,
             "workers_started": started, "workers": sorted({str(r.get("worker", "")) for r in rows}),
-            "confirm": confirm if ctasks else 0,
+            "confirm": confirm if ctasks else 0, "c": c,
             "inputs": "normal(0,1), seeded (the same operands in every worker)",
             "timing": ("CPU executor wall time, alternating with numpy call by call (not a GPU measurement)"
-                       if kind == "cpu" else "CUDA events, interleaved with torch.matmul (cuBLAS) call by call, "
-                       "median of reps calls after 3 warm-ups"),
+                       if kind == "cpu" else f"CUDA events, interleaved with {_reference_name(dict(kind=kind, c=c))} "
+                       "(cuBLAS) call by call, median of reps calls after 3 warm-ups"),
             "choice": ("the correct configuration with the lowest time" if kind == "cpu" else
                        "the correct configuration with the lowest time relative to cuBLAS timed beside it")
             + (f"; the sweep's best {confirm} of each shape and dtype then timed again together by one worker, "
@@ -836,7 +870,7 @@ def tune(kind, shapes, dtypes=None, configs=None, backend="auto", workers=None, 
         entries: dict = {}
         for (shape, dtype), row in result.best.items():
             if not row.get("cached"):
-                entries.setdefault(row.get("device") or device, {})[_cache_key(kind, shape, dtype, shash)] = \
+                entries.setdefault(row.get("device") or device, {})[_cache_key(kind, shape, dtype, shash, c)] = \
                     {k: v for k, v in row.items() if k != "cached"}
         for dev, e in entries.items():
             if dev:
