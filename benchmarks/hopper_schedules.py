@@ -30,8 +30,8 @@ def main(argv=None):
     ap.add_argument("--out", help="the JSON result (default benchmarks/results/hopper-schedules-<GPU>.json)")
     ap.add_argument("--quick", action="store_true", help="two shapes, 3 repetitions")
     ap.add_argument("--repeats", type=int)
-    ap.add_argument("--c", choices=("input", "float32"), default="input",
-                    help="C in the inputs' type (cuBLAS: torch.matmul) or fp32 (torch.mm with out_dtype=float32)")
+    ap.add_argument("--c", choices=("float32",),
+                    help="C in fp32 against torch.mm with out_dtype=float32 (default: the inputs' type, torch.matmul)")
     ap.add_argument("--shapes", nargs="+", help="names of SCHEDULE_SHAPES or MxNxK (default: all of them)")
     args = ap.parse_args(argv)
     res = run_schedules(quick=args.quick, repeats=args.repeats, shapes=args.shapes, c=args.c)

@@ -490,6 +490,7 @@ def test_ping_pong_consumers_take_turns_on_the_cpu_executor(bm, mnk, c_dtype):
     (dict(bn=224, persistent=True, overlap=True, regs=(24, 240)), (300, 456, 200), np.float16, 2),
     (dict(bn=160, persistent=True, stream_k=True, overlap=True), (250, 400, 200), np.float16, 3),
     (dict(bn=160, persistent=True, stream_k=True, overlap=True), (250, 400, 200), np.float32, 3),
+    (dict(bn=176, persistent=True, stream_k=True, overlap=True), (250, 360, 200), np.float32, 3),   # 6 + 5 held
     (dict(bn=176, persistent=True, stream_k=True), (250, 360, 200), np.float32, 3),
 ])
 def test_odd_tile_widths_and_ping_pong_clusters_are_exact_on_the_cpu_executor(conf, mnk, c_dtype, blocks):

@@ -492,20 +492,21 @@ def _schedule_shape(name):
 
 
 def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float16", "bfloat16"), steps=None,
-                  c="input") -> dict:
+                  c=None) -> dict:
     """Each step of :data:`SCHEDULE_STEPS` (or ``steps``: (name, HopperGemm keyword arguments) pairs) against cuBLAS
     at :data:`SCHEDULE_SHAPES` (or ``shapes``: their names or "MxNxK" strings), fp16 and bf16: interleaved call by
     call, ``repeats`` repetitions each visiting every step, the median ratio and its spread; exact against torch at a
-    ragged size (integer inputs); the maximum relative error against an fp32 product at each shape.  ``c="input"``:
-    C in the inputs' type, cuBLAS as ``torch.matmul``; ``c="float32"``: C in fp32, the steps of
+    ragged size (integer inputs); the maximum relative error against an fp32 product at each shape.  ``c=None``: C
+    in the inputs' type, cuBLAS as ``torch.matmul``; ``c="float32"`` (as ``wb.tune``'s ``c``): C in fp32, the steps of
     :data:`SCHEDULE_STEPS_C32` unless given, cuBLAS as ``torch.mm(..., out_dtype=torch.float32)`` (the same fp32
     accumulators written whole).  Skipped (and says so) without an SM90 GPU."""
     from workbench.kernels.gemm_hopper import HopperGemm
-    if c not in ("input", "float32"):
-        raise ValueError(f"run_schedules: expected c 'input' (C in the inputs' type) or 'float32', but got {c!r}.")
+    if c not in (None, "float32"):
+        raise ValueError(f"run_schedules: expected c None (C in the inputs' type) or 'float32', but got {c!r}.")
+    c32 = c == "float32"
     shapes = shapes or (["4096^3", "8192x7168x2048"] if quick else list(SCHEDULE_SHAPES))
     mnks = {name: _schedule_shape(name) for name in shapes}
-    steps = list(steps or (SCHEDULE_STEPS if c == "input" else SCHEDULE_STEPS_C32))
+    steps = list(steps or (SCHEDULE_STEPS_C32 if c32 else SCHEDULE_STEPS))
     bad = [d for d in dtypes if d not in ("float16", "bfloat16")]
     if bad:
         raise ValueError(f"run_schedules: expected dtypes 'float16' or 'bfloat16', but got {bad}.")
@@ -522,21 +523,21 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
     props = torch.cuda.get_device_properties(0)
     out = {"gpu": True, "device": props.name, "gpu_short": _gpu_short_name(props.name),
            "sms": props.multi_processor_count, "torch": torch.__version__,
-           "c": c,
+           "c": c or "input",
            "inputs": ("A (M, K) and B (N, K): torch.randn (normal(0,1), generator seeded 0) cast to the dtype; "
-                      + ("C in the inputs' type (as torch.matmul writes it)" if c == "input" else
-                         "C in fp32 (as torch.mm(a, b.t(), out_dtype=torch.float32) writes it)")
+                      + ("C in fp32 (as torch.mm(a, b.t(), out_dtype=torch.float32) writes it)" if c32 else
+                         "C in the inputs' type (as torch.matmul writes it)")
                       + "; the exactness check at 1000 x 1000 x 504: integers in [-3, 3]"),
            "timing": TIMING.replace("rung", "step").format(repeats=repeats) + f"; {reps} calls a measurement",
            "throttling": THROTTLING, "repeats": repeats, "steps": [s for s, _ in steps], "results": {}}
     gen = torch.Generator(device="cuda").manual_seed(0)
     for dt_name in dtypes:
         tdt = getattr(torch, dt_name)
-        cdt = tdt if c == "input" else torch.float32
+        cdt = torch.float32 if c32 else tdt
         configs = configs_of[dt_name]
 
         def cublas(a, b):
-            return torch.matmul(a, b.t()) if c == "input" else torch.mm(a, b.t(), out_dtype=torch.float32)
+            return torch.mm(a, b.t(), out_dtype=torch.float32) if c32 else torch.matmul(a, b.t())
         m, n, k = 1000, 1000, 504
         a = torch.randint(-3, 4, (m, k), device="cuda", generator=gen).to(tdt)
         b = torch.randint(-3, 4, (n, k), device="cuda", generator=gen).to(tdt)
@@ -583,5 +584,5 @@ def run_schedules(quick: bool = False, repeats=None, shapes=None, dtypes=("float
             best = max(res["steps"], key=lambda x: res["steps"][x]["ratio_to_cublas"])
             res["best"] = {"step": best, "config": res["steps"][best]["config"],
                            "ratio_to_cublas": res["steps"][best]["ratio_to_cublas"]}
-            out["results"][f"{shape_name} {dt_name}" + ("" if c == "input" else ", C float32")] = res
+            out["results"][f"{shape_name} {dt_name}" + (", C float32" if c32 else "")] = res
     return out

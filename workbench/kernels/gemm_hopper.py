@@ -779,6 +779,7 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                         for h in range(kept):
                             if prow >= 0:
                                 _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
+                        prow = -1
                     pairs = (k1 - k0 - 1) // 2
                     for q in wb.range_dynamic(pairs):     # no branch inside: ptxas keeps the wgmma pipelined
                         kp = k0 + 2 * q                      # pa holds k-tile kp (issued); kp + 1 goes to pb
@@ -820,6 +821,9 @@ def make_hopper_gemm(cfg: HopperGemm, epilogue="registers", c_type=None, scaling
                     for h in range(kept):            # what fewer k-tiles than held chunks left of the previous tile
                         if prow >= 0 and k1 - k0 <= h:
                             _store_chunk(held[h], sC, thr_c, tma_c, lane == 0, wg, prow, pcol, direct + h)
+                    # all stored: a stream-K part of a tile (nothing to hold) must not store them again, which would
+                    # also break the staging buffers' alternation (chunk direct after chunks - 1 in one buffer)
+                    prow = -1
                 whole = 1
                 if sk:
                     if k1 - k0 < ktiles:             # a part of tile t: the last of its blocks to finish adds them
