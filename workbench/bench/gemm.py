@@ -450,21 +450,16 @@ SCHEDULE_STEPS = [    # (step, HopperGemm keyword arguments); 128 x 256 x 64 til
 # C in fp32 (twice the bytes of a 16-bit C): the overlapped epilogue holds the last half of a tile's chunks (as many
 # registers as a 16-bit C's whole tile) and stores the first half at once; ping-pong's epilogue runs under the other
 # consumer's MMAs whole
+_STEP = dict(SCHEDULE_STEPS)
 SCHEDULE_STEPS_C32 = [
-    ("persistent (rung 7)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True)),
-    ("+ overlapped epilogue (half of C held), 24/240", dict(bm=128, bn=256, bk=64, stages=4, group=16,
-                                                             persistent=True, overlap=True, regs=(24, 240))),
-    ("+ stream-K (last two waves)", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, overlap=True,
-                                         regs=(24, 240), stream_k=True)),
-    ("stream-K alone", dict(bm=128, bn=256, bk=64, stages=4, group=16, persistent=True, stream_k=True)),
-    ("64 x 128 tiles, one consumer, 8 stages", dict(bm=64, bn=128, bk=64, consumers=1, stages=8, group=8,
-                                                    persistent=True)),
+    ("persistent (rung 7)", _STEP["persistent (rung 7)"]),
+    ("+ overlapped epilogue (half of C held), 24/240", _STEP["+ overlapped epilogue, setmaxnreg 24/240"]),
+    ("+ stream-K (last two waves)", _STEP["+ stream-K (last two waves)"]),
+    ("stream-K alone", _STEP["stream-K alone"]),
+    ("64 x 128 tiles, one consumer, 8 stages", _STEP["64 x 128 tiles, one consumer, 8 stages"]),
     ("128 x 128 tiles, ping-pong", dict(bm=128, bn=128, bk=64, stages=5, group=16, pingpong=True, regs=(24, 240))),
-    ("128 x 160 tiles, ping-pong", dict(bm=128, bn=160, bk=64, stages=4, group=16, pingpong=True, regs=(24, 240))),
-    ("128 x 176 tiles, ping-pong, bands of 2", dict(bm=128, bn=176, bk=64, stages=5, group=2, pingpong=True,
-                                                    regs=(24, 240))),
-    ("128 x 224 tiles, setmaxnreg 24/240", dict(bm=128, bn=224, bk=64, stages=4, group=16, persistent=True,
-                                                regs=(24, 240))),
+    *((name, _STEP[name]) for name in ("128 x 160 tiles, ping-pong", "128 x 176 tiles, ping-pong, bands of 2",
+                                       "128 x 224 tiles, setmaxnreg 24/240")),
 ]
 SCHEDULE_SHAPES = {   # name -> (M, N, K): square, LLM projections, ragged, few rows
     "4096^3": (4096, 4096, 4096),
